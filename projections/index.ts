@@ -1,0 +1,6 @@
+import type { Projection } from '../src/projections/projection';
+import { apiKeys } from './api-keys';
+import { eventStats } from './event-stats';
+
+/** Every read model the gateway maintains. */
+export const allProjections: readonly Projection[] = [eventStats, apiKeys];

@@ -1,0 +1,111 @@
+import type { Logger } from 'pino';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { allProjections } from '../projections';
+import { EmbeddedBus } from './bus/embedded';
+import { KafkaBus } from './bus/kafka';
+import type { Bus } from './bus/port';
+import type { Config } from './config';
+import { MemoryEventStore } from './eventstore/memory';
+import type { EventStore } from './eventstore/port';
+import { PostgresEventStore } from './eventstore/postgres';
+import { SqliteEventStore } from './eventstore/sqlite';
+import type { Projection } from './projections/projection';
+import { ProjectionRunner } from './projections/runner';
+import type { ReadModelStore } from './readmodel/port';
+import { PostgresReadModelStore } from './readmodel/postgres';
+import { SqliteReadModelStore } from './readmodel/sqlite';
+
+export interface Metrics {
+  registry: Registry;
+  httpRequests: Counter<'method' | 'route' | 'status'>;
+  httpDuration: Histogram<'method' | 'route'>;
+  projectionLag: Gauge<'projection'>;
+}
+
+/** Everything a binding needs, composed once from config. */
+export interface App {
+  config: Config;
+  store: EventStore;
+  readModels: ReadModelStore;
+  bus: Bus;
+  projections: ProjectionRunner;
+  metrics: Metrics;
+  log: Logger;
+  clock: () => Date;
+}
+
+export async function openEventStore(config: Config): Promise<EventStore> {
+  switch (config.eventStore.kind) {
+    case 'sqlite':
+      return new SqliteEventStore({ file: config.eventStore.sqliteFile!, synchronous: config.sqliteSynchronous });
+    case 'postgres':
+      return PostgresEventStore.connect({ connectionString: config.eventStore.url });
+    case 'memory':
+      return new MemoryEventStore();
+    case 'kurrentdb': {
+      const { KurrentEventStore } = await import('./eventstore/kurrentdb');
+      return KurrentEventStore.connect(config.eventStore.url);
+    }
+  }
+}
+
+export async function openReadModels(config: Config): Promise<ReadModelStore> {
+  return config.readModel.kind === 'sqlite'
+    ? new SqliteReadModelStore(config.readModel.sqliteFile!, config.sqliteSynchronous)
+    : PostgresReadModelStore.connect(config.readModel.url);
+}
+
+function createMetrics(): Metrics {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+  return {
+    registry,
+    httpRequests: new Counter({
+      name: 'adcp_http_requests_total',
+      help: 'HTTP requests by route and status',
+      labelNames: ['method', 'route', 'status'],
+      registers: [registry],
+    }),
+    httpDuration: new Histogram({
+      name: 'adcp_http_request_duration_seconds',
+      help: 'HTTP request duration',
+      labelNames: ['method', 'route'],
+      buckets: [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5],
+      registers: [registry],
+    }),
+    projectionLag: new Gauge({
+      name: 'adcp_projection_lag_events',
+      help: 'Log head minus the position each projection has applied',
+      labelNames: ['projection'],
+      registers: [registry],
+    }),
+  };
+}
+
+/** Opens the stores and the bus, starts projections. The caller owns `stopApp`. */
+export async function startApp(
+  config: Config,
+  log: Logger,
+  options: { projections?: readonly Projection[]; clock?: () => Date } = {},
+): Promise<App> {
+  const store = await openEventStore(config);
+  const readModels = await openReadModels(config);
+  const bus: Bus = config.kafka
+    ? new KafkaBus(store, readModels, {
+        ...config.kafka,
+        onError: (err, where) => log.error({ err, where }, 'kafka bus error; retrying'),
+      })
+    : new EmbeddedBus(store, readModels, (err, group) => log.error({ err, group }, 'consumer failed; retrying'));
+  const projections = new ProjectionRunner(store, readModels, options.projections ?? allProjections, log);
+  await projections.start();
+  await bus.start();
+  return { config, store, readModels, bus, projections, metrics: createMetrics(), log, clock: options.clock ?? (() => new Date()) };
+}
+
+/** Stops consumers before closing the stores they read. */
+export async function stopApp(app: App): Promise<void> {
+  await app.bus.close();
+  await app.projections.stop();
+  await app.readModels.close();
+  await app.store.close();
+}

@@ -1,0 +1,43 @@
+import type { Decider } from '../domain/decider';
+import { ConcurrencyError, type AppendResult, type EventMetadata, type EventStore } from '../eventstore/port';
+
+export interface CommandContext {
+  principal?: string;
+  correlationId?: string;
+  /** Decision time, passed into the command by the caller (never read inside a decider). */
+  now: string;
+}
+
+/**
+ * Load the stream, fold it, decide, append at the version we read. On a concurrency conflict the
+ * command is re-decided against the fresh state (deciders are pure, so this is safe) up to
+ * `retries` times; after that the ConcurrencyError surfaces as CONFLICT.
+ */
+export async function handleCommand<C, E extends { type: string; data: unknown }, S>(
+  store: EventStore,
+  streamId: string,
+  decider: Decider<C, E, S>,
+  command: C,
+  ctx: CommandContext,
+  retries = 3,
+): Promise<{ events: readonly E[]; state: S; result: AppendResult }> {
+  for (let attempt = 0; ; attempt++) {
+    const history = await store.readStream(streamId);
+    let state = decider.initialState();
+    for (const e of history) state = decider.evolve(state, e as unknown as E);
+    const events = decider.decide(command, state);
+    const metadata: Partial<EventMetadata> = { time: ctx.now, principal: ctx.principal, correlationId: ctx.correlationId };
+    try {
+      const result = await store.append(
+        streamId,
+        events.map((e) => ({ type: e.type, data: e.data, metadata })),
+        { expectedVersion: history.length },
+      );
+      for (const e of events) state = decider.evolve(state, e);
+      return { events, state, result };
+    } catch (err) {
+      if (err instanceof ConcurrencyError && attempt < retries) continue;
+      throw err;
+    }
+  }
+}

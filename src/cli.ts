@@ -1,0 +1,218 @@
+import 'reflect-metadata';
+import fs from 'node:fs';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { SingleBar } from 'cli-progress';
+import { allProjections } from '../projections';
+import { apiKeyQueries } from '../projections/api-keys';
+import { issueApiKey, revokeApiKey } from './application/api-keys';
+import { openEventStore, openReadModels } from './app';
+import { ConfigError, loadConfig, type Config } from './config';
+import { ROLES, type Role } from './domain/api-key/api-key';
+import { printGatewaySchema } from './graphql/schema';
+import { startGateway } from './main';
+import { ProjectionRunner, rebuildProjection } from './projections/runner';
+import { AppError } from './shared/errors';
+
+const USAGE = `usage: adcp-gateway <command>
+
+  serve                                   start the gateway (HTTP, projections, consumers)
+  projections rebuild [name]              replay read models from position 0 (all, or one)
+  projections status                      each projection's checkpoint against the log head
+  keys create --org <name> [--role buyer|seller|admin]
+                                          issue an API key; prints the sk_… key once
+  keys list                               issued keys (never the secrets)
+  keys revoke <key-id>                    revoke a key
+  schema [--check]                        write schema/schema.graphql (or fail if it is stale)
+  bench                                   run the benchmarks (JSON lines)
+
+Configuration comes from the environment; see README.md.`;
+
+class UsageError extends Error {}
+
+const cliContext = () => ({ now: new Date().toISOString(), principal: 'cli' });
+
+/** Applies the log to every read model, then stops: for commands that read projections. */
+async function withCaughtUpReadModels<T>(config: Config, fn: (rm: Awaited<ReturnType<typeof openReadModels>>) => Promise<T>) {
+  const store = await openEventStore(config);
+  const rm = await openReadModels(config);
+  const runner = new ProjectionRunner(store, rm, allProjections);
+  try {
+    await runner.start();
+    const head = await store.headPosition();
+    const deadline = Date.now() + 60_000;
+    while (!runner.caughtUpWith(head) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    return await fn(rm);
+  } finally {
+    await runner.stop();
+    await rm.close();
+    await store.close();
+  }
+}
+
+async function serve(config: Config): Promise<void> {
+  const gw = await startGateway(config);
+  const shutdown = () => void gw.stop().then(() => process.exit(0));
+  process.once('SIGINT', shutdown);
+  process.once('SIGTERM', shutdown);
+}
+
+async function projectionsCommand(config: Config, args: string[]): Promise<void> {
+  const [sub, name] = args;
+  if (sub === 'status') {
+    const store = await openEventStore(config);
+    const rm = await openReadModels(config);
+    const head = await store.headPosition();
+    for (const p of allProjections) {
+      const cp = await rm.getCheckpoint(p.name);
+      process.stdout.write(JSON.stringify({ name: p.name, position: cp.position, head, lag: head - cp.position }) + '\n');
+    }
+    await rm.close();
+    await store.close();
+    return;
+  }
+  if (sub !== 'rebuild') throw new UsageError('projections: expected "rebuild [name]" or "status"');
+  const chosen = name ? allProjections.filter((p) => p.name === name) : allProjections;
+  if (chosen.length === 0) {
+    throw new UsageError(`unknown projection "${name}"; known: ${allProjections.map((p) => p.name).join(', ')}`);
+  }
+  const store = await openEventStore(config);
+  const rm = await openReadModels(config);
+  try {
+    for (const p of chosen) {
+      const head = await store.headPosition();
+      const bar = new SingleBar({
+        format: `${p.name.padEnd(16)} [{bar}] {percentage}% | {value}/{total} events | {rate} ev/s | ETA {eta}s`,
+        stream: process.stderr,
+        hideCursor: true,
+      });
+      bar.start(Math.max(head, 1), 0, { rate: 0 });
+      const started = Date.now();
+      const result = await rebuildProjection(store, rm, p, (_pos, total, applied) => {
+        const rate = Math.round(applied / Math.max(0.001, (Date.now() - started) / 1000));
+        bar.setTotal(Math.max(total, applied));
+        bar.update(applied, { rate });
+      });
+      bar.stop();
+      const seconds = (Date.now() - started) / 1000;
+      process.stdout.write(
+        JSON.stringify({ projection: p.name, events: result.events, position: result.position, seconds, events_per_second: Math.round(result.events / Math.max(seconds, 0.001)) }) + '\n',
+      );
+    }
+  } finally {
+    await rm.close();
+    await store.close();
+  }
+}
+
+async function keysCommand(config: Config, args: string[]): Promise<void> {
+  const { values, positionals } = parseArgs({
+    args,
+    allowPositionals: true,
+    options: { org: { type: 'string' }, role: { type: 'string', default: 'buyer' } },
+  });
+  const [sub, keyId] = positionals;
+  if (sub === 'create') {
+    if (!values.org) throw new UsageError('keys create: --org <name> is required');
+    if (!ROLES.includes(values.role as Role)) throw new UsageError(`keys create: --role must be one of ${ROLES.join(', ')}`);
+    const store = await openEventStore(config);
+    try {
+      const issued = await issueApiKey(store, { org: values.org, role: values.role as Role }, cliContext());
+      process.stderr.write(`key ${issued.keyId} for ${issued.org} (${issued.role}); shown once, stored hashed:\n`);
+      process.stdout.write(issued.key + '\n');
+    } finally {
+      await store.close();
+    }
+    return;
+  }
+  if (sub === 'list') {
+    await withCaughtUpReadModels(config, async (rm) => {
+      for (const r of await apiKeyQueries.list(rm)) {
+        process.stdout.write(
+          JSON.stringify({ key_id: r.key_id, org: r.org, role: r.role, prefix: `sk_${r.prefix}_…`, issued_at: r.issued_at, revoked_at: r.revoked_at }) + '\n',
+        );
+      }
+    });
+    return;
+  }
+  if (sub === 'revoke') {
+    if (!keyId) throw new UsageError('keys revoke: <key-id> is required');
+    const store = await openEventStore(config);
+    try {
+      await revokeApiKey(store, keyId, cliContext());
+      process.stderr.write(`revoked ${keyId}\n`);
+    } finally {
+      await store.close();
+    }
+    return;
+  }
+  throw new UsageError('keys: expected create, list or revoke');
+}
+
+async function schemaCommand(args: string[]): Promise<void> {
+  const file = path.join(__dirname, '..', '..', 'schema', 'schema.graphql');
+  const sdl = await printGatewaySchema();
+  if (args.includes('--check')) {
+    const current = fs.existsSync(file) ? fs.readFileSync(file, 'utf8') : '';
+    if (current !== sdl) throw new UsageError('schema/schema.graphql is stale: run `npm run schema`');
+    return;
+  }
+  fs.writeFileSync(file, sdl);
+  process.stderr.write(`wrote ${path.relative(process.cwd(), file)}\n`);
+}
+
+export async function main(argv: string[]): Promise<number> {
+  const [command, ...rest] = argv;
+  try {
+    switch (command) {
+      case 'serve':
+        await serve(loadConfig());
+        return -1; // keep running
+      case 'projections':
+        await projectionsCommand(loadConfig(), rest);
+        return 0;
+      case 'keys':
+        await keysCommand(loadConfig(), rest);
+        return 0;
+      case 'schema':
+        await schemaCommand(rest);
+        return 0;
+      case 'bench': {
+        const { runBenchmarks } = await import('../test/bench/run');
+        await runBenchmarks(rest);
+        return 0;
+      }
+      case undefined:
+      case 'help':
+      case '--help':
+      case '-h':
+        process.stdout.write(USAGE + '\n');
+        return command === undefined ? 2 : 0;
+      default:
+        throw new UsageError(`unknown command "${command}"\n\n${USAGE}`);
+    }
+  } catch (err) {
+    if (err instanceof ConfigError || err instanceof UsageError) {
+      process.stderr.write(`adcp-gateway: ${err.message}\n`);
+      return err instanceof ConfigError ? 1 : 2;
+    }
+    if (err instanceof AppError) {
+      process.stderr.write(`adcp-gateway: ${err.code}: ${err.message}\n`);
+      return 1;
+    }
+    const e = err as { code?: string; message?: string };
+    // Unreachable engines are an operator problem, not a bug: one line, no stack.
+    if (e.code === 'ECONNREFUSED' || e.code === 'ENOTFOUND' || e.code === '3D000' || e.code === '28P01') {
+      process.stderr.write(`adcp-gateway: cannot reach the configured engine: ${e.message ?? e.code}\n`);
+      return 1;
+    }
+    process.stderr.write(`adcp-gateway: ${(err as Error).stack ?? String(err)}\n`);
+    return 1;
+  }
+}
+
+if (require.main === module) {
+  void main(process.argv.slice(2)).then((code) => {
+    if (code >= 0) process.exit(code);
+  });
+}

@@ -1,0 +1,121 @@
+import path from 'node:path';
+import { z } from 'zod';
+
+/**
+ * The one place that reads process.env. Every key is documented in the README's configuration
+ * table with the same default; modules receive the parsed object, never the environment.
+ */
+const bool = z
+  .enum(['1', '0', 'true', 'false', 'yes', 'no', ''])
+  .transform((v) => v === '1' || v === 'true' || v === 'yes');
+
+const envSchema = z.object({
+  HOST: z.string().min(1).default('127.0.0.1'),
+  PORT: z.coerce.number().int().min(0).max(65535).default(4000),
+  DATA_DIR: z.string().min(1).default('./data'),
+  EVENT_STORE_URL: z
+    .string()
+    .regex(/^(sqlite:|postgres:\/\/|postgresql:\/\/|kurrentdb(\+discover)?:\/\/|esdb(\+discover)?:\/\/|memory:)/, {
+      message: 'must start with sqlite:, postgres://, kurrentdb:// or memory:',
+    })
+    .optional(),
+  READ_MODEL_URL: z
+    .string()
+    .regex(/^(sqlite:|postgres:\/\/|postgresql:\/\/)/, { message: 'must start with sqlite: or postgres://' })
+    .optional(),
+  SQLITE_SYNCHRONOUS: z.enum(['FULL', 'NORMAL']).default('NORMAL'),
+  KAFKA_BROKERS: z
+    .string()
+    .regex(/^[^\s,]+:\d+(,[^\s,]+:\d+)*$/, { message: 'must be host:port[,host:port…]' })
+    .optional(),
+  KAFKA_TOPIC: z.string().min(1).default('adcp.events'),
+  KAFKA_CLIENT_ID: z.string().min(1).default('adcp-gateway'),
+  REDIS_URL: z.string().url().optional(),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).max(64 * 1024 * 1024).default(1024 * 1024),
+  SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).max(120_000).default(10_000),
+  ALLOW_PRIVATE_WEBHOOK_URLS: bool.default(false),
+  REGISTRY_ORIGIN_OVERRIDES: z
+    .string()
+    .regex(/^([a-z0-9.-]+=https?:\/\/[^,\s]+)(,[a-z0-9.-]+=https?:\/\/[^,\s]+)*$/i, {
+      message: 'must be domain=http://host:port[,domain=…]',
+    })
+    .optional(),
+});
+
+export type EventStoreKind = 'sqlite' | 'postgres' | 'kurrentdb' | 'memory';
+
+export interface Config {
+  host: string;
+  port: number;
+  dataDir: string;
+  eventStore: { kind: EventStoreKind; url: string; sqliteFile?: string };
+  readModel: { kind: 'sqlite' | 'postgres'; url: string; sqliteFile?: string };
+  sqliteSynchronous: 'FULL' | 'NORMAL';
+  kafka?: { brokers: string[]; topic: string; clientId: string };
+  redisUrl?: string;
+  logLevel: string;
+  bodyLimitBytes: number;
+  shutdownGraceMs: number;
+  allowPrivateWebhookUrls: boolean;
+  registryOriginOverrides: Record<string, string>;
+}
+
+/** Raised for a bad environment; the CLI prints its message on one line and exits 1. */
+export class ConfigError extends Error {}
+
+function kindOf(url: string): EventStoreKind {
+  if (url.startsWith('sqlite:')) return 'sqlite';
+  if (url.startsWith('postgres')) return 'postgres';
+  if (url.startsWith('memory:')) return 'memory';
+  return 'kurrentdb';
+}
+
+function sqliteFile(url: string): string {
+  return path.resolve(url.slice('sqlite:'.length));
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  // An empty variable means "unset", as in most twelve-factor tools.
+  const cleaned = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
+  const parsed = envSchema.safeParse(cleaned);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    const key = issue.path.join('.') || '(environment)';
+    throw new ConfigError(`invalid configuration: ${key}: ${issue.message} (got ${JSON.stringify(env[key] ?? null)})`);
+  }
+  const e = parsed.data;
+  const dataDir = path.resolve(e.DATA_DIR);
+  const esUrl = e.EVENT_STORE_URL ?? `sqlite:${path.join(dataDir, 'adcp.sqlite')}`;
+  const esKind = kindOf(esUrl);
+  // Read models live beside the events when the store speaks SQL, so a projection's rows and
+  // its checkpoint commit in one transaction; KurrentDB and memory stores keep them in SQLite.
+  const rmUrl =
+    e.READ_MODEL_URL ??
+    (esKind === 'sqlite' || esKind === 'postgres' ? esUrl : `sqlite:${path.join(dataDir, 'read-models.sqlite')}`);
+  const rmKind = rmUrl.startsWith('sqlite:') ? 'sqlite' : 'postgres';
+
+  const overrides: Record<string, string> = {};
+  for (const pair of e.REGISTRY_ORIGIN_OVERRIDES?.split(',') ?? []) {
+    const [domain, origin] = pair.split('=') as [string, string];
+    overrides[domain.toLowerCase()] = origin.replace(/\/$/, '');
+  }
+
+  return {
+    host: e.HOST,
+    port: e.PORT,
+    dataDir,
+    eventStore: { kind: esKind, url: esUrl, ...(esKind === 'sqlite' ? { sqliteFile: sqliteFile(esUrl) } : {}) },
+    readModel: { kind: rmKind, url: rmUrl, ...(rmKind === 'sqlite' ? { sqliteFile: sqliteFile(rmUrl) } : {}) },
+    sqliteSynchronous: e.SQLITE_SYNCHRONOUS,
+    kafka: e.KAFKA_BROKERS
+      ? { brokers: e.KAFKA_BROKERS.split(','), topic: e.KAFKA_TOPIC, clientId: e.KAFKA_CLIENT_ID }
+      : undefined,
+    redisUrl: e.REDIS_URL,
+    logLevel: e.LOG_LEVEL,
+    bodyLimitBytes: e.BODY_LIMIT_BYTES,
+    shutdownGraceMs: e.SHUTDOWN_GRACE_MS,
+    allowPrivateWebhookUrls: e.ALLOW_PRIVATE_WEBHOOK_URLS,
+    registryOriginOverrides: overrides,
+  };
+}

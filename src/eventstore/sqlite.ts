@@ -1,0 +1,171 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import Database from 'better-sqlite3';
+import { newEventId } from '../shared/ids';
+import {
+  checkExpectedVersion,
+  validateAppend,
+  type AppendResult,
+  type BatchHandler,
+  type EventStore,
+  type ExpectedVersion,
+  type NewEvent,
+  type ReadAllOptions,
+  type ReadStreamOptions,
+  type StoredEvent,
+  type SubscribeOptions,
+  type Subscription,
+} from './port';
+import { LocalWake, pollingSubscription } from './subscription';
+
+export interface SqliteEventStoreOptions {
+  /** Database file; created with its directory when missing. */
+  file: string;
+  /**
+   * NORMAL (default) in WAL mode survives a process crash (kill -9) but may lose the last
+   * transactions on power loss; FULL survives both at roughly a quarter of the append rate.
+   */
+  synchronous?: 'FULL' | 'NORMAL';
+  /** How often a live subscription looks for appends made by other processes. */
+  pollIntervalMs?: number;
+}
+
+interface Row {
+  position: number;
+  event_id: string;
+  stream_id: string;
+  stream_version: number;
+  type: string;
+  data: string;
+  metadata: string;
+}
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS events (
+  position       INTEGER PRIMARY KEY AUTOINCREMENT,
+  event_id       TEXT NOT NULL UNIQUE,
+  stream_id      TEXT NOT NULL,
+  stream_version INTEGER NOT NULL,
+  type           TEXT NOT NULL,
+  data           TEXT NOT NULL,
+  metadata       TEXT NOT NULL,
+  UNIQUE (stream_id, stream_version)
+);`;
+
+export function openSqlite(file: string, synchronous: 'FULL' | 'NORMAL' = 'NORMAL'): Database.Database {
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  const db = new Database(file);
+  db.pragma('journal_mode = WAL');
+  db.pragma(`synchronous = ${synchronous}`);
+  // Several processes may share the file (CLI beside a running server): wait for the write lock.
+  db.pragma('busy_timeout = 10000');
+  return db;
+}
+
+function toStored(r: Row): StoredEvent {
+  return {
+    id: r.event_id,
+    streamId: r.stream_id,
+    type: r.type,
+    data: JSON.parse(r.data),
+    metadata: JSON.parse(r.metadata),
+    streamVersion: r.stream_version,
+    position: r.position,
+  };
+}
+
+/**
+ * The embedded default. SQLite serialises writers, and positions come from AUTOINCREMENT inside
+ * the write transaction, so commit order equals position order and readAll can never skip an
+ * in-flight event.
+ */
+export class SqliteEventStore implements EventStore {
+  readonly kind = 'sqlite';
+  readonly db: Database.Database;
+  private wake = new LocalWake();
+  private pollIntervalMs: number;
+  private appendTx: (streamId: string, events: readonly NewEvent[], expected: ExpectedVersion) => AppendResult;
+  private stmts;
+
+  constructor(options: SqliteEventStoreOptions) {
+    this.db = openSqlite(options.file, options.synchronous);
+    this.db.exec(SCHEMA);
+    this.pollIntervalMs = options.pollIntervalMs ?? 200;
+    this.stmts = {
+      version: this.db.prepare<[string], { v: number | null }>(
+        'SELECT MAX(stream_version) AS v FROM events WHERE stream_id = ?',
+      ),
+      insert: this.db.prepare(
+        'INSERT INTO events (event_id, stream_id, stream_version, type, data, metadata) VALUES (?, ?, ?, ?, ?, ?)',
+      ),
+      readStream: this.db.prepare<[string, number, number], Row>(
+        'SELECT * FROM events WHERE stream_id = ? AND stream_version >= ? ORDER BY stream_version LIMIT ?',
+      ),
+      readAll: this.db.prepare<[number, number], Row>('SELECT * FROM events WHERE position >= ? ORDER BY position LIMIT ?'),
+      head: this.db.prepare<[], { p: number | null }>('SELECT MAX(position) AS p FROM events'),
+    };
+    const tx = this.db.transaction((streamId: string, events: readonly NewEvent[], expected: ExpectedVersion) => {
+      const current = this.stmts.version.get(streamId)?.v ?? 0;
+      checkExpectedVersion(streamId, expected, current);
+      const now = new Date().toISOString();
+      let position = 0;
+      events.forEach((e, i) => {
+        const info = this.stmts.insert.run(
+          e.id ?? newEventId(),
+          streamId,
+          current + i + 1,
+          e.type,
+          JSON.stringify(e.data ?? null),
+          JSON.stringify({ time: now, ...e.metadata }),
+        );
+        position = Number(info.lastInsertRowid);
+      });
+      return { nextVersion: current + events.length, position };
+    });
+    // IMMEDIATE takes the write lock before reading the version, so two processes cannot both
+    // pass the expected-version check.
+    this.appendTx = (s, e, x) => tx.immediate(s, e, x);
+  }
+
+  async append(
+    streamId: string,
+    events: readonly NewEvent[],
+    options: { expectedVersion?: ExpectedVersion } = {},
+  ): Promise<AppendResult> {
+    const expected = options.expectedVersion ?? 'any';
+    validateAppend(streamId, events, expected);
+    const result = this.appendTx(streamId, events, expected);
+    if (events.length === 0) result.position = await this.headPosition();
+    else this.wake.notify();
+    return result;
+  }
+
+  async readStream(streamId: string, options: ReadStreamOptions = {}): Promise<StoredEvent[]> {
+    return this.stmts.readStream.all(streamId, options.fromVersion ?? 1, options.limit ?? -1).map(toStored);
+  }
+
+  async readAll(options: ReadAllOptions = {}): Promise<StoredEvent[]> {
+    return this.stmts.readAll.all(options.fromPosition ?? 0, options.limit ?? 1000).map(toStored);
+  }
+
+  async headPosition(): Promise<number> {
+    return this.stmts.head.get()?.p ?? 0;
+  }
+
+  subscribe(handler: BatchHandler, options?: SubscribeOptions): Subscription {
+    return pollingSubscription(
+      {
+        readAll: (o) => this.readAll(o),
+        headPosition: () => this.headPosition(),
+        wake: this.wake,
+        pollIntervalMs: this.pollIntervalMs,
+      },
+      handler,
+      options,
+    );
+  }
+
+  async close(): Promise<void> {
+    if (this.db.open) this.db.close();
+  }
+}

@@ -1,0 +1,9 @@
+import type { Principal } from '../application/api-keys';
+import type { App } from '../app';
+
+/** Per-request GraphQL context: the composed application and who is calling (null: anonymous). */
+export interface GraphQLContext {
+  app: App;
+  principal: Principal | null;
+  requestId: string;
+}

@@ -1,0 +1,18 @@
+import 'reflect-metadata';
+import { lexicographicSortSchema, printSchema, type GraphQLSchema } from 'graphql';
+import { buildSchema } from 'type-graphql';
+import { ApiKeyResolver } from './api-keys/api-key.resolver';
+import { SystemResolver } from './system/system.resolver';
+
+let cached: Promise<GraphQLSchema> | undefined;
+
+/** The gateway's schema, built once per process from the type-graphql resolvers. */
+export function gatewaySchema(): Promise<GraphQLSchema> {
+  cached ??= buildSchema({ resolvers: [SystemResolver, ApiKeyResolver], validate: false });
+  return cached;
+}
+
+/** The committed SDL (schema/schema.graphql): sorted so diffs show only real changes. */
+export async function printGatewaySchema(): Promise<string> {
+  return printSchema(lexicographicSortSchema(await gatewaySchema())) + '\n';
+}

@@ -1,0 +1,19 @@
+import type { FastifyRequest } from 'fastify';
+import { verifyApiKey, type Principal } from '../application/api-keys';
+import type { ReadModelStore } from '../readmodel/port';
+import { AppError } from '../shared/errors';
+
+/**
+ * Resolves the Bearer credential, if any. No header → anonymous (null); a header that is not a
+ * known, unrevoked key → UNAUTHENTICATED (401 with `WWW-Authenticate: Bearer`), so a typo never
+ * silently degrades to anonymous access.
+ */
+export async function authenticate(req: FastifyRequest, readModels: ReadModelStore): Promise<Principal | null> {
+  const header = req.headers.authorization;
+  if (header === undefined) return null;
+  const m = /^Bearer\s+(\S+)\s*$/i.exec(header);
+  if (!m) throw new AppError('UNAUTHENTICATED', 'Authorization must be "Bearer <key>"');
+  const principal = await verifyApiKey(readModels, m[1]!);
+  if (!principal) throw new AppError('UNAUTHENTICATED', 'unknown or revoked API key');
+  return principal;
+}

@@ -1,0 +1,28 @@
+import type { FastifyReply } from 'fastify';
+import { AppError, httpStatusOf } from '../shared/errors';
+
+/** The REST error shape: `{error:{code,message,field?}}`. */
+export function sendError(reply: FastifyReply, err: AppError): FastifyReply {
+  if (err.code === 'UNAUTHENTICATED') reply.header('WWW-Authenticate', 'Bearer');
+  return reply.status(httpStatusOf[err.code]).send({
+    error: { code: err.code, message: err.message, ...(err.field ? { field: err.field } : {}) },
+  });
+}
+
+/** Fastify's own errors (body too large, bad JSON…) mapped to AppErrors; anything else is unknown. */
+export function fromFastifyError(err: { code?: string; statusCode?: number; message: string }): AppError | null {
+  switch (err.code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return new AppError('PAYLOAD_TOO_LARGE', 'request body exceeds the size limit');
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return new AppError('UNSUPPORTED_MEDIA_TYPE', 'unsupported content type');
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+      return new AppError('VALIDATION_ERROR', 'request body is not valid JSON');
+    default:
+      if (err.statusCode && err.statusCode >= 400 && err.statusCode < 500) {
+        return new AppError(err.statusCode === 413 ? 'PAYLOAD_TOO_LARGE' : 'VALIDATION_ERROR', err.message);
+      }
+      return null;
+  }
+}

@@ -1,0 +1,122 @@
+import { randomUUID } from 'node:crypto';
+import { ApolloServer, HeaderMap, type ApolloServerPlugin } from '@apollo/server';
+import { ApolloServerPluginCacheControlDisabled } from '@apollo/server/plugin/disabled';
+import { unwrapResolverError } from '@apollo/server/errors';
+import { fastifyApolloDrainPlugin, fastifyApolloHandler } from '@as-integrations/fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import { GraphQLError, type GraphQLFormattedError } from 'graphql';
+import type { App } from '../app';
+import type { GraphQLContext } from '../graphql/context';
+import { gatewaySchema } from '../graphql/schema';
+import { AppError, httpStatusOf } from '../shared/errors';
+import { authenticate } from './auth';
+import { fromFastifyError, sendError } from './errors';
+
+/**
+ * One GraphQL error mapping for the whole schema: AppErrors keep their code and field; anything
+ * else is masked (and logged) so no SQL or stack leaks to clients.
+ */
+function formatError(app: App) {
+  return (formatted: GraphQLFormattedError, error: unknown): GraphQLFormattedError => {
+    const original = unwrapResolverError(error);
+    if (original instanceof AppError) {
+      return {
+        ...formatted,
+        message: original.message,
+        extensions: {
+          code: original.code,
+          ...(original.field ? { field: original.field } : {}),
+          http: { status: httpStatusOf[original.code] },
+        },
+      };
+    }
+    const code = formatted.extensions?.code;
+    if (code && code !== 'INTERNAL_SERVER_ERROR') return formatted;
+    app.log.error({ err: original }, 'unhandled GraphQL error');
+    return { message: 'internal error', path: formatted.path, extensions: { code: 'INTERNAL_SERVER_ERROR' } };
+  };
+}
+
+export async function buildServer(app: App): Promise<FastifyInstance> {
+  const fastify = Fastify({
+    loggerInstance: app.log.child({ component: 'http' }) as unknown as FastifyBaseLogger,
+    // Access is counted in /metrics; per-request log lines would dominate the log volume.
+    logController: new LogController({ disableRequestLogging: true }),
+    bodyLimit: app.config.bodyLimitBytes,
+    genReqId: (req) => {
+      const given = req.headers['x-request-id'];
+      return typeof given === 'string' && /^[\w.-]{1,64}$/.test(given) ? given : randomUUID();
+    },
+  });
+
+  fastify.addHook('onResponse', async (req, reply) => {
+    const route = req.routeOptions.url ?? 'unmatched';
+    app.metrics.httpRequests.inc({ method: req.method, route, status: String(reply.statusCode) });
+    app.metrics.httpDuration.observe({ method: req.method, route }, reply.elapsedTime / 1000);
+  });
+
+  fastify.setNotFoundHandler((req, reply) =>
+    sendError(reply, new AppError('NOT_FOUND', `no route for ${req.method} ${req.url.split('?')[0]}`)),
+  );
+
+  fastify.setErrorHandler((err, req, reply) => {
+    if (err instanceof AppError) return sendError(reply, err);
+    const mapped = fromFastifyError(err as { code?: string; statusCode?: number; message: string });
+    if (mapped) return sendError(reply, mapped);
+    req.log.error({ err }, 'unhandled error');
+    return reply.status(500).send({ error: { code: 'INTERNAL_ERROR', message: 'internal error' } });
+  });
+
+  fastify.get('/healthz', async () => ({ status: 'ok' }));
+
+  fastify.get('/readyz', async (_req, reply) => {
+    const head = await app.store.headPosition();
+    const projections = app.projections.status().map((p) => ({ ...p, lag: Math.max(0, head - p.position) }));
+    const ready = app.projections.caughtUpWith(head);
+    return reply.status(ready ? 200 : 503).send({ status: ready ? 'ready' : 'catching_up', head, projections });
+  });
+
+  fastify.get('/metrics', async (_req, reply) => {
+    const head = await app.store.headPosition();
+    for (const p of app.projections.status()) app.metrics.projectionLag.set({ projection: p.name }, Math.max(0, head - p.position));
+    return reply.type(app.metrics.registry.contentType).send(await app.metrics.registry.metrics());
+  });
+
+  const plugins: ApolloServerPlugin<GraphQLContext>[] = [
+    fastifyApolloDrainPlugin(fastify),
+    // We emit no cache hints; the default plugin wraps every field and halves list throughput.
+    ApolloServerPluginCacheControlDisabled(),
+  ];
+  const apollo = new ApolloServer<GraphQLContext>({
+    schema: await gatewaySchema(),
+    plugins,
+    formatError: formatError(app),
+    includeStacktraceInErrorResponses: false,
+    // Clients see field suggestions only in development; they help probing otherwise.
+    introspection: true,
+  });
+  await apollo.start();
+  fastify.addHook('onClose', async () => {
+    await apollo.stop();
+  });
+
+  const handler = fastifyApolloHandler(apollo, {
+    context: async (req) => {
+      try {
+        return { app, principal: await authenticate(req, app.readModels), requestId: req.id };
+      } catch (err) {
+        if (!(err instanceof AppError)) throw err;
+        // Apollo answers a context failure with the status and headers carried in extensions.http.
+        throw new GraphQLError(err.message, {
+          extensions: {
+            code: err.code,
+            http: { status: httpStatusOf[err.code], headers: new HeaderMap([['www-authenticate', 'Bearer']]) },
+          },
+        });
+      }
+    },
+  });
+  fastify.route({ url: '/graphql', method: ['GET', 'POST', 'OPTIONS'], handler });
+
+  return fastify;
+}

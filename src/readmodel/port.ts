@@ -1,0 +1,45 @@
+/** One parameterised statement. Write placeholders as `?`; the PostgreSQL adapter numbers them. */
+export interface Sql {
+  sql: string;
+  params?: readonly unknown[];
+}
+
+export type Dialect = 'sqlite' | 'postgres';
+
+/**
+ * Where read models and consumer checkpoints live (SQL tables). A projection's rows and its
+ * checkpoint are written in one transaction, so replays after a crash apply each event once.
+ */
+export interface ReadModelStore {
+  readonly dialect: Dialect;
+  /** Runs DDL statements (idempotent: CREATE … IF NOT EXISTS). */
+  migrate(statements: readonly string[]): Promise<void>;
+  /** Stored checkpoint (0 when none) and the projection version it was built with. */
+  getCheckpoint(name: string): Promise<{ position: number; version: number }>;
+  /**
+   * Applies `statements` and moves the checkpoint from `fromPosition` to `toPosition` atomically.
+   * Throws CheckpointMovedError (and applies nothing) when the stored checkpoint is not
+   * `fromPosition`: another instance or a rebuild got there first.
+   */
+  applyBatch(name: string, fromPosition: number, toPosition: number, statements: readonly Sql[], version?: number): Promise<void>;
+  /** Drops the given tables and forgets the checkpoint (for rebuilds). */
+  reset(name: string, tables: readonly string[]): Promise<void>;
+  query<T>(sql: string, params?: readonly unknown[]): Promise<T[]>;
+  close(): Promise<void>;
+}
+
+export class CheckpointMovedError extends Error {
+  constructor(
+    readonly checkpoint: string,
+    readonly expected: number,
+  ) {
+    super(`checkpoint ${checkpoint} is no longer at ${expected}`);
+    this.name = 'CheckpointMovedError';
+  }
+}
+
+export const CHECKPOINTS_DDL = `CREATE TABLE IF NOT EXISTS checkpoints (
+  name     TEXT PRIMARY KEY,
+  position BIGINT NOT NULL,
+  version  INTEGER NOT NULL DEFAULT 0
+)`;

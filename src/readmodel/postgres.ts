@@ -1,0 +1,105 @@
+import pg from 'pg';
+import { CHECKPOINTS_DDL, CheckpointMovedError, type ReadModelStore, type Sql } from './port';
+
+pg.types.setTypeParser(20, (v) => Number(v));
+
+/** Rewrites `?` placeholders to `$1…$n` (projection SQL never contains a literal `?`). */
+export function numberPlaceholders(sql: string): string {
+  let n = 0;
+  return sql.replace(/\?/g, () => `$${++n}`);
+}
+
+export class PostgresReadModelStore implements ReadModelStore {
+  readonly dialect = 'postgres';
+  readonly pool: pg.Pool;
+  private texts = new Map<string, string>();
+
+  private constructor(connectionString: string) {
+    this.pool = new pg.Pool({ connectionString, max: 10 });
+    this.pool.on('error', () => {});
+  }
+
+  static async connect(connectionString: string): Promise<PostgresReadModelStore> {
+    const store = new PostgresReadModelStore(connectionString);
+    await store.pool.query(CHECKPOINTS_DDL);
+    return store;
+  }
+
+  private text(sql: string): string {
+    let t = this.texts.get(sql);
+    if (!t) {
+      t = numberPlaceholders(sql);
+      this.texts.set(sql, t);
+    }
+    return t;
+  }
+
+  async migrate(statements: readonly string[]): Promise<void> {
+    const client = await this.pool.connect();
+    try {
+      await client.query('SELECT pg_advisory_lock(4242002)');
+      for (const s of statements) await client.query(s);
+    } finally {
+      await client.query('SELECT pg_advisory_unlock(4242002)').catch(() => {});
+      client.release();
+    }
+  }
+
+  async getCheckpoint(name: string): Promise<{ position: number; version: number }> {
+    const { rows } = await this.pool.query('SELECT position, version FROM checkpoints WHERE name = $1', [name]);
+    return rows[0] ?? { position: 0, version: 0 };
+  }
+
+  async applyBatch(name: string, from: number, to: number, statements: readonly Sql[], version = 0): Promise<void> {
+    const client = await this.pool.connect();
+    try {
+      await client.query('BEGIN');
+      const claim =
+        from === 0
+          ? await client.query(
+              `INSERT INTO checkpoints (name, position, version) VALUES ($1, $2, $3)
+               ON CONFLICT (name) DO UPDATE SET position = excluded.position, version = excluded.version
+               WHERE checkpoints.position = 0`,
+              [name, to, version],
+            )
+          : await client.query('UPDATE checkpoints SET position = $1, version = $2 WHERE name = $3 AND position = $4', [
+              to,
+              version,
+              name,
+              from,
+            ]);
+      if (claim.rowCount !== 1) throw new CheckpointMovedError(name, from);
+      for (const s of statements) await client.query(this.text(s.sql), (s.params ?? []) as unknown[]);
+      await client.query('COMMIT');
+    } catch (err) {
+      await client.query('ROLLBACK').catch(() => {});
+      throw err;
+    } finally {
+      client.release();
+    }
+  }
+
+  async reset(name: string, tables: readonly string[]): Promise<void> {
+    const client = await this.pool.connect();
+    try {
+      await client.query('BEGIN');
+      for (const t of tables) await client.query(`DROP TABLE IF EXISTS ${t}`);
+      await client.query('DELETE FROM checkpoints WHERE name = $1', [name]);
+      await client.query('COMMIT');
+    } catch (err) {
+      await client.query('ROLLBACK').catch(() => {});
+      throw err;
+    } finally {
+      client.release();
+    }
+  }
+
+  async query<T>(sql: string, params: readonly unknown[] = []): Promise<T[]> {
+    const { rows } = await this.pool.query(this.text(sql), params as unknown[]);
+    return rows as T[];
+  }
+
+  async close(): Promise<void> {
+    await this.pool.end();
+  }
+}

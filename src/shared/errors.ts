@@ -1,0 +1,44 @@
+/**
+ * Domain and application errors carry a stable code and, where one input field is at fault, a
+ * field path such as `packages[0].budget`. Each binding maps them once (REST, GraphQL, MCP);
+ * anything that is not an AppError is masked as INTERNAL_ERROR and logged.
+ */
+export type ErrorCode =
+  | 'VALIDATION_ERROR'
+  | 'UNAUTHENTICATED'
+  | 'FORBIDDEN'
+  | 'NOT_FOUND'
+  | 'CONFLICT'
+  | 'INVALID_STATE'
+  | 'IDEMPOTENCY_CONFLICT'
+  | 'RATE_LIMITED'
+  | 'PAYLOAD_TOO_LARGE'
+  | 'UNSUPPORTED_MEDIA_TYPE'
+  | 'UNAVAILABLE';
+
+export class AppError extends Error {
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    readonly field?: string,
+    readonly details?: Record<string, unknown>,
+  ) {
+    super(message);
+    this.name = 'AppError';
+  }
+}
+
+/** HTTP status for each code, shared by the REST shim and GraphQL's `extensions.http`. */
+export const httpStatusOf: Record<ErrorCode, number> = {
+  VALIDATION_ERROR: 400,
+  UNAUTHENTICATED: 401,
+  FORBIDDEN: 403,
+  NOT_FOUND: 404,
+  CONFLICT: 409,
+  INVALID_STATE: 422,
+  IDEMPOTENCY_CONFLICT: 409,
+  RATE_LIMITED: 429,
+  PAYLOAD_TOO_LARGE: 413,
+  UNSUPPORTED_MEDIA_TYPE: 415,
+  UNAVAILABLE: 503,
+};

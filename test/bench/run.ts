@@ -1,0 +1,3 @@
+export async function runBenchmarks(_args: string[]): Promise<void> {
+  throw new Error('not yet');
+}
