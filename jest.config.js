@@ -1,21 +1,12 @@
-/** Jest runs the TypeScript sources through SWC (decorator metadata on, for type-graphql). */
+/**
+ * Tests are TypeScript compiled by `tsc` (the same compiler and decorator metadata as the product)
+ * into dist/; Jest runs the compiled files, so there is no second transpiler to keep in step.
+ * `npm test` builds first; when running Jest by hand, run `npm run build` before it.
+ */
 module.exports = {
   testEnvironment: 'node',
-  roots: ['<rootDir>/test'],
-  testMatch: ['**/*.test.ts'],
-  transform: {
-    '^.+\\.ts$': [
-      '@swc/jest',
-      {
-        jsc: {
-          parser: { syntax: 'typescript', decorators: true },
-          transform: { legacyDecorator: true, decoratorMetadata: true },
-          target: 'es2022',
-        },
-        module: { type: 'commonjs' },
-      },
-    ],
-  },
+  roots: ['<rootDir>/dist/test'],
+  testMatch: ['**/*.test.js'],
   setupFiles: ['reflect-metadata'],
   testTimeout: 60000,
   maxWorkers: 2,

@@ -67,7 +67,7 @@ export class MemoryEventStore implements EventStore {
 
   subscribe(handler: BatchHandler, options?: SubscribeOptions): Subscription {
     return pollingSubscription(
-      { readAll: (o) => this.readAll(o), headPosition: () => this.headPosition(), wake: this.wake, pollIntervalMs: 1000 },
+      { readAll: (o) => this.readAll(o), headPosition: () => this.headPosition(), wake: this.wake, pollIntervalMs: 100 },
       handler,
       options,
     );

@@ -54,7 +54,7 @@ export function pollingSubscription(deps: Deps, handler: BatchHandler, options: 
         }
       } catch (err) {
         options.onError?.(err);
-        await sleep(Math.min(5000, deps.pollIntervalMs * 10));
+        await sleep(Math.min(2000, Math.max(50, deps.pollIntervalMs * 5)));
         continue;
       }
       if (events.length >= batchSize) continue;

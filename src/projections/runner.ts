@@ -21,6 +21,7 @@ export class ProjectionRunner {
   private subs = new Map<string, Subscription>();
   private positions = new Map<string, number>();
   private stopped = false;
+  private restarts = new Set<Promise<void>>();
 
   constructor(
     private store: EventStore,
@@ -59,7 +60,9 @@ export class ProjectionRunner {
         onError: (err) => {
           if (err instanceof CheckpointMovedError) {
             // Someone else advanced (or reset) this projection: restart from what is stored.
-            void this.restart(p);
+            const r = this.restart(p).catch((e) => this.log?.error({ err: e, projection: p.name }, 'restart failed'));
+            this.restarts.add(r);
+            void r.finally(() => this.restarts.delete(r));
           } else {
             this.log?.error({ err, projection: p.name }, 'projection batch failed; retrying');
           }
@@ -73,6 +76,7 @@ export class ProjectionRunner {
     const sub = this.subs.get(p.name);
     this.subs.delete(p.name);
     await sub?.stop();
+    if (this.stopped) return;
     await this.readModels.migrate(p.ddl[this.readModels.dialect]);
     await this.follow(p);
   }
@@ -89,6 +93,7 @@ export class ProjectionRunner {
 
   async stop(): Promise<void> {
     this.stopped = true;
+    await Promise.all([...this.restarts]);
     await Promise.all([...this.subs.values()].map((s) => s.stop()));
     this.subs.clear();
   }

@@ -1,0 +1,172 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { EventStore } from '../../src/eventstore/port';
+import { PostgresEventStore } from '../../src/eventstore/postgres';
+import { SqliteEventStore } from '../../src/eventstore/sqlite';
+import type { Projection } from '../../src/projections/projection';
+import { ProjectionRunner, rebuildProjection } from '../../src/projections/runner';
+import { CheckpointMovedError, type ReadModelStore } from '../../src/readmodel/port';
+import { PostgresReadModelStore } from '../../src/readmodel/postgres';
+import { SqliteReadModelStore } from '../../src/readmodel/sqlite';
+import { PG_ADMIN_URL, createTestDatabase, describeWith, eventually } from '../support/infra';
+
+/** A projection whose rows make double application visible: a counter and a per-event row. */
+const tally: Projection = {
+  name: 'tally',
+  version: 1,
+  tables: ['tally_totals', 'tally_seen'],
+  ddl: {
+    sqlite: [
+      'CREATE TABLE IF NOT EXISTS tally_totals (stream TEXT PRIMARY KEY, n INTEGER NOT NULL)',
+      'CREATE TABLE IF NOT EXISTS tally_seen (position INTEGER PRIMARY KEY)',
+    ],
+    postgres: [
+      'CREATE TABLE IF NOT EXISTS tally_totals (stream TEXT PRIMARY KEY, n BIGINT NOT NULL)',
+      'CREATE TABLE IF NOT EXISTS tally_seen (position BIGINT PRIMARY KEY)',
+    ],
+  },
+  handles: ['Counted'],
+  evolve: (e) => [
+    {
+      sql: 'INSERT INTO tally_totals (stream, n) VALUES (?, 1) ON CONFLICT (stream) DO UPDATE SET n = tally_totals.n + 1',
+      params: [e.streamId],
+    },
+    // A primary-key violation here would expose a second application of the same event.
+    { sql: 'INSERT INTO tally_seen (position) VALUES (?)', params: [e.position] },
+  ],
+};
+
+interface Engines {
+  store: EventStore;
+  rm: ReadModelStore;
+  second: () => Promise<ReadModelStore>;
+  cleanup: () => Promise<void>;
+}
+
+function projectionContract(name: string, open: () => Promise<Engines>): void {
+  describe(`projections contract: ${name}`, () => {
+    let e: Engines;
+    const extra: ReadModelStore[] = [];
+    beforeEach(async () => {
+      e = await open();
+    });
+    afterEach(async () => {
+      for (const r of extra.splice(0)) await r.close();
+      await e.cleanup();
+    });
+
+    const total = async (rm: ReadModelStore) =>
+      Number((await rm.query<{ n: number }>('SELECT COALESCE(SUM(n), 0) AS n FROM tally_totals'))[0]!.n);
+
+    it('applies each event once, skips unhandled types, and commits the checkpoint with the rows', async () => {
+      for (let i = 0; i < 50; i++) await e.store.append(`s-${i % 5}`, [{ type: i % 10 === 0 ? 'Other' : 'Counted', data: {} }]);
+      const runner = new ProjectionRunner(e.store, e.rm, [tally], undefined, 7);
+      await runner.start();
+      const head = await e.store.headPosition();
+      await eventually(() => runner.caughtUpWith(head), 15_000, 'caught up');
+      expect(await total(e.rm)).toBe(45);
+      expect((await e.rm.getCheckpoint('tally')).position).toBe(head);
+      await e.store.append('s-live', [{ type: 'Counted', data: {} }]);
+      await eventually(async () => (await total(e.rm)) === 46, 15_000, 'live event');
+      await runner.stop();
+
+      // A restart resumes from the stored checkpoint: nothing is applied twice.
+      const again = new ProjectionRunner(e.store, e.rm, [tally]);
+      await again.start();
+      await e.store.append('s-live', [{ type: 'Counted', data: {} }]);
+      await eventually(async () => (await total(e.rm)) === 47, 15_000, 'after restart');
+      await again.stop();
+    });
+
+    it('rejects a batch whose checkpoint moved, leaving rows untouched', async () => {
+      await e.rm.migrate(tally.ddl[e.rm.dialect]);
+      await e.rm.applyBatch('tally', 0, 5, [{ sql: 'INSERT INTO tally_seen (position) VALUES (?)', params: [1] }], 1);
+      await expect(
+        e.rm.applyBatch('tally', 0, 9, [{ sql: 'INSERT INTO tally_seen (position) VALUES (?)', params: [2] }], 1),
+      ).rejects.toBeInstanceOf(CheckpointMovedError);
+      await expect(
+        e.rm.applyBatch('tally', 3, 9, [{ sql: 'INSERT INTO tally_seen (position) VALUES (?)', params: [3] }], 1),
+      ).rejects.toBeInstanceOf(CheckpointMovedError);
+      const rows = await e.rm.query<{ position: number }>('SELECT position FROM tally_seen ORDER BY position');
+      expect(rows.map((r) => Number(r.position))).toEqual([1]);
+      expect(await e.rm.getCheckpoint('tally')).toEqual({ position: 5, version: 1 });
+    });
+
+    it('two runners on one read model (two instances) still apply each event exactly once', async () => {
+      const rm2 = await e.second();
+      extra.push(rm2);
+      const a = new ProjectionRunner(e.store, e.rm, [tally], undefined, 3);
+      const b = new ProjectionRunner(e.store, rm2, [tally], undefined, 3);
+      await Promise.all([a.start(), b.start()]);
+      for (let i = 0; i < 120; i++) await e.store.append(`c-${i % 4}`, [{ type: 'Counted', data: { i } }]);
+      const head = await e.store.headPosition();
+      await eventually(async () => (await e.rm.getCheckpoint('tally')).position === head, 20_000, 'checkpoint at head');
+      await Promise.all([a.stop(), b.stop()]);
+      expect(await total(e.rm)).toBe(120);
+    });
+
+    it('rebuilds from zero to the same rows', async () => {
+      for (let i = 0; i < 300; i++) await e.store.append(`r-${i % 3}`, [{ type: 'Counted', data: {} }]);
+      const runner = new ProjectionRunner(e.store, e.rm, [tally]);
+      await runner.start();
+      const head = await e.store.headPosition();
+      await eventually(() => runner.caughtUpWith(head), 15_000, 'caught up');
+      await runner.stop();
+      const before = await e.rm.query('SELECT stream, n FROM tally_totals ORDER BY stream');
+      const progress: number[] = [];
+      const result = await rebuildProjection(e.store, e.rm, tally, (_p, _h, applied) => progress.push(applied), 64);
+      expect(result).toEqual({ events: 300, position: head });
+      expect(progress.at(-1)).toBe(300);
+      expect(await e.rm.query('SELECT stream, n FROM tally_totals ORDER BY stream')).toEqual(before);
+    });
+
+    it('rebuilds a projection whose version changed at start', async () => {
+      await e.store.append('v', [{ type: 'Counted', data: {} }]);
+      await e.rm.migrate(tally.ddl[e.rm.dialect]);
+      // Pretend an older build applied it with different rows.
+      await e.rm.applyBatch('tally', 0, await e.store.headPosition(), [
+        { sql: 'INSERT INTO tally_totals (stream, n) VALUES (?, ?)', params: ['v', 99] },
+      ], 0);
+      const runner = new ProjectionRunner(e.store, e.rm, [tally]);
+      await runner.start();
+      await eventually(async () => (await total(e.rm)) === 1, 15_000, 'rebuilt');
+      await runner.stop();
+    });
+  });
+}
+
+projectionContract('sqlite', async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'adcp-rm-'));
+  const file = path.join(dir, 'db.sqlite');
+  const store = new SqliteEventStore({ file, pollIntervalMs: 20 });
+  const rm = new SqliteReadModelStore(file);
+  return {
+    store,
+    rm,
+    second: async () => new SqliteReadModelStore(file),
+    cleanup: async () => {
+      await rm.close();
+      await store.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    },
+  };
+});
+
+describeWith('PostgreSQL', !!PG_ADMIN_URL, 'postgres read models', () => {
+  projectionContract('postgres', async () => {
+    const db = await createTestDatabase();
+    const store = await PostgresEventStore.connect({ connectionString: db.url, pollIntervalMs: 20 });
+    const rm = await PostgresReadModelStore.connect(db.url);
+    return {
+      store,
+      rm,
+      second: () => PostgresReadModelStore.connect(db.url),
+      cleanup: async () => {
+        await rm.close();
+        await store.close();
+        await db.drop();
+      },
+    };
+  });
+});
