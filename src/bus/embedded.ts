@@ -1,5 +1,5 @@
 import type { EventStore, Subscription } from '../eventstore/port';
-import type { ReadModelStore } from '../readmodel/port';
+import { CheckpointMovedError, type ReadModelStore } from '../readmodel/port';
 import type { Bus, BusHandler, Consumer } from './port';
 
 /** A checkpointed catch-up reader over the event store per consumer group. */
@@ -45,11 +45,19 @@ class EmbeddedConsumer implements Consumer {
     let from = (await this.checkpoints.getCheckpoint(name)).position;
     this.sub = this.store.subscribe(
       async (events) => {
-        await handler(events);
+        const fresh = events.filter((e) => e.position > from);
+        if (fresh.length === 0) return;
+        await handler(fresh);
         const to = events[events.length - 1]!.position;
         // Checkpoint after the handler: a crash in between redelivers the batch (at-least-once).
-        await this.checkpoints.applyBatch(name, from, to, []);
-        from = to;
+        try {
+          await this.checkpoints.applyBatch(name, from, to, []);
+          from = to;
+        } catch (err) {
+          if (!(err instanceof CheckpointMovedError)) throw err;
+          // Another consumer of the same group moved it; continue from wherever it got to.
+          from = Math.max(from, (await this.checkpoints.getCheckpoint(name)).position);
+        }
       },
       { fromPosition: from + 1, onError: (err) => this.onError?.(err, this.group) },
     );

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { ApolloServer, HeaderMap, type ApolloServerPlugin } from '@apollo/server';
 import { ApolloServerPluginCacheControlDisabled } from '@apollo/server/plugin/disabled';
 import { unwrapResolverError } from '@apollo/server/errors';
-import { fastifyApolloDrainPlugin, fastifyApolloHandler } from '@as-integrations/fastify';
+import { fastifyApolloHandler } from '@as-integrations/fastify';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { GraphQLError, type GraphQLFormattedError } from 'graphql';
 import type { App } from '../app';
@@ -82,8 +82,10 @@ export async function buildServer(app: App): Promise<FastifyInstance> {
     return reply.type(app.metrics.registry.contentType).send(await app.metrics.registry.metrics());
   });
 
+  // No drain plugin: fastify.close() already waits for in-flight requests (GraphQL operations
+  // included) and closes idle keep-alive sockets; the integration's plugin calls fastify.close()
+  // from inside Apollo's stop, which deadlocks when Apollo is stopped from Fastify's onClose.
   const plugins: ApolloServerPlugin<GraphQLContext>[] = [
-    fastifyApolloDrainPlugin(fastify),
     // We emit no cache hints; the default plugin wraps every field and halves list throughput.
     ApolloServerPluginCacheControlDisabled(),
   ];
@@ -92,8 +94,10 @@ export async function buildServer(app: App): Promise<FastifyInstance> {
     plugins,
     formatError: formatError(app),
     includeStacktraceInErrorResponses: false,
-    // Clients see field suggestions only in development; they help probing otherwise.
+    // Introspection stays on: buyer tooling discovers the schema, and nothing in it is secret.
     introspection: true,
+    // The CLI owns SIGINT/SIGTERM and shuts down in order (HTTP, consumers, stores).
+    stopOnTerminationSignals: false,
   });
   await apollo.start();
   fastify.addHook('onClose', async () => {

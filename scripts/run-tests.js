@@ -1,0 +1,122 @@
+#!/usr/bin/env node
+// `npm test`: build, find the real engines, run Jest, and end with one line `N passed, N failed`.
+//
+// - PostgreSQL: TEST_PG_URL, else the machine's server at 127.0.0.1:5432 (trust auth) if it answers.
+// - Kafka: KAFKA_BROKERS, else scripts/kafka.sh starts a broker when java and mvn exist, and this
+//   script stops it afterwards (only if it started it).
+// - REQUIRE_INFRA=1 turns a missing engine into failing tests instead of skipped suites.
+// Extra arguments go to Jest (e.g. `npm test -- dist/test/contract`).
+'use strict';
+const { spawnSync, execFileSync } = require('node:child_process');
+const fs = require('node:fs');
+const path = require('node:path');
+
+const root = path.resolve(__dirname, '..');
+const resultsFile = path.join(root, '.test-results.json');
+const env = { ...process.env };
+
+function log(msg) {
+  process.stderr.write(`run-tests: ${msg}\n`);
+}
+
+function has(cmd) {
+  return spawnSync('sh', ['-c', `command -v ${cmd}`], { stdio: 'ignore' }).status === 0;
+}
+
+async function probePostgres() {
+  if (env.TEST_PG_URL) return;
+  const url = 'postgres://postgres@127.0.0.1:5432/postgres';
+  const pg = require('pg');
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 3000 });
+  try {
+    await client.connect();
+    await client.query('SELECT 1');
+    env.TEST_PG_URL = url;
+    log(`PostgreSQL at ${url}`);
+  } catch (err) {
+    log(`no PostgreSQL at 127.0.0.1:5432 (${err.message}); its suites ${env.REQUIRE_INFRA === '1' ? 'will fail' : 'are skipped'}`);
+  } finally {
+    await client.end().catch(() => {});
+  }
+}
+
+let startedKafka = false;
+function startKafka() {
+  if (env.KAFKA_BROKERS) return;
+  if (!has('java') || !has('mvn')) {
+    log(`java and mvn are needed to run a Kafka broker; Kafka suites ${env.REQUIRE_INFRA === '1' ? 'will fail' : 'are skipped'}`);
+    return;
+  }
+  const script = path.join(root, 'scripts', 'kafka.sh');
+  const alreadyRunning = spawnSync(script, ['status'], { stdio: 'ignore' }).status === 0;
+  const out = spawnSync(script, ['start'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
+  const line = (out.stdout || '').trim().split('\n').pop() || '';
+  if (out.status !== 0 || !line.startsWith('KAFKA_BROKERS=')) {
+    log('could not start Kafka (see above)');
+    return;
+  }
+  env.KAFKA_BROKERS = line.slice('KAFKA_BROKERS='.length);
+  startedKafka = !alreadyRunning;
+  log(`Kafka at ${env.KAFKA_BROKERS}`);
+}
+
+function stopKafka() {
+  if (!startedKafka) return;
+  startedKafka = false;
+  spawnSync(path.join(root, 'scripts', 'kafka.sh'), ['stop'], { stdio: 'inherit' });
+}
+
+function summarize(status) {
+  let passed = 0;
+  let failed = 0;
+  let skipped = 0;
+  try {
+    const r = JSON.parse(fs.readFileSync(resultsFile, 'utf8'));
+    passed = r.numPassedTests;
+    skipped = r.numPendingTests + r.numTodoTests;
+    // A suite that fails to load has no failed tests of its own: count it as one failure.
+    failed = r.numFailedTests + r.numRuntimeErrorTestSuites;
+  } catch {
+    failed = 1;
+  }
+  if (status !== 0 && failed === 0) failed = 1;
+  return `${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ''}`;
+}
+
+async function main() {
+  log('building (tsc)');
+  try {
+    execFileSync(process.execPath, [require.resolve('typescript/bin/tsc'), '-p', 'tsconfig.json'], {
+      cwd: root,
+      stdio: 'inherit',
+    });
+  } catch {
+    process.stdout.write('0 passed, 1 failed\n');
+    process.exit(1);
+  }
+  await probePostgres();
+  startKafka();
+  for (const sig of ['SIGINT', 'SIGTERM']) {
+    process.on(sig, () => {
+      stopKafka();
+      process.exit(130);
+    });
+  }
+  fs.rmSync(resultsFile, { force: true });
+  const jest = spawnSync(
+    process.execPath,
+    [require.resolve('jest/bin/jest'), '--json', `--outputFile=${resultsFile}`, ...process.argv.slice(2)],
+    { cwd: root, env, stdio: 'inherit' },
+  );
+  stopKafka();
+  const status = jest.status ?? 1;
+  process.stdout.write(`${summarize(status)}\n`);
+  process.exit(status);
+}
+
+main().catch((err) => {
+  log(err.stack || String(err));
+  stopKafka();
+  process.stdout.write('0 passed, 1 failed\n');
+  process.exit(1);
+});
