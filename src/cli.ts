@@ -157,6 +157,7 @@ async function schemaCommand(args: string[]): Promise<void> {
     if (current !== sdl) throw new UsageError('schema/schema.graphql is stale: run `npm run schema`');
     return;
   }
+  fs.mkdirSync(path.dirname(file), { recursive: true });
   fs.writeFileSync(file, sdl);
   process.stderr.write(`wrote ${path.relative(process.cwd(), file)}\n`);
 }

@@ -34,7 +34,8 @@ export interface GatewayProcess {
 export function spawnGateway(env: Record<string, string>, timeoutMs = 30_000): Promise<GatewayProcess> {
   const child = spawn(process.execPath, [BIN, 'serve'], {
     cwd: ROOT,
-    env: { PATH: process.env.PATH ?? '', HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'info', ...env },
+    // LOG_LEVEL stays info: the "listening" log line is how the test learns the port.
+    env: { PATH: process.env.PATH ?? '', HOST: '127.0.0.1', PORT: '0', ...env, LOG_LEVEL: 'info' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let err = '';

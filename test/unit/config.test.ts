@@ -1,0 +1,53 @@
+import path from 'node:path';
+import { ConfigError, loadConfig } from '../../src/config';
+
+describe('config', () => {
+  it('defaults to embedded SQLite under ./data on 127.0.0.1:4000 with the embedded bus', () => {
+    const c = loadConfig({});
+    expect(c).toMatchObject({ host: '127.0.0.1', port: 4000, dataDir: path.resolve('data'), kafka: undefined, allowPrivateWebhookUrls: false });
+    expect(c.eventStore).toEqual({ kind: 'sqlite', url: `sqlite:${path.resolve('data', 'adcp.sqlite')}`, sqliteFile: path.resolve('data', 'adcp.sqlite') });
+    expect(c.readModel.kind).toBe('sqlite');
+    expect(c.readModel.sqliteFile).toBe(c.eventStore.sqliteFile);
+  });
+
+  it('puts read models beside a PostgreSQL event store, and splits Kafka brokers', () => {
+    const c = loadConfig({ EVENT_STORE_URL: 'postgres://u@db:5432/adcp', KAFKA_BROKERS: 'k1:9092,k2:9092' });
+    expect(c.eventStore.kind).toBe('postgres');
+    expect(c.readModel).toEqual({ kind: 'postgres', url: 'postgres://u@db:5432/adcp' });
+    expect(c.kafka).toEqual({ brokers: ['k1:9092', 'k2:9092'], topic: 'adcp.events', clientId: 'adcp-gateway' });
+  });
+
+  it('keeps read models in SQLite for a KurrentDB event store', () => {
+    const c = loadConfig({ EVENT_STORE_URL: 'kurrentdb://localhost:2113?tls=false', DATA_DIR: '/tmp/x' });
+    expect(c.eventStore.kind).toBe('kurrentdb');
+    expect(c.readModel).toMatchObject({ kind: 'sqlite', sqliteFile: '/tmp/x/read-models.sqlite' });
+  });
+
+  it('treats empty variables as unset and parses booleans and overrides', () => {
+    const c = loadConfig({ PORT: '', ALLOW_PRIVATE_WEBHOOK_URLS: '1', REGISTRY_ORIGIN_OVERRIDES: 'Pub.example=http://127.0.0.1:8080/,b.example=http://127.0.0.1:9' });
+    expect(c.port).toBe(4000);
+    expect(c.allowPrivateWebhookUrls).toBe(true);
+    expect(c.registryOriginOverrides).toEqual({ 'pub.example': 'http://127.0.0.1:8080', 'b.example': 'http://127.0.0.1:9' });
+  });
+
+  it.each([
+    ['PORT', '70000'],
+    ['PORT', 'x'],
+    ['EVENT_STORE_URL', 'mongodb://x'],
+    ['READ_MODEL_URL', 'kurrentdb://x'],
+    ['SQLITE_SYNCHRONOUS', 'OFF'],
+    ['BODY_LIMIT_BYTES', '10'],
+    ['REGISTRY_ORIGIN_OVERRIDES', 'nonsense'],
+    ['ALLOW_PRIVATE_WEBHOOK_URLS', 'maybe'],
+  ])('names the bad key %s=%s in one line', (key, value) => {
+    let err: unknown;
+    try {
+      loadConfig({ [key]: value });
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(ConfigError);
+    expect((err as Error).message).toMatch(new RegExp(`^invalid configuration: ${key}: .+ \\(got "${value}"\\)$`));
+    expect((err as Error).message).not.toContain('\n');
+  });
+});
