@@ -86,6 +86,8 @@ function summarize(status) {
 async function main() {
   log('building (tsc)');
   try {
+    // A clean build: a deleted test must not linger as a compiled file that Jest still runs.
+    fs.rmSync(path.join(root, 'dist'), { recursive: true, force: true });
     execFileSync(process.execPath, [require.resolve('typescript/bin/tsc'), '-p', 'tsconfig.json'], {
       cwd: root,
       stdio: 'inherit',

@@ -5,10 +5,6 @@ import { z } from 'zod';
  * The one place that reads process.env. Every key is documented in the README's configuration
  * table with the same default; modules receive the parsed object, never the environment.
  */
-const bool = z
-  .enum(['1', '0', 'true', 'false', 'yes', 'no', ''])
-  .transform((v) => v === '1' || v === 'true' || v === 'yes');
-
 const envSchema = z.object({
   HOST: z.string().min(1).default('127.0.0.1'),
   PORT: z.coerce.number().int().min(0).max(65535).default(4000),
@@ -30,17 +26,9 @@ const envSchema = z.object({
     .optional(),
   KAFKA_TOPIC: z.string().min(1).default('adcp.events'),
   KAFKA_CLIENT_ID: z.string().min(1).default('adcp-gateway'),
-  REDIS_URL: z.string().url().optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).max(64 * 1024 * 1024).default(1024 * 1024),
   SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).max(120_000).default(10_000),
-  ALLOW_PRIVATE_WEBHOOK_URLS: bool.default(false),
-  REGISTRY_ORIGIN_OVERRIDES: z
-    .string()
-    .regex(/^([a-z0-9.-]+=https?:\/\/[^,\s]+)(,[a-z0-9.-]+=https?:\/\/[^,\s]+)*$/i, {
-      message: 'must be domain=http://host:port[,domain=…]',
-    })
-    .optional(),
 });
 
 export type EventStoreKind = 'sqlite' | 'postgres' | 'kurrentdb' | 'memory';
@@ -53,12 +41,9 @@ export interface Config {
   readModel: { kind: 'sqlite' | 'postgres'; url: string; sqliteFile?: string };
   sqliteSynchronous: 'FULL' | 'NORMAL';
   kafka?: { brokers: string[]; topic: string; clientId: string };
-  redisUrl?: string;
   logLevel: string;
   bodyLimitBytes: number;
   shutdownGraceMs: number;
-  allowPrivateWebhookUrls: boolean;
-  registryOriginOverrides: Record<string, string>;
 }
 
 /** Raised for a bad environment; the CLI prints its message on one line and exits 1. */
@@ -95,12 +80,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     (esKind === 'sqlite' || esKind === 'postgres' ? esUrl : `sqlite:${path.join(dataDir, 'read-models.sqlite')}`);
   const rmKind = rmUrl.startsWith('sqlite:') ? 'sqlite' : 'postgres';
 
-  const overrides: Record<string, string> = {};
-  for (const pair of e.REGISTRY_ORIGIN_OVERRIDES?.split(',') ?? []) {
-    const [domain, origin] = pair.split('=') as [string, string];
-    overrides[domain.toLowerCase()] = origin.replace(/\/$/, '');
-  }
-
   return {
     host: e.HOST,
     port: e.PORT,
@@ -111,11 +90,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     kafka: e.KAFKA_BROKERS
       ? { brokers: e.KAFKA_BROKERS.split(','), topic: e.KAFKA_TOPIC, clientId: e.KAFKA_CLIENT_ID }
       : undefined,
-    redisUrl: e.REDIS_URL,
     logLevel: e.LOG_LEVEL,
     bodyLimitBytes: e.BODY_LIMIT_BYTES,
     shutdownGraceMs: e.SHUTDOWN_GRACE_MS,
-    allowPrivateWebhookUrls: e.ALLOW_PRIVATE_WEBHOOK_URLS,
-    registryOriginOverrides: overrides,
   };
 }

@@ -1,3 +1,272 @@
-export async function runBenchmarks(_args: string[]): Promise<void> {
-  throw new Error('not yet');
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import Database from 'better-sqlite3';
+import pg from 'pg';
+import { eventStats } from '../../projections/event-stats';
+import { openSqlite, SqliteEventStore } from '../../src/eventstore/sqlite';
+import { PostgresEventStore } from '../../src/eventstore/postgres';
+import { rebuildProjection } from '../../src/projections/runner';
+import { SqliteReadModelStore } from '../../src/readmodel/sqlite';
+import { newEventId } from '../../src/shared/ids';
+
+/**
+ * `npm run bench`: one JSON line per measurement, `{"name","value","unit","baseline","ratio"}`,
+ * where `baseline` is a bare loop doing the same work with the raw driver in the same run and
+ * `ratio = value / baseline`. Targets (DESIGN.md §6) are judged on ratios, so a slow or busy
+ * machine moves both sides together. BENCH_SCALE (default 1) multiplies the event counts.
+ */
+interface Result {
+  name: string;
+  value: number;
+  unit: string;
+  baseline: number;
+  ratio: number;
+  target?: string;
+}
+
+const SCALE = Number(process.env.BENCH_SCALE ?? '1') || 1;
+const n = (count: number) => Math.max(100, Math.round(count * SCALE));
+
+function emit(r: Result): void {
+  process.stdout.write(JSON.stringify({ ...r, value: Math.round(r.value), baseline: Math.round(r.baseline), ratio: Math.round(r.ratio * 1000) / 1000 }) + '\n');
+}
+
+function rate(count: number, startNs: bigint): number {
+  return count / (Number(process.hrtime.bigint() - startNs) / 1e9);
+}
+
+/** Best of `rounds` alternating runs of each side, so a noisy neighbour penalises both equally. */
+async function compare(rounds: number, ours: () => Promise<number>, bare: () => Promise<number>): Promise<[number, number]> {
+  let best = 0;
+  let bestBare = 0;
+  for (let i = 0; i < rounds; i++) {
+    bestBare = Math.max(bestBare, await bare());
+    best = Math.max(best, await ours());
+  }
+  return [best, bestBare];
+}
+
+const payload = (i: number) => ({ media_buy_id: `mb_${i}`, budget: { total: 1000 + i, currency: 'USD' }, note: 'bench ✓' });
+
+function tmpFile(dir: string, name: string): string {
+  return path.join(dir, `${name}-${Math.random().toString(36).slice(2)}.sqlite`);
+}
+
+/** Single-event appends with expected versions through the adapter vs a raw prepared INSERT per transaction. */
+async function sqliteAppend(dir: string): Promise<void> {
+  const count = n(20_000);
+  const streams = 500;
+  const ours = async () => {
+    const store = new SqliteEventStore({ file: tmpFile(dir, 'append') });
+    const versions = new Array<number>(streams).fill(0);
+    const t = process.hrtime.bigint();
+    for (let i = 0; i < count; i++) {
+      const s = i % streams;
+      await store.append(`mb-${s}`, [{ type: 'BenchEvent', data: payload(i) }], { expectedVersion: versions[s]! });
+      versions[s]!++;
+    }
+    const r = rate(count, t);
+    await store.close();
+    return r;
+  };
+  const bare = async () => {
+    const db = openSqlite(tmpFile(dir, 'raw'));
+    db.exec(`CREATE TABLE events (position INTEGER PRIMARY KEY AUTOINCREMENT, event_id TEXT NOT NULL UNIQUE,
+      stream_id TEXT NOT NULL, stream_version INTEGER NOT NULL, type TEXT NOT NULL, data TEXT NOT NULL,
+      metadata TEXT NOT NULL, UNIQUE (stream_id, stream_version))`);
+    const insert = db.prepare('INSERT INTO events (event_id, stream_id, stream_version, type, data, metadata) VALUES (?, ?, ?, ?, ?, ?)');
+    const tx = db.transaction((i: number, v: number) =>
+      insert.run(newEventId(), `mb-${i % streams}`, v, 'BenchEvent', JSON.stringify(payload(i)), JSON.stringify({ time: new Date().toISOString() })),
+    );
+    const versions = new Array<number>(streams).fill(0);
+    const t = process.hrtime.bigint();
+    for (let i = 0; i < count; i++) {
+      const s = i % streams;
+      tx.immediate(i, ++versions[s]!);
+      await Promise.resolve(); // the adapter's append is async too
+    }
+    const r = rate(count, t);
+    db.close();
+    return r;
+  };
+  const [value, baseline] = await compare(3, ours, bare);
+  emit({ name: 'sqlite_append_single_event', value, unit: 'events/s', baseline, ratio: value / baseline, target: 'ratio >= 0.8' });
+}
+
+/** Fills a SQLite event store quickly (one transaction) for the read-side benchmarks. */
+function seed(file: string, count: number): void {
+  const store = new SqliteEventStore({ file });
+  const insert = store.db.prepare('INSERT INTO events (event_id, stream_id, stream_version, type, data, metadata) VALUES (?, ?, ?, ?, ?, ?)');
+  const types = ['MediaBuyCreated', 'PackageAdded', 'CreativeSynced', 'TaskStatusChanged', 'WebhookAttempted'];
+  const meta = JSON.stringify({ time: new Date().toISOString(), principal: 'bench' });
+  store.db.transaction(() => {
+    for (let i = 0; i < count; i++) insert.run(newEventId(), `s-${i % 1000}`, Math.floor(i / 1000) + 1, types[i % types.length], JSON.stringify(payload(i)), meta);
+  })();
+  store.db.close();
+}
+
+async function sqliteReadAll(file: string, count: number): Promise<void> {
+  const store = new SqliteEventStore({ file });
+  const ours = async () => {
+    const t = process.hrtime.bigint();
+    let from = 0;
+    let seen = 0;
+    for (;;) {
+      const batch = await store.readAll({ fromPosition: from + 1, limit: 5000 });
+      if (batch.length === 0) break;
+      seen += batch.length;
+      from = batch[batch.length - 1]!.position;
+    }
+    return rate(seen, t);
+  };
+  const db = new Database(file, { readonly: true });
+  const select = db.prepare('SELECT * FROM events WHERE position >= ? ORDER BY position LIMIT ?');
+  const bare = async () => {
+    const t = process.hrtime.bigint();
+    let from = 0;
+    let seen = 0;
+    for (;;) {
+      const rows = select.all(from + 1, 5000) as { position: number; data: string; metadata: string }[];
+      if (rows.length === 0) break;
+      for (const r of rows) {
+        JSON.parse(r.data);
+        JSON.parse(r.metadata);
+      }
+      seen += rows.length;
+      from = rows[rows.length - 1]!.position;
+    }
+    return rate(seen, t);
+  };
+  const [value, baseline] = await compare(3, ours, bare);
+  emit({ name: 'sqlite_readall', value, unit: 'events/s', baseline, ratio: value / baseline });
+  db.close();
+  await store.close();
+}
+
+/** `projections rebuild` of event-stats (one upsert per event) vs the same upserts in a bare loop. */
+async function sqliteRebuild(file: string, count: number): Promise<void> {
+  const store = new SqliteEventStore({ file });
+  const rm = new SqliteReadModelStore(file);
+  const ours = async () => {
+    const t = process.hrtime.bigint();
+    const { events } = await rebuildProjection(store, rm, eventStats);
+    return rate(events, t);
+  };
+  const db = openSqlite(file);
+  const bare = async () => {
+    db.exec('DROP TABLE IF EXISTS bare_stats; CREATE TABLE bare_stats (type TEXT PRIMARY KEY, count INTEGER NOT NULL, last_position INTEGER NOT NULL, last_at TEXT NOT NULL)');
+    const select = db.prepare('SELECT * FROM events WHERE position >= ? ORDER BY position LIMIT ?');
+    const upsert = db.prepare(`INSERT INTO bare_stats (type, count, last_position, last_at) VALUES (?, 1, ?, ?)
+      ON CONFLICT (type) DO UPDATE SET count = bare_stats.count + 1, last_position = excluded.last_position, last_at = excluded.last_at`);
+    const t = process.hrtime.bigint();
+    let from = 0;
+    let seen = 0;
+    for (;;) {
+      const rows = select.all(from + 1, 5000) as { position: number; type: string; data: string; metadata: string }[];
+      if (rows.length === 0) break;
+      db.transaction(() => {
+        for (const r of rows) {
+          JSON.parse(r.data);
+          upsert.run(r.type, r.position, (JSON.parse(r.metadata) as { time: string }).time);
+        }
+      }).immediate();
+      seen += rows.length;
+      from = rows[rows.length - 1]!.position;
+    }
+    return rate(seen, t);
+  };
+  const [value, baseline] = await compare(3, ours, bare);
+  emit({ name: 'sqlite_projection_rebuild', value, unit: 'events/s', baseline, ratio: value / baseline, target: 'value >= 100000' });
+  db.close();
+  await rm.close();
+  await store.close();
+}
+
+async function postgresUrl(): Promise<string | undefined> {
+  const url = process.env.BENCH_PG_URL ?? process.env.TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+  const c = new pg.Client({ connectionString: url, connectionTimeoutMillis: 2000 });
+  try {
+    await c.connect();
+    return url;
+  } catch {
+    return undefined;
+  } finally {
+    await c.end().catch(() => {});
+  }
+}
+
+/** 8 concurrent single-event appenders: the adapter's function call vs a bare INSERT per round trip. */
+async function postgresAppend(adminUrl: string): Promise<void> {
+  const dbName = `adcp_bench_${Math.random().toString(36).slice(2, 8)}`;
+  const admin = new pg.Client({ connectionString: adminUrl });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${dbName}`);
+  const u = new URL(adminUrl);
+  u.pathname = `/${dbName}`;
+  const count = n(4000);
+  const workers = 8;
+  try {
+    const store = await PostgresEventStore.connect({ connectionString: u.toString(), poolSize: workers });
+    const pool = new pg.Pool({ connectionString: u.toString(), max: workers });
+    await pool.query(`CREATE TABLE raw_events (position BIGSERIAL PRIMARY KEY, event_id UUID NOT NULL UNIQUE, stream_id TEXT NOT NULL,
+      stream_version BIGINT NOT NULL, type TEXT NOT NULL, data JSONB NOT NULL, metadata JSONB NOT NULL, UNIQUE (stream_id, stream_version))`);
+    let rawVersion = 0;
+    const run = async (fn: (i: number) => Promise<unknown>) => {
+      let next = 0;
+      const t = process.hrtime.bigint();
+      await Promise.all(
+        Array.from({ length: workers }, async () => {
+          while (next < count) await fn(next++);
+        }),
+      );
+      return rate(count, t);
+    };
+    let round = 0;
+    const ours = async () => {
+      round++;
+      return run((i) => store.append(`pg-${round}-${i}`, [{ type: 'BenchEvent', data: payload(i) }], { expectedVersion: 'no_stream' }));
+    };
+    const bare = async () =>
+      run((i) =>
+        pool.query('INSERT INTO raw_events (event_id, stream_id, stream_version, type, data, metadata) VALUES ($1, $2, $3, $4, $5, $6)', [
+          newEventId(),
+          `raw-${i}`,
+          ++rawVersion,
+          'BenchEvent',
+          JSON.stringify(payload(i)),
+          JSON.stringify({ time: new Date().toISOString() }),
+        ]),
+      );
+    const [value, baseline] = await compare(2, ours, bare);
+    emit({ name: 'postgres_append_single_event', value, unit: 'events/s', baseline, ratio: value / baseline });
+    await pool.end();
+    await store.close();
+  } finally {
+    await admin.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
+    await admin.end();
+  }
+}
+
+export async function runBenchmarks(args: string[]): Promise<void> {
+  const only = args.find((a) => !a.startsWith('-'));
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'adcp-bench-'));
+  try {
+    const want = (name: string) => !only || name.includes(only);
+    if (want('append')) await sqliteAppend(dir);
+    if (want('readall') || want('rebuild')) {
+      const file = path.join(dir, 'seeded.sqlite');
+      const count = n(200_000);
+      seed(file, count);
+      if (want('readall')) await sqliteReadAll(file, count);
+      if (want('rebuild')) await sqliteRebuild(file, count);
+    }
+    if (want('postgres')) {
+      const url = await postgresUrl();
+      if (url) await postgresAppend(url);
+      else process.stderr.write('bench: no PostgreSQL reachable; skipping postgres_append_single_event\n');
+    }
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
 }

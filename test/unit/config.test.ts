@@ -4,7 +4,7 @@ import { ConfigError, loadConfig } from '../../src/config';
 describe('config', () => {
   it('defaults to embedded SQLite under ./data on 127.0.0.1:4000 with the embedded bus', () => {
     const c = loadConfig({});
-    expect(c).toMatchObject({ host: '127.0.0.1', port: 4000, dataDir: path.resolve('data'), kafka: undefined, allowPrivateWebhookUrls: false });
+    expect(c).toMatchObject({ host: '127.0.0.1', port: 4000, dataDir: path.resolve('data'), kafka: undefined });
     expect(c.eventStore).toEqual({ kind: 'sqlite', url: `sqlite:${path.resolve('data', 'adcp.sqlite')}`, sqliteFile: path.resolve('data', 'adcp.sqlite') });
     expect(c.readModel.kind).toBe('sqlite');
     expect(c.readModel.sqliteFile).toBe(c.eventStore.sqliteFile);
@@ -23,11 +23,10 @@ describe('config', () => {
     expect(c.readModel).toMatchObject({ kind: 'sqlite', sqliteFile: '/tmp/x/read-models.sqlite' });
   });
 
-  it('treats empty variables as unset and parses booleans and overrides', () => {
-    const c = loadConfig({ PORT: '', ALLOW_PRIVATE_WEBHOOK_URLS: '1', REGISTRY_ORIGIN_OVERRIDES: 'Pub.example=http://127.0.0.1:8080/,b.example=http://127.0.0.1:9' });
+  it('treats empty variables as unset', () => {
+    const c = loadConfig({ PORT: '', LOG_LEVEL: '' });
     expect(c.port).toBe(4000);
-    expect(c.allowPrivateWebhookUrls).toBe(true);
-    expect(c.registryOriginOverrides).toEqual({ 'pub.example': 'http://127.0.0.1:8080', 'b.example': 'http://127.0.0.1:9' });
+    expect(c.logLevel).toBe('info');
   });
 
   it.each([
@@ -37,8 +36,8 @@ describe('config', () => {
     ['READ_MODEL_URL', 'kurrentdb://x'],
     ['SQLITE_SYNCHRONOUS', 'OFF'],
     ['BODY_LIMIT_BYTES', '10'],
-    ['REGISTRY_ORIGIN_OVERRIDES', 'nonsense'],
-    ['ALLOW_PRIVATE_WEBHOOK_URLS', 'maybe'],
+    ['KAFKA_BROKERS', 'k1:9092,,k2'],
+    ['SHUTDOWN_GRACE_MS', '-1'],
   ])('names the bad key %s=%s in one line', (key, value) => {
     let err: unknown;
     try {
