@@ -33,9 +33,13 @@ export async function startGateway(config: Config): Promise<RunningGateway> {
         process.exit(1);
       }, config.shutdownGraceMs + 5000);
       timer.unref();
-      await server.close();
-      await stopApp(app);
-      log.info('adcp-gateway stopped');
+      try {
+        await server.close();
+        await stopApp(app);
+        log.info('adcp-gateway stopped');
+      } finally {
+        clearTimeout(timer);
+      }
     })());
   return { app, server, url, stop };
 }
