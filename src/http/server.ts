@@ -23,11 +23,8 @@ function formatError(app: App) {
       return {
         ...formatted,
         message: original.message,
-        extensions: {
-          code: original.code,
-          ...(original.field ? { field: original.field } : {}),
-          http: { status: httpStatusOf[original.code] },
-        },
+        // Resolver errors travel in a 200 response (GraphQL over HTTP); the code and field say what failed.
+        extensions: { code: original.code, ...(original.field ? { field: original.field } : {}) },
       };
     }
     const code = formatted.extensions?.code;
