@@ -1,6 +1,7 @@
 import type { Projection } from '../src/projections/projection';
 import { apiKeys } from './api-keys';
+import { catalog } from './catalog';
 import { eventStats } from './event-stats';
 
 /** Every read model the gateway maintains. */
-export const allProjections: readonly Projection[] = [eventStats, apiKeys];
+export const allProjections: readonly Projection[] = [eventStats, apiKeys, catalog];

@@ -4,6 +4,7 @@ import { allProjections } from '../projections';
 import { EmbeddedBus } from './bus/embedded';
 import { KafkaBus } from './bus/kafka';
 import type { Bus } from './bus/port';
+import { DEMO_CATALOG, publishCatalog } from './application/catalog';
 import type { Config } from './config';
 import { MemoryEventStore } from './eventstore/memory';
 import type { EventStore } from './eventstore/port';
@@ -96,6 +97,7 @@ export async function startApp(
         onError: (err, where) => log.error({ err, where }, 'kafka bus error; retrying'),
       })
     : new EmbeddedBus(store, readModels, (err, group) => log.error({ err, group }, 'consumer failed; retrying'));
+  await publishCatalog(store, config.catalogFile ?? DEMO_CATALOG, { now: new Date().toISOString(), principal: 'system' });
   const projections = new ProjectionRunner(store, readModels, options.projections ?? allProjections, log);
   await projections.start();
   await bus.start();

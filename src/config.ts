@@ -28,6 +28,7 @@ const envSchema = z.object({
   KAFKA_CLIENT_ID: z.string().min(1).default('adcp-gateway'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).max(64 * 1024 * 1024).default(1024 * 1024),
+  CATALOG_FILE: z.string().min(1).optional(),
   SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).max(120_000).default(10_000),
 });
 
@@ -44,6 +45,8 @@ export interface Config {
   logLevel: string;
   bodyLimitBytes: number;
   shutdownGraceMs: number;
+  /** The operator's catalog file; unset → the demo catalog. */
+  catalogFile?: string;
 }
 
 /** Raised for a bad environment; the CLI prints its message on one line and exits 1. */
@@ -93,5 +96,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel: e.LOG_LEVEL,
     bodyLimitBytes: e.BODY_LIMIT_BYTES,
     shutdownGraceMs: e.SHUTDOWN_GRACE_MS,
+    catalogFile: e.CATALOG_FILE ? path.resolve(e.CATALOG_FILE) : undefined,
   };
 }

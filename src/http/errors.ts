@@ -2,10 +2,11 @@ import type { FastifyReply } from 'fastify';
 import { AppError, httpStatusOf } from '../shared/errors';
 
 /** The REST error shape: `{error:{code,message,field?}}`. */
-export function sendError(reply: FastifyReply, err: AppError): FastifyReply {
+export function sendError(reply: FastifyReply, err: AppError, extra: Record<string, unknown> = {}): FastifyReply {
   if (err.code === 'UNAUTHENTICATED') reply.header('WWW-Authenticate', 'Bearer');
   return reply.status(httpStatusOf[err.code]).send({
     error: { code: err.code, message: err.message, ...(err.field ? { field: err.field } : {}) },
+    ...extra,
   });
 }
 
@@ -18,10 +19,10 @@ export function fromFastifyError(err: { code?: string; statusCode?: number; mess
       return new AppError('UNSUPPORTED_MEDIA_TYPE', 'unsupported content type');
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
-      return new AppError('VALIDATION_ERROR', 'request body is not valid JSON');
+      return new AppError('INVALID_REQUEST', 'request body is not valid JSON');
     default:
       if (err.statusCode && err.statusCode >= 400 && err.statusCode < 500) {
-        return new AppError(err.statusCode === 413 ? 'PAYLOAD_TOO_LARGE' : 'VALIDATION_ERROR', err.message);
+        return new AppError(err.statusCode === 413 ? 'PAYLOAD_TOO_LARGE' : 'INVALID_REQUEST', err.message);
       }
       return null;
   }

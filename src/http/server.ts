@@ -11,6 +11,7 @@ import { gatewaySchema } from '../graphql/schema';
 import { AppError, httpStatusOf } from '../shared/errors';
 import { authenticate } from './auth';
 import { fromFastifyError, sendError } from './errors';
+import { registerTaskRoutes } from './tasks-route';
 
 /**
  * One GraphQL error mapping for the whole schema: AppErrors keep their code and field; anything
@@ -82,6 +83,8 @@ export async function buildServer(app: App): Promise<FastifyInstance> {
   // No drain plugin: fastify.close() already waits for in-flight requests (GraphQL operations
   // included) and closes idle keep-alive sockets; the integration's plugin calls fastify.close()
   // from inside Apollo's stop, which deadlocks when Apollo is stopped from Fastify's onClose.
+  registerTaskRoutes(fastify, app);
+
   const plugins: ApolloServerPlugin<GraphQLContext>[] = [
     // We emit no cache hints; the default plugin wraps every field and halves list throughput.
     ApolloServerPluginCacheControlDisabled(),

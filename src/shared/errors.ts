@@ -4,7 +4,12 @@
  * anything that is not an AppError is masked as INTERNAL_ERROR and logged.
  */
 export type ErrorCode =
+  | 'INVALID_REQUEST'
   | 'VALIDATION_ERROR'
+  | 'PRODUCT_NOT_FOUND'
+  | 'MEDIA_BUY_NOT_FOUND'
+  | 'CREATIVE_NOT_FOUND'
+  | 'TASK_NOT_FOUND'
   | 'UNAUTHENTICATED'
   | 'FORBIDDEN'
   | 'NOT_FOUND'
@@ -30,7 +35,13 @@ export class AppError extends Error {
 
 /** HTTP status for each code, shared by the REST shim and GraphQL's `extensions.http`. */
 export const httpStatusOf: Record<ErrorCode, number> = {
-  VALIDATION_ERROR: 400,
+  // Spec §7: 400 invalid parameters (malformed, required field missing), 422 schema validation failure.
+  INVALID_REQUEST: 400,
+  VALIDATION_ERROR: 422,
+  PRODUCT_NOT_FOUND: 404,
+  MEDIA_BUY_NOT_FOUND: 404,
+  CREATIVE_NOT_FOUND: 404,
+  TASK_NOT_FOUND: 404,
   UNAUTHENTICATED: 401,
   FORBIDDEN: 403,
   NOT_FOUND: 404,

@@ -1,0 +1,35 @@
+import { createHash } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { CATALOG_STREAM, catalogDecider, catalogFileSchema, type Catalog } from '../domain/catalog/catalog';
+import type { EventStore } from '../eventstore/port';
+import { ConfigError } from '../config';
+import { fieldPath } from './validation';
+import { handleCommand, type CommandContext } from './command-handler';
+
+/** The demo catalog shipped for the embedded quick start (read from the sources; tsc copies no JSON). */
+export const DEMO_CATALOG = path.join(__dirname, '..', '..', '..', 'src', 'domain', 'catalog', 'demo-catalog.json');
+
+/** Reads and validates a catalog file; a bad file is a configuration error naming the field. */
+export function loadCatalogFile(file: string): Catalog {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(fs.readFileSync(file, 'utf8'));
+  } catch (err) {
+    throw new ConfigError(`CATALOG_FILE ${file}: ${(err as Error).message}`);
+  }
+  const parsed = catalogFileSchema.safeParse(raw);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    throw new ConfigError(`CATALOG_FILE ${file}: ${fieldPath(issue.path) || '(root)'}: ${issue.message}`);
+  }
+  return parsed.data;
+}
+
+/** Publishes the catalog when its content changed since the last publish (a no-op otherwise). */
+export async function publishCatalog(store: EventStore, file: string, ctx: CommandContext): Promise<{ published: boolean; hash: string }> {
+  const catalog = loadCatalogFile(file);
+  const hash = createHash('sha256').update(JSON.stringify(catalog)).digest('hex');
+  const { events } = await handleCommand(store, CATALOG_STREAM, catalogDecider, { type: 'PublishCatalog', hash, source: path.basename(file), catalog, now: ctx.now }, ctx);
+  return { published: events.length > 0, hash };
+}

@@ -1,0 +1,116 @@
+import MiniSearch from 'minisearch';
+import { z } from 'zod';
+import { catalogQueries } from '../../../projections/catalog';
+import type { Format, Product } from '../../domain/catalog/catalog';
+import { parseInput } from '../validation';
+import type { TaskDefinition } from './context';
+
+const brandManifest = z.union([
+  z.object({ url: z.string().url() }).passthrough(),
+  z
+    .object({
+      name: z.string().min(1),
+      url: z.string().url().optional(),
+      tagline: z.string().optional(),
+      colors: z.record(z.string(), z.string().regex(/^#[0-9a-fA-F]{3,8}$/, 'must be a hex colour')).optional(),
+    })
+    .passthrough(),
+]);
+export const brandManifestSchema = brandManifest;
+
+const getProductsInput = z
+  .object({
+    brief: z.string().max(10_000).optional(),
+    brand_manifest: brandManifest.optional(),
+    filters: z
+      .object({
+        channels: z.array(z.string().min(1)).optional(),
+        budget_range: z
+          .object({ min: z.number().nonnegative().optional(), max: z.number().positive().optional() })
+          .refine((r) => r.min === undefined || r.max === undefined || r.min <= r.max, { message: 'min must not exceed max', path: ['min'] })
+          .optional(),
+        delivery_type: z.enum(['guaranteed', 'non_guaranteed']).optional(),
+        format_types: z.array(z.string().min(1)).optional(),
+      })
+      .passthrough()
+      .optional(),
+  })
+  .passthrough();
+
+/** What a buyer sees of a product: the operator's simulation settings stay private. */
+function toWire(p: Product, relevance?: { score: number; terms: string[] }) {
+  const { delivery: _delivery, publisher_domains, ...rest } = p;
+  return {
+    ...rest,
+    publisher_properties: publisher_domains.map((d) => ({ publisher_domain: d, selection_type: 'all' })),
+    ...(relevance ? { brief_relevance: relevance.terms.length ? `matches ${relevance.terms.join(', ')}` : 'no terms of the brief matched', relevance_score: Math.round(relevance.score * 1000) / 1000 } : {}),
+  };
+}
+
+/** The least a package of this product can cost: a flat fee, or a stated minimum spend. */
+function minimumSpend(p: Product): number {
+  return Math.min(
+    ...p.pricing_options.map((o) => Math.max(o.pricing_model === 'flat-fee' ? (o.price ?? 0) : 0, Number((o as { min_spend_per_package?: number }).min_spend_per_package ?? 0))),
+  );
+}
+
+/**
+ * BM25 (MiniSearch's BM25+) over name, description, channels and targeting text, with prefix and
+ * light fuzzy matching so "sport" finds "sports". Products that match nothing keep catalog order
+ * after the ranked ones: a brief narrows the order, the filters narrow the set.
+ */
+function rank(products: Product[], brief: string): { product: Product; score: number; terms: string[] }[] {
+  const index = new MiniSearch<{ id: string; name: string; description: string; channels: string; targeting: string }>({
+    fields: ['name', 'description', 'channels', 'targeting'],
+    searchOptions: { boost: { name: 2, targeting: 1.5 }, prefix: true, fuzzy: 0.2, combineWith: 'OR' },
+  });
+  index.addAll(
+    products.map((p) => ({
+      id: p.product_id,
+      name: p.name,
+      description: p.description,
+      channels: p.channels.join(' '),
+      targeting: JSON.stringify(p.targeting).replace(/[{}[\]":,_]/g, ' '),
+    })),
+  );
+  const hits = new Map(index.search(brief).map((h) => [String(h.id), h]));
+  return products
+    .map((product, order) => ({ product, order, score: hits.get(product.product_id)?.score ?? 0, terms: hits.get(product.product_id)?.terms ?? [] }))
+    .sort((a, b) => b.score - a.score || a.order - b.order);
+}
+
+export const getProducts: TaskDefinition = {
+  async run(raw, { app }) {
+    const input = parseInput(getProductsInput, raw);
+    const f = input.filters ?? {};
+    const formats = new Map((await catalogQueries.formats(app.readModels)).map((fm) => [`${fm.format_id.agent_url}#${fm.format_id.id}`, fm]));
+    const filtered = (await catalogQueries.products(app.readModels)).filter((p) => {
+      if (f.channels && !p.channels.some((c) => f.channels!.includes(c))) return false;
+      if (f.delivery_type && p.delivery_type !== f.delivery_type) return false;
+      if (f.format_types && !p.format_ids.some((id) => f.format_types!.includes(formats.get(`${id.agent_url}#${id.id}`)?.type ?? ''))) return false;
+      if (f.budget_range?.max !== undefined && minimumSpend(p) > f.budget_range.max) return false;
+      return true;
+    });
+    const brief = input.brief?.trim();
+    const products = brief ? rank(filtered, brief).map((r) => toWire(r.product, r)) : filtered.map((p) => toWire(p));
+    return { products };
+  },
+};
+
+export const listAuthorizedProperties: TaskDefinition = {
+  async run(raw, { app }) {
+    parseInput(z.object({}).passthrough(), raw);
+    const properties = await catalogQueries.properties(app.readModels);
+    return { publisher_domains: properties.map((p) => p.publisher_domain) };
+  },
+};
+
+const listFormatsInput = z.object({ format_types: z.array(z.string().min(1)).optional() }).passthrough();
+
+export const listCreativeFormats: TaskDefinition = {
+  async run(raw, { app }) {
+    const input = parseInput(listFormatsInput, raw);
+    const formats: Format[] = await catalogQueries.formats(app.readModels);
+    return { formats: input.format_types ? formats.filter((f) => input.format_types!.includes(f.type)) : formats };
+  },
+};

@@ -1,0 +1,24 @@
+import type { z } from 'zod';
+import { AppError } from '../shared/errors';
+
+/** `['packages', 0, 'budget']` → `packages[0].budget`, the field-path style of the spec's errors. */
+export function fieldPath(path: readonly PropertyKey[]): string {
+  let out = '';
+  for (const part of path) out += typeof part === 'number' ? `[${part}]` : out ? `.${String(part)}` : String(part);
+  return out;
+}
+
+/**
+ * Parses a task input. A missing required field is INVALID_REQUEST (400, "check required fields");
+ * any other schema failure is VALIDATION_ERROR (422). Either names the first failing field.
+ * Schemas are passthrough objects: unknown fields are accepted, as AdCP requires.
+ */
+export function parseInput<S extends z.ZodType>(schema: S, input: unknown): z.infer<S> {
+  const parsed = schema.safeParse(input ?? {});
+  if (parsed.success) return parsed.data;
+  const issue = parsed.error.issues[0]!;
+  const field = fieldPath(issue.path);
+  const missing = issue.code === 'invalid_type' && /received undefined/.test(issue.message);
+  if (missing) throw new AppError('INVALID_REQUEST', `${field || 'request'} is required`, field || undefined);
+  throw new AppError('VALIDATION_ERROR', `${field || 'request'}: ${issue.message}`, field || undefined);
+}
