@@ -2,13 +2,14 @@ import 'reflect-metadata';
 import { lexicographicSortSchema, printSchema, type GraphQLSchema } from 'graphql';
 import { buildSchema } from 'type-graphql';
 import { ApiKeyResolver } from './api-keys/api-key.resolver';
+import { CatalogResolver } from './catalog/catalog.resolver';
 import { SystemResolver } from './system/system.resolver';
 
 let cached: Promise<GraphQLSchema> | undefined;
 
 /** The gateway's schema, built once per process from the type-graphql resolvers. */
 export function gatewaySchema(): Promise<GraphQLSchema> {
-  cached ??= buildSchema({ resolvers: [SystemResolver, ApiKeyResolver], validate: false });
+  cached ??= buildSchema({ resolvers: [SystemResolver, ApiKeyResolver, CatalogResolver], validate: false });
   return cached;
 }
 

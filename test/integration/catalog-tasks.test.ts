@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { issueApiKey } from '../../src/application/api-keys';
 import { eventually } from '../support/infra';
-import { startTestGateway, tempDir } from '../support/gateway';
+import { graphql, startTestGateway, tempDir } from '../support/gateway';
 
 type Gateway = Awaited<ReturnType<typeof startTestGateway>>;
 
@@ -102,6 +102,53 @@ describe('catalog tasks over the REST shim (demo catalog)', () => {
     const r = await task(gw, 'get_everything', {}, buyer);
     expect(r.status).toBe(404);
     expect(r.body.error.code).toBe('NOT_FOUND');
+  });
+});
+
+describe('catalog tasks over GraphQL', () => {
+  let gw: Gateway;
+  let buyer: string;
+  beforeAll(async () => {
+    gw = await startTestGateway();
+    buyer = (await issueApiKey(gw.app.store, { org: 'acme', role: 'buyer' }, { now: new Date().toISOString() })).key;
+    await eventually(async () => (await fetch(`${gw.url}/readyz`)).status === 200, 15_000, 'readyz');
+  });
+  afterAll(async () => {
+    await gw.stop();
+  });
+
+  it('ranks and filters products with the same handler as REST', async () => {
+    const r = await graphql(
+      gw.url,
+      `query($f: ProductFiltersInput) { products(brief: "sports highlights video", brandManifest: {name: "Acme", url: "https://acme.example"}, filters: $f) {
+         productId deliveryType relevanceScore pricingOptions { pricingModel price floor currency } formatIds { agentUrl id } } }`,
+      { f: { channels: ['video'] } },
+      buyer,
+    );
+    expect(r.body.errors).toBeUndefined();
+    const products = r.body.data!.products;
+    expect(products.map((p: { productId: string }) => p.productId).sort()).toEqual(['premium_ctv_guaranteed', 'sports_video_auction']);
+    const auction = products.find((p: { productId: string }) => p.productId === 'sports_video_auction');
+    expect(auction.pricingOptions).toEqual([{ pricingModel: 'cpm-auction', price: null, floor: 12, currency: 'USD' }]);
+  });
+
+  it('lists formats and authorized properties', async () => {
+    const r = await graphql(gw.url, '{ creativeFormats(formatTypes: ["display"]) { formatId { id } dimensions { width height } } authorizedProperties }', undefined, buyer);
+    expect(r.body.data).toEqual({
+      creativeFormats: [
+        { formatId: { id: 'display_300x250' }, dimensions: { width: 300, height: 250 } },
+        { formatId: { id: 'display_728x90' }, dimensions: { width: 728, height: 90 } },
+      ],
+      authorizedProperties: ['news.example', 'sports.example', 'recipes.example'],
+    });
+  });
+
+  it('names the failing field in GraphQL spelling, and requires a buyer key', async () => {
+    const bad = await graphql(gw.url, '{ products(filters: {budgetRange: {min: 10, max: 5}}) { productId } }', undefined, buyer);
+    expect(bad.body.errors![0]!.extensions).toEqual({ code: 'VALIDATION_ERROR', field: 'filters.budgetRange.min' });
+    expect(bad.body.errors![0]!.message).toMatch(/^filters\.budgetRange\.min: /);
+    const anon = await graphql(gw.url, '{ authorizedProperties }');
+    expect(anon.body.errors![0]!.extensions).toEqual({ code: 'UNAUTHENTICATED' });
   });
 });
 

@@ -1,0 +1,70 @@
+import { GraphQLJSONObject } from 'graphql-scalars';
+import { Arg, Ctx, Query, Resolver } from 'type-graphql';
+import { tasks } from '../../application/tasks';
+import type { Format } from '../../domain/catalog/catalog';
+import { runTask } from '../tasks';
+import type { GraphQLContext } from '../context';
+import { CreativeFormat, Product, ProductFiltersInput } from './catalog.type';
+
+type WireProduct = Record<string, any>;
+
+const formatId = (f: { agent_url: string; id: string }) => ({ agentUrl: f.agent_url, id: f.id });
+
+function toProduct(p: WireProduct): Product {
+  return {
+    productId: p.product_id,
+    name: p.name,
+    description: p.description,
+    channels: p.channels,
+    deliveryType: p.delivery_type,
+    formatIds: p.format_ids.map(formatId),
+    pricingOptions: p.pricing_options.map((o: Record<string, any>) => ({
+      pricingOptionId: o.pricing_option_id,
+      pricingModel: o.pricing_model,
+      price: o.price,
+      floor: o.floor,
+      currency: o.currency,
+    })),
+    publisherProperties: p.publisher_properties.map((x: Record<string, string>) => ({ publisherDomain: x.publisher_domain, selectionType: x.selection_type })),
+    targeting: p.targeting,
+    requiresApproval: p.requires_approval,
+    briefRelevance: p.brief_relevance,
+    relevanceScore: p.relevance_score,
+  };
+}
+
+/** GraphQL faces of get_products, list_creative_formats and list_authorized_properties. */
+@Resolver()
+export class CatalogResolver {
+  @Query(() => [Product], { description: 'get_products: the catalog ranked against the brief, then filtered. Buyer key required.' })
+  async products(
+    @Ctx() ctx: GraphQLContext,
+    @Arg('brief', () => String, { nullable: true }) brief?: string,
+    @Arg('brandManifest', () => GraphQLJSONObject, { nullable: true }) brandManifest?: Record<string, unknown>,
+    @Arg('filters', () => ProductFiltersInput, { nullable: true }) filters?: ProductFiltersInput,
+  ): Promise<Product[]> {
+    const input = {
+      brief: brief ?? undefined,
+      brand_manifest: brandManifest ?? undefined,
+      filters: filters
+        ? { channels: filters.channels, budget_range: filters.budgetRange ? { ...filters.budgetRange } : undefined, delivery_type: filters.deliveryType, format_types: filters.formatTypes }
+        : undefined,
+    };
+    const result = await runTask(ctx, tasks.get_products!, input);
+    return (result.products as WireProduct[]).map(toProduct);
+  }
+
+  @Query(() => [CreativeFormat], { description: 'list_creative_formats. Buyer key required.' })
+  async creativeFormats(
+    @Ctx() ctx: GraphQLContext,
+    @Arg('formatTypes', () => [String], { nullable: true }) formatTypes?: string[],
+  ): Promise<CreativeFormat[]> {
+    const result = await runTask(ctx, tasks.list_creative_formats!, { format_types: formatTypes ?? undefined });
+    return (result.formats as Format[]).map((f) => ({ ...f, formatId: formatId(f.format_id), requirements: f.requirements, assets: f.assets }));
+  }
+
+  @Query(() => [String], { description: 'list_authorized_properties: the publisher domains this agent sells. Buyer key required.' })
+  async authorizedProperties(@Ctx() ctx: GraphQLContext): Promise<string[]> {
+    return (await runTask(ctx, tasks.list_authorized_properties!, {})).publisher_domains as string[];
+  }
+}
