@@ -1,7 +1,8 @@
 import type { Projection } from '../src/projections/projection';
 import { apiKeys } from './api-keys';
 import { catalog } from './catalog';
+import { mediaBuys } from './media-buys';
 import { eventStats } from './event-stats';
 
 /** Every read model the gateway maintains. */
-export const allProjections: readonly Projection[] = [eventStats, apiKeys, catalog];
+export const allProjections: readonly Projection[] = [eventStats, apiKeys, catalog, mediaBuys];

@@ -29,6 +29,7 @@ const envSchema = z.object({
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).max(64 * 1024 * 1024).default(1024 * 1024),
   CATALOG_FILE: z.string().min(1).optional(),
+  APPROVAL_POLICY: z.enum(['rules', 'manual', 'never']).default('rules'),
   SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).max(120_000).default(10_000),
 });
 
@@ -47,6 +48,8 @@ export interface Config {
   shutdownGraceMs: number;
   /** The operator's catalog file; unset → the demo catalog. */
   catalogFile?: string;
+  /** rules: per-product flag and the catalog's budget threshold; manual: always; never. */
+  approvalPolicy: 'rules' | 'manual' | 'never';
 }
 
 /** Raised for a bad environment; the CLI prints its message on one line and exits 1. */
@@ -96,6 +99,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel: e.LOG_LEVEL,
     bodyLimitBytes: e.BODY_LIMIT_BYTES,
     shutdownGraceMs: e.SHUTDOWN_GRACE_MS,
+    approvalPolicy: e.APPROVAL_POLICY,
     catalogFile: e.CATALOG_FILE ? path.resolve(e.CATALOG_FILE) : undefined,
   };
 }

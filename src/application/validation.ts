@@ -8,6 +8,15 @@ export function fieldPath(path: readonly PropertyKey[]): string {
   return out;
 }
 
+function valueAt(input: unknown, path: readonly PropertyKey[]): unknown {
+  let v: unknown = input;
+  for (const part of path) {
+    if (v === null || typeof v !== 'object') return undefined;
+    v = (v as Record<PropertyKey, unknown>)[part];
+  }
+  return v;
+}
+
 /**
  * Parses a task input. A missing required field is INVALID_REQUEST (400, "check required fields");
  * any other schema failure is VALIDATION_ERROR (422). Either names the first failing field.
@@ -18,7 +27,7 @@ export function parseInput<S extends z.ZodType>(schema: S, input: unknown): z.in
   if (parsed.success) return parsed.data;
   const issue = parsed.error.issues[0]!;
   const field = fieldPath(issue.path);
-  const missing = issue.code === 'invalid_type' && /received undefined/.test(issue.message);
+  const missing = issue.code !== 'custom' && valueAt(input, issue.path) === undefined;
   if (missing) throw new AppError('INVALID_REQUEST', `${field || 'request'} is required`, field || undefined);
   throw new AppError('VALIDATION_ERROR', `${field || 'request'}: ${issue.message}`, field || undefined);
 }

@@ -1,9 +1,13 @@
 import { getProducts, listAuthorizedProperties, listCreativeFormats } from './catalog-tasks';
 import type { TaskDefinition } from './context';
+import { createMediaBuy, getMediaBuys, tasksGet } from './media-buy-tasks';
 
 /** Every media-buy task by its AdCP name; the REST shim, GraphQL and MCP all dispatch here. */
 export const tasks: Readonly<Record<string, TaskDefinition>> = {
   get_products: getProducts,
   list_authorized_properties: listAuthorizedProperties,
   list_creative_formats: listCreativeFormats,
+  create_media_buy: createMediaBuy,
+  get_media_buys: getMediaBuys,
+  tasks_get: tasksGet,
 };

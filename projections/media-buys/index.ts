@@ -1,0 +1,128 @@
+import type { MediaBuyEvent, MediaBuyTerms } from '../../src/domain/media-buy/media-buy';
+import type { TaskEvent } from '../../src/domain/task/task';
+import type { Projection } from '../../src/projections/projection';
+import type { ReadModelStore, Sql } from '../../src/readmodel/port';
+
+const ddl = (big: string) => [
+  `CREATE TABLE IF NOT EXISTS media_buys (
+     media_buy_id TEXT PRIMARY KEY, owner TEXT NOT NULL, buyer_ref TEXT NOT NULL, status TEXT NOT NULL,
+     task_id TEXT, terms TEXT NOT NULL, created_at TEXT NOT NULL, updated_at TEXT NOT NULL, position ${big} NOT NULL)`,
+  'CREATE INDEX IF NOT EXISTS media_buys_owner ON media_buys (owner, created_at)',
+  `CREATE TABLE IF NOT EXISTS tasks (
+     task_id TEXT PRIMARY KEY, owner TEXT NOT NULL, task_type TEXT NOT NULL, status TEXT NOT NULL, resource_id TEXT NOT NULL,
+     message TEXT NOT NULL, result TEXT, push_notification_config TEXT, created_at TEXT NOT NULL, updated_at TEXT NOT NULL)`,
+  `CREATE TABLE IF NOT EXISTS task_history (
+     task_id TEXT NOT NULL, position ${big} NOT NULL, status TEXT NOT NULL, message TEXT NOT NULL, actor TEXT NOT NULL, at TEXT NOT NULL,
+     PRIMARY KEY (task_id, position))`,
+];
+
+/** Media buys and the asynchronous tasks that gate them, as buyers and operators read them. */
+export const mediaBuys: Projection = {
+  name: 'media-buys',
+  version: 1,
+  tables: ['media_buys', 'tasks', 'task_history'],
+  ddl: { sqlite: ddl('INTEGER'), postgres: ddl('BIGINT') },
+  handles: ['MediaBuyCreated', 'MediaBuyApproved', 'MediaBuyRejected', 'TaskSubmitted', 'TaskStatusChanged'],
+  evolve(stored): Sql[] {
+    const e = stored as unknown as MediaBuyEvent | TaskEvent;
+    switch (e.type) {
+      case 'MediaBuyCreated': {
+        const { status, task_id, at, ...terms } = e.data;
+        return [
+          {
+            sql: `INSERT INTO media_buys (media_buy_id, owner, buyer_ref, status, task_id, terms, created_at, updated_at, position)
+                  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+            params: [terms.media_buy_id, terms.owner, terms.buyer_ref, status, task_id ?? null, JSON.stringify(terms), at, at, stored.position],
+          },
+        ];
+      }
+      case 'MediaBuyApproved':
+        return [{ sql: "UPDATE media_buys SET status = 'active', updated_at = ? WHERE media_buy_id = ?", params: [e.data.at, e.data.media_buy_id] }];
+      case 'MediaBuyRejected':
+        return [{ sql: "UPDATE media_buys SET status = 'rejected', updated_at = ? WHERE media_buy_id = ?", params: [e.data.at, e.data.media_buy_id] }];
+      case 'TaskSubmitted': {
+        const d = e.data;
+        return [
+          {
+            sql: `INSERT INTO tasks (task_id, owner, task_type, status, resource_id, message, push_notification_config, created_at, updated_at)
+                  VALUES (?, ?, ?, 'submitted', ?, ?, ?, ?, ?)`,
+            params: [d.task_id, d.owner, d.task_type, d.resource_id, d.message, d.push_notification_config ? JSON.stringify(d.push_notification_config) : null, d.at, d.at],
+          },
+          { sql: "INSERT INTO task_history (task_id, position, status, message, actor, at) VALUES (?, ?, 'submitted', ?, 'system', ?)", params: [d.task_id, stored.position, d.message, d.at] },
+        ];
+      }
+      case 'TaskStatusChanged': {
+        const d = e.data;
+        return [
+          {
+            sql: 'UPDATE tasks SET status = ?, message = ?, result = ?, updated_at = ? WHERE task_id = ?',
+            params: [d.status, d.message, d.result ? JSON.stringify(d.result) : null, d.at, d.task_id],
+          },
+          { sql: 'INSERT INTO task_history (task_id, position, status, message, actor, at) VALUES (?, ?, ?, ?, ?, ?)', params: [d.task_id, stored.position, d.status, d.message, d.actor, d.at] },
+        ];
+      }
+      default:
+        return [];
+    }
+  },
+};
+
+export interface MediaBuyRow {
+  media_buy_id: string;
+  owner: string;
+  buyer_ref: string;
+  status: string;
+  task_id: string | null;
+  terms: MediaBuyTerms;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface TaskRow {
+  task_id: string;
+  owner: string;
+  task_type: string;
+  status: string;
+  resource_id: string;
+  message: string;
+  result: Record<string, unknown> | null;
+  created_at: string;
+  updated_at: string;
+  history: { status: string; message: string; at: string }[];
+}
+
+const parseBuy = (r: Omit<MediaBuyRow, 'terms'> & { terms: string }): MediaBuyRow => ({ ...r, terms: JSON.parse(r.terms) as MediaBuyTerms });
+
+export const mediaBuyQueries = {
+  /** Owner-scoped: another buyer's id reads as absent (404), never as forbidden. */
+  byId: async (rm: ReadModelStore, owner: string, id: string) =>
+    (await rm.query<Omit<MediaBuyRow, 'terms'> & { terms: string }>('SELECT * FROM media_buys WHERE media_buy_id = ? AND owner = ?', [id, owner])).map(parseBuy)[0],
+  list: async (rm: ReadModelStore, owner: string, opts: { ids?: string[]; statuses?: string[]; limit: number; after?: string }) => {
+    const where = ['owner = ?'];
+    const params: unknown[] = [owner];
+    if (opts.ids?.length) {
+      where.push(`media_buy_id IN (${opts.ids.map(() => '?').join(', ')})`);
+      params.push(...opts.ids);
+    }
+    if (opts.statuses?.length) {
+      where.push(`status IN (${opts.statuses.map(() => '?').join(', ')})`);
+      params.push(...opts.statuses);
+    }
+    if (opts.after) {
+      where.push('media_buy_id > ?');
+      params.push(opts.after);
+    }
+    params.push(opts.limit);
+    return (await rm.query<Omit<MediaBuyRow, 'terms'> & { terms: string }>(`SELECT * FROM media_buys WHERE ${where.join(' AND ')} ORDER BY media_buy_id LIMIT ?`, params)).map(parseBuy);
+  },
+  task: async (rm: ReadModelStore, taskId: string, owner?: string): Promise<TaskRow | undefined> => {
+    const rows = await rm.query<Omit<TaskRow, 'history' | 'result'> & { result: string | null }>(
+      `SELECT task_id, owner, task_type, status, resource_id, message, result, created_at, updated_at FROM tasks WHERE task_id = ?${owner ? ' AND owner = ?' : ''}`,
+      owner ? [taskId, owner] : [taskId],
+    );
+    const row = rows[0];
+    if (!row) return undefined;
+    const history = await rm.query<{ status: string; message: string; at: string }>('SELECT status, message, at FROM task_history WHERE task_id = ? ORDER BY position', [taskId]);
+    return { ...row, result: row.result ? (JSON.parse(row.result) as Record<string, unknown>) : null, history };
+  },
+};

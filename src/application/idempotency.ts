@@ -1,0 +1,67 @@
+import { createHash } from 'node:crypto';
+import { ConcurrencyError, type EventStore } from '../eventstore/port';
+import { AppError } from '../shared/errors';
+
+/** JSON with sorted keys, so two payloads that differ only in key order hash alike. */
+function canonical(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
+  if (value && typeof value === 'object') {
+    return `{${Object.keys(value)
+      .sort()
+      .filter((k) => (value as Record<string, unknown>)[k] !== undefined)
+      .map((k) => `${JSON.stringify(k)}:${canonical((value as Record<string, unknown>)[k])}`)
+      .join(',')}}`;
+  }
+  return JSON.stringify(value);
+}
+
+const hash = (s: string) => createHash('sha256').update(s).digest('hex');
+
+/**
+ * AdCP's `idempotency_key`: the same key with the same payload replays the first response; with a
+ * different payload it is IDEMPOTENCY_CONFLICT. Each (owner, key) is a stream holding one
+ * recorded response, so the record is as durable as the events it answers for.
+ */
+export async function withIdempotency<T extends Record<string, unknown>>(
+  store: EventStore,
+  owner: string,
+  task: string,
+  payload: Record<string, unknown>,
+  run: () => Promise<T>,
+): Promise<T> {
+  const key = payload.idempotency_key;
+  if (typeof key !== 'string') return run();
+  const { idempotency_key: _k, context: _c, ...rest } = payload;
+  const payloadHash = hash(canonical({ task, rest }));
+  const stream = `idempotency-${hash(`${owner}\u0000${key}`).slice(0, 32)}`;
+
+  const replay = async (): Promise<T | undefined> => {
+    const [recorded] = await store.readStream(stream, { limit: 1 });
+    if (!recorded) return undefined;
+    const data = recorded.data as { payload_hash: string; response: T };
+    if (data.payload_hash !== payloadHash) {
+      throw new AppError('IDEMPOTENCY_CONFLICT', 'idempotency_key was already used with a different payload', 'idempotency_key');
+    }
+    return { ...data.response, replayed: true };
+  };
+
+  const earlier = await replay();
+  if (earlier) return earlier;
+  let response: T;
+  try {
+    response = await run();
+  } catch (err) {
+    // A concurrent request with the same key may have won: answer as it did.
+    if (err instanceof AppError && err.code === 'CONFLICT') {
+      const raced = await replay();
+      if (raced) return raced;
+    }
+    throw err;
+  }
+  try {
+    await store.append(stream, [{ type: 'IdempotentResponseRecorded', data: { task, payload_hash: payloadHash, response } }], { expectedVersion: 'no_stream' });
+  } catch (err) {
+    if (!(err instanceof ConcurrencyError)) throw err;
+  }
+  return response;
+}

@@ -1,0 +1,253 @@
+import { createHash } from 'node:crypto';
+import { z } from 'zod';
+import { catalogQueries } from '../../../projections/catalog';
+import { mediaBuyQueries, type MediaBuyRow } from '../../../projections/media-buys';
+import { isAuction, type Product } from '../../domain/catalog/catalog';
+import { mediaBuyDecider, mediaBuyStream, type MediaBuyTerms, type PackageTerms } from '../../domain/media-buy/media-buy';
+import { taskDecider, taskStream } from '../../domain/task/task';
+import { newEventId } from '../../shared/ids';
+import { AppError } from '../../shared/errors';
+import { handleCommand } from '../command-handler';
+import { withIdempotency } from '../idempotency';
+import { parseInput } from '../validation';
+import { brandManifestSchema } from './catalog-tasks';
+import type { TaskContext, TaskDefinition } from './context';
+
+const isoDate = z.string().refine((s) => !Number.isNaN(Date.parse(s)), { message: 'must be an ISO 8601 date-time' });
+
+export const pushNotificationConfigSchema = z
+  .object({
+    url: z.string().url(),
+    operation_id: z.string().regex(/^[A-Za-z0-9_.:-]{1,255}$/, 'must be 1-255 of A-Z a-z 0-9 _ . : -'),
+    authentication: z
+      .object({ schemes: z.array(z.enum(['Bearer', 'HMAC-SHA256'])).length(1), credentials: z.string().min(32, 'must be at least 32 characters') })
+      .optional(),
+  })
+  .passthrough();
+
+const packageInput = z
+  .object({
+    buyer_ref: z.string().min(1).max(255).optional(),
+    product_id: z.string().min(1),
+    pricing_option_id: z.string().min(1),
+    budget: z.number().positive(),
+    bid_price: z.number().nonnegative().optional(),
+    targeting_overlay: z.record(z.string(), z.unknown()).optional(),
+    creative_ids: z.array(z.string().min(1)).optional(),
+    creatives: z.array(z.record(z.string(), z.unknown())).optional(),
+  })
+  .passthrough();
+
+const createInput = z
+  .object({
+    buyer_ref: z.string().min(1).max(255),
+    brand_manifest: brandManifestSchema,
+    packages: z.array(packageInput).min(1),
+    // The spec's object form, and AdCP v3's "asap" | date-time.
+    start_time: z.union([
+      z.object({ type: z.literal('asap') }).passthrough(),
+      z.object({ type: z.literal('scheduled'), datetime: isoDate }).passthrough(),
+      z.literal('asap'),
+      isoDate,
+    ]),
+    end_time: isoDate,
+    push_notification_config: pushNotificationConfigSchema.optional(),
+    reporting_webhook: z.object({ url: z.string().url() }).passthrough().optional(),
+    idempotency_key: z.string().regex(/^[A-Za-z0-9_.:-]{16,255}$/, 'must be 16-255 of A-Z a-z 0-9 _ . : -').optional(),
+    context: z.record(z.string(), z.unknown()).optional(),
+  })
+  .passthrough();
+
+/** Opaque, stable per (buyer, buyer_ref): a second create with the same buyer_ref hits the same stream. */
+function mediaBuyIdFor(owner: string, buyerRef: string): string {
+  return `mb_${createHash('sha256').update(`${owner}\u0000${buyerRef}`).digest('base64url').slice(0, 22)}`;
+}
+
+function resolvePackage(p: z.infer<typeof packageInput>, i: number, product: Product | undefined, mediaBuyId: string): PackageTerms {
+  if (!product) throw new AppError('PRODUCT_NOT_FOUND', `unknown product_id ${p.product_id}`, `packages[${i}].product_id`);
+  const option = product.pricing_options.find((o) => o.pricing_option_id === p.pricing_option_id);
+  if (!option) {
+    throw new AppError('VALIDATION_ERROR', `product ${product.product_id} has no pricing option ${p.pricing_option_id}`, `packages[${i}].pricing_option_id`, {
+      accepted_values: product.pricing_options.map((o) => o.pricing_option_id),
+    });
+  }
+  let rate = option.price ?? 0;
+  if (isAuction(option)) {
+    if (p.bid_price === undefined) throw new AppError('INVALID_REQUEST', 'bid_price is required for auction pricing', `packages[${i}].bid_price`);
+    if (p.bid_price < (option.floor ?? 0)) {
+      throw new AppError('VALIDATION_ERROR', `bid_price ${p.bid_price} is below the floor ${option.floor}`, `packages[${i}].bid_price`, { floor: option.floor });
+    }
+    rate = p.bid_price;
+  }
+  return {
+    package_id: `pkg_${mediaBuyId.slice(3, 15)}_${i + 1}`,
+    ...(p.buyer_ref ? { buyer_ref: p.buyer_ref } : {}),
+    product_id: product.product_id,
+    pricing_option_id: option.pricing_option_id,
+    pricing_model: option.pricing_model,
+    rate,
+    currency: option.currency,
+    budget: p.budget,
+    ...(p.bid_price !== undefined ? { bid_price: p.bid_price } : {}),
+    ...(p.targeting_overlay ? { targeting_overlay: p.targeting_overlay } : {}),
+    creative_ids: p.creative_ids ?? [],
+  };
+}
+
+/** The spec-binding view of one media buy (REST and GraphQL share it). */
+export function mediaBuyView(terms: MediaBuyTerms, status: string, extra: Record<string, unknown> = {}) {
+  return {
+    media_buy_id: terms.media_buy_id,
+    buyer_ref: terms.buyer_ref,
+    status,
+    currency: terms.currency,
+    total_budget: terms.total_budget,
+    start_time: terms.start_time,
+    end_time: terms.end_time,
+    packages: terms.packages.map((p) => ({
+      package_id: p.package_id,
+      ...(p.buyer_ref ? { buyer_ref: p.buyer_ref } : {}),
+      product_id: p.product_id,
+      pricing_option_id: p.pricing_option_id,
+      budget: p.budget,
+      ...(p.bid_price !== undefined ? { bid_price: p.bid_price } : {}),
+      creative_ids: p.creative_ids,
+    })),
+    ...extra,
+  };
+}
+
+async function needsApproval(ctx: TaskContext, products: Product[], total: number): Promise<boolean> {
+  switch (ctx.app.config.approvalPolicy) {
+    case 'manual':
+      return true;
+    case 'never':
+      return false;
+    case 'rules': {
+      const { budget_threshold } = await catalogQueries.approval(ctx.app.readModels);
+      return products.some((p) => p.requires_approval) || (budget_threshold !== undefined && total >= budget_threshold);
+    }
+  }
+}
+
+export const createMediaBuy: TaskDefinition = {
+  async run(raw, ctx) {
+    const input = parseInput(createInput, raw);
+    const owner = ctx.principal.org;
+    return withIdempotency(ctx.app.store, owner, 'create_media_buy', input as Record<string, unknown>, async () => {
+      const now = ctx.app.clock();
+      const mediaBuyId = mediaBuyIdFor(owner, input.buyer_ref);
+      // Every package is checked before anything is appended: one bad package appends nothing.
+      const products = await Promise.all(input.packages.map((p) => catalogQueries.product(ctx.app.readModels, p.product_id)));
+      const packages = input.packages.map((p, i) => resolvePackage(p, i, products[i], mediaBuyId));
+      const currency = packages[0]!.currency;
+      const mixed = packages.findIndex((p) => p.currency !== currency);
+      if (mixed >= 0) throw new AppError('VALIDATION_ERROR', `all packages must be priced in ${currency}`, `packages[${mixed}].pricing_option_id`);
+      const st = input.start_time;
+      const start = st === 'asap' || (typeof st === 'object' && st.type === 'asap') ? now.toISOString() : new Date(typeof st === 'string' ? st : (st as { datetime: string }).datetime).toISOString();
+      const end = new Date(input.end_time).toISOString();
+      if (Date.parse(end) <= Date.parse(start)) throw new AppError('VALIDATION_ERROR', 'end_time must be after the start time', 'end_time');
+      if (Date.parse(end) <= now.getTime()) throw new AppError('VALIDATION_ERROR', 'end_time is in the past', 'end_time');
+      const existing = await ctx.app.store.readStream(mediaBuyStream(mediaBuyId), { limit: 1 });
+      if (existing.length > 0) throw new AppError('CONFLICT', `buyer_ref ${input.buyer_ref} is already used`, 'buyer_ref');
+
+      const total = Math.round(packages.reduce((s, p) => s + p.budget, 0) * 100) / 100;
+      const terms: MediaBuyTerms = {
+        media_buy_id: mediaBuyId,
+        owner,
+        buyer_ref: input.buyer_ref,
+        brand_manifest: input.brand_manifest as Record<string, unknown>,
+        packages,
+        start_time: start,
+        end_time: end,
+        currency,
+        total_budget: total,
+        ...(input.push_notification_config ? { push_notification_config: input.push_notification_config } : {}),
+        ...(input.reporting_webhook ? { reporting_webhook: input.reporting_webhook } : {}),
+      };
+      const cmdCtx = { now: now.toISOString(), principal: ctx.principal.keyId, correlationId: ctx.requestId };
+      const approval = await needsApproval(ctx, products as Product[], total);
+      const taskId = approval ? `task_${newEventId()}` : undefined;
+      if (taskId) {
+        // The task first: a buy never points at a task that was not recorded.
+        await handleCommand(ctx.app.store, taskStream(taskId), taskDecider, {
+          type: 'SubmitTask',
+          taskId,
+          taskType: 'create_media_buy',
+          owner,
+          resourceId: mediaBuyId,
+          pushNotificationConfig: input.push_notification_config,
+          context: input.context,
+          message: 'Media buy awaiting seller approval',
+          now: cmdCtx.now,
+        }, cmdCtx);
+      }
+      try {
+        await handleCommand(ctx.app.store, mediaBuyStream(mediaBuyId), mediaBuyDecider, { type: 'CreateMediaBuy', terms, needsApproval: approval, taskId, now: cmdCtx.now }, cmdCtx, 0);
+      } catch (err) {
+        if (taskId) {
+          await handleCommand(ctx.app.store, taskStream(taskId), taskDecider, { type: 'ChangeTaskStatus', status: 'failed', message: (err as Error).message, actor: 'system', now: cmdCtx.now }, cmdCtx).catch(() => {});
+        }
+        throw err;
+      }
+      return approval
+        ? mediaBuyView(terms, 'pending', { task_id: taskId, message: 'Media buy awaiting seller approval; poll tasks_get or wait for the webhook' })
+        : mediaBuyView(terms, 'active');
+    });
+  },
+};
+
+const getMediaBuysInput = z
+  .object({
+    media_buy_ids: z.array(z.string().min(1)).max(100).optional(),
+    media_buy_id: z.string().min(1).optional(),
+    status_filter: z.union([z.string(), z.array(z.string())]).optional(),
+    include_webhook_activity: z.boolean().optional(),
+    pagination: z.object({ max_results: z.number().int().min(1).max(100).optional(), cursor: z.string().optional() }).passthrough().optional(),
+  })
+  .passthrough();
+
+function rowView(r: MediaBuyRow, withActivity: boolean) {
+  return mediaBuyView(r.terms, r.status, {
+    created_at: r.created_at,
+    updated_at: r.updated_at,
+    impairments: [],
+    ...(r.task_id ? { task_id: r.task_id } : {}),
+    // Filled by the webhook dispatcher's activity read model (issue 3/7); empty until then.
+    ...(withActivity ? { webhook_activity: [] } : {}),
+  });
+}
+
+export const getMediaBuys: TaskDefinition = {
+  async run(raw, ctx) {
+    const input = parseInput(getMediaBuysInput, raw);
+    const ids = input.media_buy_ids ?? (input.media_buy_id ? [input.media_buy_id] : undefined);
+    const limit = input.pagination?.max_results ?? 50;
+    const statuses = typeof input.status_filter === 'string' ? [input.status_filter] : input.status_filter;
+    const rows = await mediaBuyQueries.list(ctx.app.readModels, ctx.principal.org, { ids, statuses, limit: limit + 1, after: input.pagination?.cursor });
+    if (ids?.length === 1 && rows.length === 0) throw new AppError('MEDIA_BUY_NOT_FOUND', `unknown media_buy_id ${ids[0]}`, input.media_buy_id ? 'media_buy_id' : 'media_buy_ids[0]');
+    const page = rows.slice(0, limit);
+    return {
+      media_buys: page.map((r) => rowView(r, input.include_webhook_activity === true)),
+      pagination: { has_more: rows.length > limit, ...(rows.length > limit ? { cursor: page[page.length - 1]!.media_buy_id } : {}) },
+    };
+  },
+};
+
+export const tasksGet: TaskDefinition = {
+  async run(raw, ctx) {
+    const input = parseInput(z.object({ task_id: z.string().min(1), include_result: z.boolean().optional() }).passthrough(), raw);
+    const t = await mediaBuyQueries.task(ctx.app.readModels, input.task_id, ctx.principal.org);
+    if (!t) throw new AppError('TASK_NOT_FOUND', `unknown task_id ${input.task_id}`, 'task_id');
+    return {
+      task_id: t.task_id,
+      task_type: t.task_type,
+      status: t.status,
+      message: t.message,
+      created_at: t.created_at,
+      updated_at: t.updated_at,
+      ...(t.result ? { result: t.result } : {}),
+      history: t.history,
+    };
+  },
+};

@@ -1,0 +1,107 @@
+import { AppError } from '../../shared/errors';
+import { assertNever, type Decider } from '../decider';
+
+/** AdCP task statuses (spec §3). */
+export type TaskStatus = 'submitted' | 'working' | 'input-required' | 'completed' | 'failed' | 'canceled' | 'rejected';
+export const TERMINAL: readonly TaskStatus[] = ['completed', 'failed', 'canceled', 'rejected'];
+
+/**
+ * An asynchronous operation waiting for the seller. Created `submitted`; the operator approves
+ * (working → completed), rejects, or asks for input. Terminal statuses are final.
+ */
+export type TaskEvent =
+  | {
+      readonly type: 'TaskSubmitted';
+      readonly data: {
+        readonly task_id: string;
+        readonly task_type: string;
+        readonly owner: string;
+        readonly resource_id: string;
+        readonly push_notification_config?: Record<string, unknown>;
+        readonly context?: Record<string, unknown>;
+        readonly message: string;
+        readonly at: string;
+      };
+    }
+  | {
+      readonly type: 'TaskStatusChanged';
+      readonly data: {
+        readonly task_id: string;
+        readonly from: TaskStatus;
+        readonly status: TaskStatus;
+        readonly message: string;
+        readonly result?: Record<string, unknown>;
+        readonly actor: string;
+        readonly at: string;
+      };
+    };
+
+export type TaskCommand =
+  | { readonly type: 'SubmitTask'; readonly taskId: string; readonly taskType: string; readonly owner: string; readonly resourceId: string; readonly pushNotificationConfig?: Record<string, unknown>; readonly context?: Record<string, unknown>; readonly message: string; readonly now: string }
+  | { readonly type: 'ChangeTaskStatus'; readonly status: TaskStatus; readonly message: string; readonly result?: Record<string, unknown>; readonly actor: string; readonly now: string };
+
+export type TaskState =
+  | { readonly status: 'none' }
+  | { readonly status: TaskStatus; readonly taskId: string; readonly taskType: string; readonly owner: string; readonly resourceId: string };
+
+export const taskStream = (taskId: string) => `task-${taskId}`;
+
+/** Which statuses may follow which (spec §3 names them; the order follows A2A task states). */
+const NEXT: Record<TaskStatus, readonly TaskStatus[]> = {
+  submitted: ['working', 'input-required', 'completed', 'failed', 'canceled', 'rejected'],
+  working: ['input-required', 'completed', 'failed', 'canceled', 'rejected'],
+  'input-required': ['working', 'completed', 'failed', 'canceled', 'rejected'],
+  completed: [],
+  failed: [],
+  canceled: [],
+  rejected: [],
+};
+
+export const taskDecider: Decider<TaskCommand, TaskEvent, TaskState> = {
+  initialState: () => ({ status: 'none' }),
+  decide(command, state) {
+    switch (command.type) {
+      case 'SubmitTask':
+        if (state.status !== 'none') throw new AppError('CONFLICT', `task ${command.taskId} exists`, 'task_id');
+        return [
+          {
+            type: 'TaskSubmitted',
+            data: {
+              task_id: command.taskId,
+              task_type: command.taskType,
+              owner: command.owner,
+              resource_id: command.resourceId,
+              ...(command.pushNotificationConfig ? { push_notification_config: command.pushNotificationConfig } : {}),
+              ...(command.context ? { context: command.context } : {}),
+              message: command.message,
+              at: command.now,
+            },
+          },
+        ];
+      case 'ChangeTaskStatus': {
+        if (state.status === 'none') throw new AppError('TASK_NOT_FOUND', 'no such task', 'task_id');
+        if (!NEXT[state.status].includes(command.status)) {
+          throw new AppError('INVALID_STATE', `task ${state.taskId} is ${state.status}; it cannot become ${command.status}`, 'task_id', { current_status: state.status });
+        }
+        return [
+          {
+            type: 'TaskStatusChanged',
+            data: { task_id: state.taskId, from: state.status, status: command.status, message: command.message, ...(command.result ? { result: command.result } : {}), actor: command.actor, at: command.now },
+          },
+        ];
+      }
+      default:
+        return assertNever(command);
+    }
+  },
+  evolve(state, event) {
+    switch (event.type) {
+      case 'TaskSubmitted':
+        return { status: 'submitted', taskId: event.data.task_id, taskType: event.data.task_type, owner: event.data.owner, resourceId: event.data.resource_id };
+      case 'TaskStatusChanged':
+        return state.status === 'none' ? state : { ...state, status: event.data.status };
+      default:
+        return assertNever(event);
+    }
+  },
+};

@@ -1,0 +1,50 @@
+import { GraphQLJSONObject } from 'graphql-scalars';
+import { Arg, Ctx, ID, Mutation, Query, Resolver } from 'type-graphql';
+import { approveTask, rejectTask, requestInput } from '../../application/approvals';
+import { tasks } from '../../application/tasks';
+import { AppError } from '../../shared/errors';
+import type { GraphQLContext } from '../context';
+import { runTask } from '../tasks';
+
+function requireOperator(ctx: GraphQLContext) {
+  if (!ctx.principal) throw new AppError('UNAUTHENTICATED', 'a Bearer API key is required');
+  if (ctx.principal.role !== 'seller' && ctx.principal.role !== 'admin') throw new AppError('FORBIDDEN', 'seller or admin role required');
+  return { now: ctx.app.clock().toISOString(), principal: ctx.principal.keyId, correlationId: ctx.requestId };
+}
+
+/**
+ * Media-buy tasks over GraphQL. Task payloads keep the spec's JSON shape (JSONObject) so REST,
+ * GraphQL and MCP return the same document; typed fields follow as the shapes settle.
+ */
+@Resolver()
+export class MediaBuyResolver {
+  @Mutation(() => GraphQLJSONObject, { description: 'create_media_buy: the request as in the spec (buyer_ref, brand_manifest, packages, start_time, end_time, …). Buyer key required.' })
+  async createMediaBuy(@Ctx() ctx: GraphQLContext, @Arg('request', () => GraphQLJSONObject) request: Record<string, unknown>) {
+    return runTask(ctx, tasks.create_media_buy!, request);
+  }
+
+  @Query(() => GraphQLJSONObject, { description: 'get_media_buys: the caller’s own buys, with packages and status. Buyer key required.' })
+  async mediaBuys(@Ctx() ctx: GraphQLContext, @Arg('request', () => GraphQLJSONObject, { nullable: true }) request?: Record<string, unknown>) {
+    return runTask(ctx, tasks.get_media_buys!, request ?? {});
+  }
+
+  @Query(() => GraphQLJSONObject, { description: 'tasks_get: status and history of one of the caller’s tasks. Buyer key required.' })
+  async task(@Ctx() ctx: GraphQLContext, @Arg('taskId', () => ID) taskId: string) {
+    return runTask(ctx, tasks.tasks_get!, { task_id: taskId });
+  }
+
+  @Mutation(() => String, { description: 'Operator: approve a waiting task (→ working → completed). Seller or admin key. Returns the new status.' })
+  async approveTask(@Ctx() ctx: GraphQLContext, @Arg('taskId', () => ID) taskId: string, @Arg('note', () => String, { nullable: true }) note?: string) {
+    return approveTask(ctx.app.store, taskId, note ?? undefined, requireOperator(ctx));
+  }
+
+  @Mutation(() => String, { description: 'Operator: reject a waiting task (→ rejected). Seller or admin key.' })
+  async rejectTask(@Ctx() ctx: GraphQLContext, @Arg('taskId', () => ID) taskId: string, @Arg('reason') reason: string) {
+    return rejectTask(ctx.app.store, taskId, reason, requireOperator(ctx));
+  }
+
+  @Mutation(() => String, { description: 'Operator: ask the buyer for input (→ input-required). Seller or admin key.' })
+  async requestInput(@Ctx() ctx: GraphQLContext, @Arg('taskId', () => ID) taskId: string, @Arg('reason') reason: string) {
+    return requestInput(ctx.app.store, taskId, reason, requireOperator(ctx));
+  }
+}

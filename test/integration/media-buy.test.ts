@@ -1,0 +1,189 @@
+import { randomBytes } from 'node:crypto';
+import { issueApiKey } from '../../src/application/api-keys';
+import { KAFKA_BROKERS, PG_ADMIN_URL, createTestDatabase, describeWith, eventually } from '../support/infra';
+import { graphql, startTestGateway } from '../support/gateway';
+
+type Gateway = Awaited<ReturnType<typeof startTestGateway>>;
+
+const future = (days: number) => new Date(Date.now() + days * 86_400_000).toISOString();
+
+function mediaBuySuite(name: string, env: () => Promise<{ env: Record<string, string>; cleanup: () => Promise<void> }>): void {
+  describe(`create_media_buy, approval and isolation (${name})`, () => {
+    let gw: Gateway;
+    let cleanup: () => Promise<void>;
+    let buyer: string;
+    let other: string;
+    let seller: string;
+
+    const task = async (taskName: string, body: unknown, key = buyer) => {
+      const res = await fetch(`${gw.url}/api/tasks/${taskName}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
+        body: JSON.stringify(body),
+      });
+      return { status: res.status, body: (await res.json()) as Record<string, any> };
+    };
+    const eventCount = async () => (await gw.app.store.readAll({ limit: 100_000 })).length;
+    const buy = (overrides: Record<string, unknown> = {}) => ({
+      buyer_ref: `campaign-${randomBytes(4).toString('hex')}`,
+      brand_manifest: { name: 'Acme', url: 'https://acme.example', colors: { primary: '#ff0000' } },
+      packages: [
+        { buyer_ref: 'news', product_id: 'news_display_run_of_site', pricing_option_id: 'cpm_usd_fixed', budget: 5000 },
+        { buyer_ref: 'sports', product_id: 'sports_video_auction', pricing_option_id: 'cpm_auction_usd', budget: 3000, bid_price: 14 },
+      ],
+      start_time: { type: 'asap' },
+      end_time: future(14),
+      ...overrides,
+    });
+
+    beforeAll(async () => {
+      const e = await env();
+      cleanup = e.cleanup;
+      gw = await startTestGateway(e.env);
+      const ctx = { now: new Date().toISOString() };
+      buyer = (await issueApiKey(gw.app.store, { org: 'acme', role: 'buyer' }, ctx)).key;
+      other = (await issueApiKey(gw.app.store, { org: 'globex', role: 'buyer' }, ctx)).key;
+      seller = (await issueApiKey(gw.app.store, { org: 'publisher', role: 'seller' }, ctx)).key;
+      await eventually(async () => (await fetch(`${gw.url}/readyz`)).status === 200, 20_000, 'readyz');
+    }, 60_000);
+    afterAll(async () => {
+      await gw.stop();
+      await cleanup();
+    });
+
+    it('creates an active buy synchronously for non-guaranteed products, and lists it', async () => {
+      const request = buy();
+      const r = await task('create_media_buy', request);
+      expect(r.status).toBe(200);
+      expect(r.body).toMatchObject({ buyer_ref: request.buyer_ref, status: 'active', currency: 'USD', total_budget: 8000 });
+      expect(r.body).not.toHaveProperty('task_id');
+      expect(r.body.media_buy_id).toMatch(/^mb_[\w-]{22}$/);
+      expect(r.body.packages.map((p: { buyer_ref: string }) => p.buyer_ref)).toEqual(['news', 'sports']);
+      expect(new Set(r.body.packages.map((p: { package_id: string }) => p.package_id)).size).toBe(2);
+
+      const listed = await eventually(async () => {
+        const l = await task('get_media_buys', { media_buy_ids: [r.body.media_buy_id], include_webhook_activity: true });
+        return l.status === 200 && l.body.media_buys.length === 1 ? l : undefined;
+      }, 10_000, 'projection');
+      expect(listed!.body.media_buys[0]).toMatchObject({ media_buy_id: r.body.media_buy_id, status: 'active', impairments: [], webhook_activity: [] });
+      expect(listed!.body.media_buys[0].packages).toEqual(r.body.packages);
+    });
+
+    it('keeps buyer_ref unique per buyer (another buyer may reuse it)', async () => {
+      const request = buy();
+      expect((await task('create_media_buy', request)).status).toBe(200);
+      const again = await task('create_media_buy', request);
+      expect(again.status).toBe(409);
+      expect(again.body.error).toMatchObject({ code: 'CONFLICT', field: 'buyer_ref' });
+      expect((await task('create_media_buy', request, other)).status).toBe(200);
+    });
+
+    it('rejects a bad package with its field path and appends nothing', async () => {
+      const cases: [Record<string, unknown>, number, string, string][] = [
+        [{ packages: [buy().packages[0], { product_id: 'nope', pricing_option_id: 'x', budget: 1 }] }, 404, 'PRODUCT_NOT_FOUND', 'packages[1].product_id'],
+        [{ packages: [{ ...buy().packages[1], bid_price: 5 }] }, 422, 'VALIDATION_ERROR', 'packages[0].bid_price'],
+        [{ packages: [{ ...buy().packages[1], bid_price: undefined }] }, 400, 'INVALID_REQUEST', 'packages[0].bid_price'],
+        [{ packages: [{ ...buy().packages[0], budget: 0 }] }, 422, 'VALIDATION_ERROR', 'packages[0].budget'],
+        [{ packages: [{ ...buy().packages[0], pricing_option_id: 'cpm_eur' }] }, 422, 'VALIDATION_ERROR', 'packages[0].pricing_option_id'],
+        [{ packages: [] }, 422, 'VALIDATION_ERROR', 'packages'],
+        [{ packages: undefined }, 400, 'INVALID_REQUEST', 'packages'],
+        [{ brand_manifest: undefined }, 400, 'INVALID_REQUEST', 'brand_manifest'],
+        [{ start_time: { type: 'scheduled', datetime: future(3) }, end_time: future(2) }, 422, 'VALIDATION_ERROR', 'end_time'],
+        [{ start_time: { type: 'scheduled', datetime: 'tomorrow' } }, 422, 'VALIDATION_ERROR', 'start_time.datetime'],
+        [{ push_notification_config: { url: 'https://buyer.example/hook', operation_id: 'op-1', authentication: { schemes: ['HMAC-SHA256'], credentials: 'short' } } }, 422, 'VALIDATION_ERROR', 'push_notification_config.authentication.credentials'],
+      ];
+      const before = await eventCount();
+      for (const [overrides, status, code, field] of cases) {
+        const r = await task('create_media_buy', buy(overrides));
+        expect({ overrides, status: r.status, code: r.body.error?.code, field: r.body.error?.field }).toEqual({ overrides, status, code, field });
+      }
+      expect(await eventCount()).toBe(before);
+    });
+
+    it('replays an idempotent retry and refuses the same key with another payload', async () => {
+      const key = `idem-${randomBytes(8).toString('hex')}`;
+      const request = buy({ idempotency_key: key });
+      const first = await task('create_media_buy', request);
+      const second = await task('create_media_buy', request);
+      expect(second.status).toBe(200);
+      expect(second.body).toEqual({ ...first.body, replayed: true });
+      const changed = await task('create_media_buy', { ...request, end_time: future(20) });
+      expect(changed.status).toBe(409);
+      expect(changed.body.error).toMatchObject({ code: 'IDEMPOTENCY_CONFLICT', field: 'idempotency_key' });
+    });
+
+    it('waits for approval: pending with a task_id, then approved → active; polling sees each status', async () => {
+      const r = await task('create_media_buy', buy({
+        packages: [{ product_id: 'premium_ctv_guaranteed', pricing_option_id: 'cpm_usd_guaranteed', budget: 20000 }],
+        push_notification_config: { url: 'https://buyer.example/webhooks/create_media_buy/agent/abc', operation_id: 'op-123' },
+      }));
+      expect(r.status).toBe(200);
+      expect(r.body).toMatchObject({ status: 'pending' });
+      const taskId = r.body.task_id as string;
+      expect(taskId).toMatch(/^task_/);
+
+      const poll = async (status: string) =>
+        eventually(async () => {
+          const t = await task('tasks_get', { task_id: taskId });
+          return t.body.status === status ? t.body : undefined;
+        }, 10_000, `task ${status}`);
+      expect(await poll('submitted')).toMatchObject({ task_type: 'create_media_buy' });
+
+      const denied = await graphql(gw.url, 'mutation($t: ID!) { approveTask(taskId: $t) }', { t: taskId }, buyer);
+      expect(denied.body.errors![0]!.extensions).toMatchObject({ code: 'FORBIDDEN' });
+
+      const approved = await graphql(gw.url, 'mutation($t: ID!) { approveTask(taskId: $t, note: "IO signed") }', { t: taskId }, seller);
+      expect(approved.body).toEqual({ data: { approveTask: 'completed' } });
+      const done = await poll('completed');
+      expect(done!.history.map((h: { status: string }) => h.status)).toEqual(['submitted', 'working', 'completed']);
+      expect(done!.result).toMatchObject({ media_buy_id: r.body.media_buy_id, status: 'active' });
+      await eventually(async () => (await task('get_media_buys', { media_buy_id: r.body.media_buy_id })).body.media_buys?.[0]?.status === 'active', 10_000, 'buy active');
+
+      const twice = await graphql(gw.url, 'mutation($t: ID!) { approveTask(taskId: $t) }', { t: taskId }, seller);
+      expect(twice.body.errors![0]!.extensions).toMatchObject({ code: 'INVALID_STATE' });
+    });
+
+    it('rejection and input-required reach the buyer through polling and GraphQL', async () => {
+      const mk = async () => (await task('create_media_buy', buy({ packages: [{ product_id: 'news_display_run_of_site', pricing_option_id: 'cpm_usd_fixed', budget: 60000 }] }))).body;
+      const a = await mk();
+      expect(a.status).toBe('pending'); // over the catalog's 50,000 budget threshold
+      await eventually(async () => (await task('tasks_get', { task_id: a.task_id })).status === 200, 10_000, 'task visible');
+      expect((await graphql(gw.url, 'mutation($t: ID!) { requestInput(taskId: $t, reason: "Need the signed IO") }', { t: a.task_id }, seller)).body.data).toEqual({ requestInput: 'input-required' });
+      const waiting = await eventually(async () => {
+        const t = await graphql(gw.url, 'query($t: ID!) { task(taskId: $t) }', { t: a.task_id }, buyer);
+        return t.body.data?.task?.status === 'input-required' ? t.body.data.task : undefined;
+      }, 10_000, 'input-required');
+      expect(waiting.result).toMatchObject({ reason: 'APPROVAL_REQUIRED', message: 'Need the signed IO' });
+      expect((await graphql(gw.url, 'mutation($t: ID!) { rejectTask(taskId: $t, reason: "Budget too high for Q4") }', { t: a.task_id }, seller)).body.data).toEqual({ rejectTask: 'rejected' });
+      await eventually(async () => (await task('tasks_get', { task_id: a.task_id })).body.status === 'rejected', 10_000, 'rejected');
+      await eventually(async () => (await task('get_media_buys', { media_buy_id: a.media_buy_id })).body.media_buys?.[0]?.status === 'rejected', 10_000, 'buy rejected');
+    });
+
+    it('isolates buyers: another buyer’s buy or task answers 404, never 403', async () => {
+      const mine = (await task('create_media_buy', buy({ packages: [{ product_id: 'premium_ctv_guaranteed', pricing_option_id: 'cpm_usd_guaranteed', budget: 1000 }] }))).body;
+      await eventually(async () => (await task('tasks_get', { task_id: mine.task_id })).status === 200, 10_000, 'visible to owner');
+      const theirs = await task('get_media_buys', { media_buy_id: mine.media_buy_id }, other);
+      expect(theirs.status).toBe(404);
+      expect(theirs.body.error).toMatchObject({ code: 'MEDIA_BUY_NOT_FOUND', field: 'media_buy_id' });
+      expect((await task('tasks_get', { task_id: mine.task_id }, other)).status).toBe(404);
+      const all = await task('get_media_buys', {}, other);
+      expect(all.body.media_buys.every((b: { media_buy_id: string }) => b.media_buy_id !== mine.media_buy_id)).toBe(true);
+    });
+
+    it('creates over GraphQL with the same handler', async () => {
+      const r = await graphql(gw.url, 'mutation($r: JSONObject!) { createMediaBuy(request: $r) }', { r: buy() }, buyer);
+      expect(r.body.data!.createMediaBuy).toMatchObject({ status: 'active', total_budget: 8000 });
+      const bad = await graphql(gw.url, 'mutation($r: JSONObject!) { createMediaBuy(request: $r) }', { r: buy({ packages: [{ ...buy().packages[1], bid_price: 1 }] }) }, buyer);
+      expect(bad.body.errors![0]!.extensions).toEqual({ code: 'VALIDATION_ERROR', field: 'packages[0].bidPrice' });
+    });
+  });
+}
+
+mediaBuySuite('SQLite', async () => ({ env: {}, cleanup: async () => {} }));
+
+describeWith('PostgreSQL and Kafka', !!PG_ADMIN_URL && !!KAFKA_BROKERS, 'server mode', () => {
+  mediaBuySuite('PostgreSQL + Kafka', async () => {
+    const db = await createTestDatabase();
+    return { env: { EVENT_STORE_URL: db.url, KAFKA_BROKERS: KAFKA_BROKERS!, KAFKA_TOPIC: `adcp.events.mb-${randomBytes(4).toString('hex')}` }, cleanup: db.drop };
+  });
+});
