@@ -1,5 +1,5 @@
-import type { EventStore, Subscription } from '../eventstore/port';
-import { CheckpointMovedError, type ReadModelStore, type Sql } from '../readmodel/port';
+import type { EventStore, StoredEvent, Subscription } from '../eventstore/port';
+import { CheckpointMovedError, type CheckpointMove, type ReadModelStore, type Sql } from '../readmodel/port';
 import { handlesEvent, type Projection } from './projection';
 
 export interface ProjectionStatus {
@@ -12,16 +12,27 @@ interface Logger {
   error(obj: object, msg: string): void;
 }
 
+interface Cursor {
+  /** Checkpoint as stored (the CAS value for the next write). */
+  persisted: number;
+  /** Last position this instance has applied (>= persisted: empty batches are stored lazily). */
+  seen: number;
+  persistedAt: number;
+}
+
 /**
- * Keeps every projection caught up with the log. Each projection follows the log on its own
- * subscription and commits its rows with its checkpoint; if another instance (or a rebuild)
- * moved the checkpoint, the batch is rolled back and the projection resumes from the stored one.
+ * Keeps every projection caught up with the log. One subscription reads each batch once; the
+ * rows of every projection that handles something in it, and their checkpoints, commit in one
+ * transaction (exactly-once effect). A batch that gives a projection nothing to write moves its
+ * checkpoint lazily (every 1,000 events or second, and at stop): replaying such events after a
+ * crash writes nothing either. If another instance or a rebuild moved a checkpoint, the whole
+ * batch rolls back and the runner resumes from what is stored.
  */
 export class ProjectionRunner {
-  private subs = new Map<string, Subscription>();
-  private positions = new Map<string, number>();
+  private sub?: Subscription;
+  private cursors = new Map<string, Cursor>();
   private stopped = false;
-  private restarts = new Set<Promise<void>>();
+  private restarting?: Promise<void>;
 
   constructor(
     private store: EventStore,
@@ -37,65 +48,90 @@ export class ProjectionRunner {
       const cp = await this.readModels.getCheckpoint(p.name);
       if (cp.position > 0 && cp.version !== p.version) await this.readModels.reset(p.name, p.tables);
       await this.readModels.migrate(p.ddl[this.readModels.dialect]);
-      await this.follow(p);
+    }
+    await this.follow();
+  }
+
+  private async follow(): Promise<void> {
+    if (this.stopped || this.projections.length === 0) return;
+    for (const p of this.projections) {
+      const stored = (await this.readModels.getCheckpoint(p.name)).position;
+      this.cursors.set(p.name, { persisted: stored, seen: stored, persistedAt: Date.now() });
+    }
+    const from = Math.min(...[...this.cursors.values()].map((c) => c.seen));
+    this.sub = this.store.subscribe((events) => this.apply(events), {
+      fromPosition: from + 1,
+      batchSize: this.batchSize,
+      onError: (err) => {
+        if (err instanceof CheckpointMovedError) {
+          // Someone else advanced (or reset) a projection: restart from what is stored.
+          this.restarting ??= this.restart()
+            .catch((e: unknown) => this.log?.error({ err: e }, 'projection restart failed'))
+            .finally(() => (this.restarting = undefined));
+        } else {
+          this.log?.error({ err }, 'projection batch failed; retrying');
+        }
+      },
+    });
+  }
+
+  private async apply(events: StoredEvent[]): Promise<void> {
+    const to = events[events.length - 1]!.position;
+    const now = Date.now();
+    const moves: CheckpointMove[] = [];
+    for (const p of this.projections) {
+      const c = this.cursors.get(p.name)!;
+      if (c.seen >= to) continue;
+      const statements: Sql[] = [];
+      for (const e of events) if (e.position > c.seen && handlesEvent(p, e.type)) statements.push(...p.evolve(e));
+      const lazy = statements.length === 0 && to - c.persisted < 1000 && now - c.persistedAt < 1000;
+      if (!lazy) moves.push({ name: p.name, from: c.persisted, to, statements, version: p.version });
+    }
+    if (moves.length > 0) await this.readModels.applyBatches(moves);
+    for (const p of this.projections) {
+      const c = this.cursors.get(p.name)!;
+      if (moves.some((m) => m.name === p.name)) {
+        c.persisted = to;
+        c.persistedAt = now;
+      }
+      c.seen = Math.max(c.seen, to);
     }
   }
 
-  private async follow(p: Projection): Promise<void> {
-    if (this.stopped) return;
-    let from = (await this.readModels.getCheckpoint(p.name)).position;
-    this.positions.set(p.name, from);
-    const sub = this.store.subscribe(
-      async (events) => {
-        const statements: Sql[] = [];
-        for (const e of events) if (handlesEvent(p, e.type)) statements.push(...p.evolve(e));
-        const to = events[events.length - 1]!.position;
-        await this.readModels.applyBatch(p.name, from, to, statements, p.version);
-        from = to;
-        this.positions.set(p.name, to);
-      },
-      {
-        fromPosition: from + 1,
-        batchSize: this.batchSize,
-        onError: (err) => {
-          if (err instanceof CheckpointMovedError) {
-            // Someone else advanced (or reset) this projection: restart from what is stored.
-            const r = this.restart(p).catch((e) => this.log?.error({ err: e, projection: p.name }, 'restart failed'));
-            this.restarts.add(r);
-            void r.finally(() => this.restarts.delete(r));
-          } else {
-            this.log?.error({ err, projection: p.name }, 'projection batch failed; retrying');
-          }
-        },
-      },
-    );
-    this.subs.set(p.name, sub);
-  }
-
-  private async restart(p: Projection): Promise<void> {
-    const sub = this.subs.get(p.name);
-    this.subs.delete(p.name);
+  private async restart(): Promise<void> {
+    const sub = this.sub;
+    this.sub = undefined;
     await sub?.stop();
     if (this.stopped) return;
-    await this.readModels.migrate(p.ddl[this.readModels.dialect]);
-    await this.follow(p);
+    for (const p of this.projections) await this.readModels.migrate(p.ddl[this.readModels.dialect]);
+    await this.follow();
   }
 
   /** Position each projection has applied up to (in memory: what this instance has seen). */
   status(): ProjectionStatus[] {
-    return this.projections.map((p) => ({ name: p.name, position: this.positions.get(p.name) ?? 0 }));
+    return this.projections.map((p) => ({ name: p.name, position: this.cursors.get(p.name)?.seen ?? 0 }));
   }
 
   /** True when every projection has applied everything up to `head`. */
   caughtUpWith(head: number): boolean {
-    return this.projections.every((p) => (this.positions.get(p.name) ?? 0) >= head);
+    return this.projections.every((p) => (this.cursors.get(p.name)?.seen ?? 0) >= head);
   }
 
   async stop(): Promise<void> {
     this.stopped = true;
-    await Promise.all([...this.restarts]);
-    await Promise.all([...this.subs.values()].map((s) => s.stop()));
-    this.subs.clear();
+    await this.restarting;
+    await this.sub?.stop();
+    this.sub = undefined;
+    // Persist the lazily kept checkpoints so a restart does not re-read what was seen.
+    const moves: CheckpointMove[] = [];
+    for (const p of this.projections) {
+      const c = this.cursors.get(p.name);
+      if (c && c.seen > c.persisted) moves.push({ name: p.name, from: c.persisted, to: c.seen, statements: [], version: p.version });
+    }
+    if (moves.length === 0) return;
+    await this.readModels.applyBatches(moves).catch((err: unknown) => {
+      if (!(err instanceof CheckpointMovedError)) throw err;
+    });
   }
 }
 

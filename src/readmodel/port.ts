@@ -22,10 +22,20 @@ export interface ReadModelStore {
    * `fromPosition`: another instance or a rebuild got there first.
    */
   applyBatch(name: string, fromPosition: number, toPosition: number, statements: readonly Sql[], version?: number): Promise<void>;
+  /** Several projections' batches in one transaction: all move, or none (CheckpointMovedError). */
+  applyBatches(moves: readonly CheckpointMove[]): Promise<void>;
   /** Drops the given tables and forgets the checkpoint (for rebuilds). */
   reset(name: string, tables: readonly string[]): Promise<void>;
   query<T>(sql: string, params?: readonly unknown[]): Promise<T[]>;
   close(): Promise<void>;
+}
+
+export interface CheckpointMove {
+  name: string;
+  from: number;
+  to: number;
+  statements: readonly Sql[];
+  version?: number;
 }
 
 export class CheckpointMovedError extends Error {

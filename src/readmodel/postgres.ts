@@ -1,5 +1,5 @@
 import pg from 'pg';
-import { CHECKPOINTS_DDL, CheckpointMovedError, type ReadModelStore, type Sql } from './port';
+import { CHECKPOINTS_DDL, CheckpointMovedError, type CheckpointMove, type ReadModelStore, type Sql } from './port';
 
 pg.types.setTypeParser(20, (v) => Number(v));
 
@@ -51,25 +51,26 @@ export class PostgresReadModelStore implements ReadModelStore {
   }
 
   async applyBatch(name: string, from: number, to: number, statements: readonly Sql[], version = 0): Promise<void> {
+    return this.applyBatches([{ name, from, to, statements, version }]);
+  }
+
+  async applyBatches(moves: readonly CheckpointMove[]): Promise<void> {
     const client = await this.pool.connect();
     try {
       await client.query('BEGIN');
-      const claim =
-        from === 0
-          ? await client.query(
-              `INSERT INTO checkpoints (name, position, version) VALUES ($1, $2, $3)
-               ON CONFLICT (name) DO UPDATE SET position = excluded.position, version = excluded.version
-               WHERE checkpoints.position = 0`,
-              [name, to, version],
-            )
-          : await client.query('UPDATE checkpoints SET position = $1, version = $2 WHERE name = $3 AND position = $4', [
-              to,
-              version,
-              name,
-              from,
-            ]);
-      if (claim.rowCount !== 1) throw new CheckpointMovedError(name, from);
-      for (const s of statements) await client.query(this.text(s.sql), (s.params ?? []) as unknown[]);
+      for (const { name, from, to, statements, version = 0 } of moves) {
+        const claim =
+          from === 0
+            ? await client.query(
+                `INSERT INTO checkpoints (name, position, version) VALUES ($1, $2, $3)
+                 ON CONFLICT (name) DO UPDATE SET position = excluded.position, version = excluded.version
+                 WHERE checkpoints.position = 0`,
+                [name, to, version],
+              )
+            : await client.query('UPDATE checkpoints SET position = $1, version = $2 WHERE name = $3 AND position = $4', [to, version, name, from]);
+        if (claim.rowCount !== 1) throw new CheckpointMovedError(name, from);
+        for (const s of statements) await client.query(this.text(s.sql), (s.params ?? []) as unknown[]);
+      }
       await client.query('COMMIT');
     } catch (err) {
       await client.query('ROLLBACK').catch(() => {});

@@ -1,6 +1,6 @@
 import type Database from 'better-sqlite3';
 import { openSqlite } from '../eventstore/sqlite';
-import { CHECKPOINTS_DDL, CheckpointMovedError, type ReadModelStore, type Sql } from './port';
+import { CHECKPOINTS_DDL, CheckpointMovedError, type CheckpointMove, type ReadModelStore, type Sql } from './port';
 
 export class SqliteReadModelStore implements ReadModelStore {
   readonly dialect = 'sqlite';
@@ -33,22 +33,23 @@ export class SqliteReadModelStore implements ReadModelStore {
   }
 
   async applyBatch(name: string, from: number, to: number, statements: readonly Sql[], version = 0): Promise<void> {
+    return this.applyBatches([{ name, from, to, statements, version }]);
+  }
+
+  async applyBatches(moves: readonly CheckpointMove[]): Promise<void> {
     this.db
       .transaction(() => {
-        // Claim the checkpoint first: a competing writer fails here before touching any row.
-        const moved =
-          from === 0
-            ? this.stmt(
-                'INSERT INTO checkpoints (name, position, version) VALUES (?, ?, ?) ON CONFLICT (name) DO UPDATE SET position = excluded.position, version = excluded.version WHERE checkpoints.position = 0',
-              ).run(name, to, version).changes
-            : this.stmt('UPDATE checkpoints SET position = ?, version = ? WHERE name = ? AND position = ?').run(
-                to,
-                version,
-                name,
-                from,
-              ).changes;
-        if (moved !== 1) throw new CheckpointMovedError(name, from);
-        for (const s of statements) this.stmt(s.sql).run(...((s.params ?? []) as unknown[]));
+        for (const { name, from, to, statements, version = 0 } of moves) {
+          // Claim the checkpoint first: a competing writer fails here before touching any row.
+          const moved =
+            from === 0
+              ? this.stmt(
+                  'INSERT INTO checkpoints (name, position, version) VALUES (?, ?, ?) ON CONFLICT (name) DO UPDATE SET position = excluded.position, version = excluded.version WHERE checkpoints.position = 0',
+                ).run(name, to, version).changes
+              : this.stmt('UPDATE checkpoints SET position = ?, version = ? WHERE name = ? AND position = ?').run(to, version, name, from).changes;
+          if (moved !== 1) throw new CheckpointMovedError(name, from);
+          for (const s of statements) this.stmt(s.sql).run(...((s.params ?? []) as unknown[]));
+        }
       })
       .immediate();
   }

@@ -183,6 +183,93 @@ async function sqliteRebuild(file: string, count: number): Promise<void> {
   await store.close();
 }
 
+/** Raw single-event SQLite appends (prepared INSERT, one transaction each): the bare baseline. */
+async function rawSqliteAppends(dir: string, count: number): Promise<number> {
+  const db = openSqlite(tmpFile(dir, 'raw-baseline'));
+  db.exec(`CREATE TABLE events (position INTEGER PRIMARY KEY AUTOINCREMENT, event_id TEXT NOT NULL UNIQUE,
+    stream_id TEXT NOT NULL, stream_version INTEGER NOT NULL, type TEXT NOT NULL, data TEXT NOT NULL,
+    metadata TEXT NOT NULL, UNIQUE (stream_id, stream_version))`);
+  const insert = db.prepare('INSERT INTO events (event_id, stream_id, stream_version, type, data, metadata) VALUES (?, ?, ?, ?, ?, ?)');
+  const tx = db.transaction((i: number) => insert.run(newEventId(), `mb-${i}`, 1, 'MediaBuyCreated', JSON.stringify(payload(i)), JSON.stringify({ time: new Date().toISOString() })));
+  const t = process.hrtime.bigint();
+  for (let i = 0; i < count; i++) {
+    tx.immediate(i);
+    await Promise.resolve();
+  }
+  const r = rate(count, t);
+  db.close();
+  return r;
+}
+
+/**
+ * The load generator for the REST benchmark: keep-alive node:http clients in a worker thread, so
+ * the client runs on the other core like a separate process would and the server's event loop
+ * is measured alone.
+ */
+const LOAD_WORKER = `
+const http = require('node:http');
+const { parentPort, workerData } = require('node:worker_threads');
+const agent = new http.Agent({ keepAlive: true, maxSockets: workerData.concurrency });
+const u = new URL(workerData.url);
+const post = (path, body) => new Promise((resolve, reject) => {
+  const req = http.request({ host: u.hostname, port: u.port, path, method: 'POST', agent,
+    headers: { 'content-type': 'application/json', authorization: 'Bearer ' + workerData.key, 'content-length': Buffer.byteLength(body) } },
+    (res) => { res.resume(); res.on('end', () => resolve(res.statusCode)); });
+  req.on('error', reject);
+  req.end(body);
+});
+(async () => {
+  let next = 0, failed = 0;
+  const t = process.hrtime.bigint();
+  await Promise.all(Array.from({ length: workerData.concurrency }, async () => {
+    while (next < workerData.count) {
+      const i = next++;
+      const status = await post(workerData.path, JSON.stringify({ ...workerData.body, buyer_ref: workerData.prefix + i }));
+      if (status !== 200) failed++;
+    }
+  }));
+  parentPort.postMessage({ rate: workerData.count / (Number(process.hrtime.bigint() - t) / 1e9), failed });
+  agent.destroy();
+})();`;
+
+/** create_media_buy over the REST shim on SQLite (16 concurrent clients) vs raw single-event appends. */
+async function createMediaBuyRest(dir: string): Promise<void> {
+  const { Worker } = await import('node:worker_threads');
+  const { loadConfig } = await import('../../src/config');
+  const { startGateway } = await import('../../src/main');
+  const { issueApiKey } = await import('../../src/application/api-keys');
+  const count = n(5000);
+  const gw = await startGateway(loadConfig({ HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'silent', DATA_DIR: path.join(dir, 'gw'), APPROVAL_POLICY: 'never' }));
+  try {
+    const key = (await issueApiKey(gw.app.store, { org: 'bench', role: 'buyer' }, { now: new Date().toISOString() })).key;
+    for (let i = 0; i < 500 && (await fetch(`${gw.url}/readyz`)).status !== 200; i++) await new Promise((r) => setTimeout(r, 20));
+    const body = {
+      brand_manifest: { url: 'https://acme.example' },
+      packages: [{ product_id: 'news_display_run_of_site', pricing_option_id: 'cpm_usd_fixed', budget: 1000 }],
+      start_time: { type: 'asap' },
+      end_time: new Date(Date.now() + 30 * 86_400_000).toISOString(),
+    };
+    let round = 0;
+    const ours = async () => {
+      const worker = new Worker(LOAD_WORKER, {
+        eval: true,
+        workerData: { url: gw.url, key, path: '/api/tasks/create_media_buy', body, count, concurrency: 16, prefix: `bench-${++round}-` },
+      });
+      const result = await new Promise<{ rate: number; failed: number }>((resolve, reject) => {
+        worker.once('message', resolve);
+        worker.once('error', reject);
+      });
+      await worker.terminate();
+      if (result.failed) throw new Error(`${result.failed} create_media_buy requests failed`);
+      return result.rate;
+    };
+    const [value, baseline] = await compare(2, ours, () => rawSqliteAppends(dir, count));
+    emit({ name: 'create_media_buy_rest_sqlite', value, unit: 'commands/s', baseline, ratio: value / baseline, target: 'value >= 3000, ratio >= 0.25' });
+  } finally {
+    await gw.stop();
+  }
+}
+
 async function postgresUrl(): Promise<string | undefined> {
   const url = process.env.BENCH_PG_URL ?? process.env.TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
   const c = new pg.Client({ connectionString: url, connectionTimeoutMillis: 2000 });
@@ -254,6 +341,7 @@ export async function runBenchmarks(args: string[]): Promise<void> {
   try {
     const want = (name: string) => !only || name.includes(only);
     if (want('append')) await sqliteAppend(dir);
+    if (want('create_media_buy')) await createMediaBuyRest(dir);
     if (want('readall') || want('rebuild')) {
       const file = path.join(dir, 'seeded.sqlite');
       const count = n(200_000);
