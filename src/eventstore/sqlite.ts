@@ -62,6 +62,34 @@ export function openSqlite(file: string, synchronous: 'FULL' | 'NORMAL' = 'NORMA
   return db;
 }
 
+const shared = new Map<string, { db: Database.Database; refs: number }>();
+
+/**
+ * One connection per file per process, shared by the event store and the read models. Two
+ * connections to one file would invalidate each other's page cache on every write (each append
+ * followed by a projection batch), which costs more than the writes themselves.
+ */
+export function acquireSqlite(file: string, synchronous: 'FULL' | 'NORMAL' = 'NORMAL'): Database.Database {
+  const key = path.resolve(file);
+  const entry = shared.get(key);
+  if (entry && entry.db.open) {
+    entry.refs++;
+    return entry.db;
+  }
+  const db = openSqlite(key, synchronous);
+  shared.set(key, { db, refs: 1 });
+  return db;
+}
+
+/** Closes the shared connection when its last user lets go. */
+export function releaseSqlite(db: Database.Database): void {
+  const key = path.resolve(db.name);
+  const entry = shared.get(key);
+  if (entry?.db === db && --entry.refs > 0) return;
+  if (entry?.db === db) shared.delete(key);
+  if (db.open) db.close();
+}
+
 function toStored(r: Row): StoredEvent {
   return {
     id: r.event_id,
@@ -88,7 +116,7 @@ export class SqliteEventStore implements EventStore {
   private stmts;
 
   constructor(options: SqliteEventStoreOptions) {
-    this.db = openSqlite(options.file, options.synchronous);
+    this.db = acquireSqlite(options.file, options.synchronous);
     this.db.exec(SCHEMA);
     this.pollIntervalMs = options.pollIntervalMs ?? 200;
     this.stmts = {
@@ -165,7 +193,11 @@ export class SqliteEventStore implements EventStore {
     );
   }
 
+  private closed = false;
+
   async close(): Promise<void> {
-    if (this.db.open) this.db.close();
+    if (this.closed) return;
+    this.closed = true;
+    releaseSqlite(this.db);
   }
 }

@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3';
-import { openSqlite } from '../eventstore/sqlite';
+import { acquireSqlite, releaseSqlite } from '../eventstore/sqlite';
 import { CHECKPOINTS_DDL, CheckpointMovedError, type CheckpointMove, type ReadModelStore, type Sql } from './port';
 
 export class SqliteReadModelStore implements ReadModelStore {
@@ -8,7 +8,7 @@ export class SqliteReadModelStore implements ReadModelStore {
   private cache = new Map<string, Database.Statement>();
 
   constructor(file: string, synchronous: 'FULL' | 'NORMAL' = 'NORMAL') {
-    this.db = openSqlite(file, synchronous);
+    this.db = acquireSqlite(file, synchronous);
     this.db.exec(CHECKPOINTS_DDL);
   }
 
@@ -68,7 +68,11 @@ export class SqliteReadModelStore implements ReadModelStore {
     return this.stmt(sql).all(...(params as unknown[])) as T[];
   }
 
+  private closed = false;
+
   async close(): Promise<void> {
-    if (this.db.open) this.db.close();
+    if (this.closed) return;
+    this.closed = true;
+    releaseSqlite(this.db);
   }
 }

@@ -148,8 +148,6 @@ export const createMediaBuy: TaskDefinition = {
       const end = new Date(input.end_time).toISOString();
       if (Date.parse(end) <= Date.parse(start)) throw new AppError('VALIDATION_ERROR', 'end_time must be after the start time', 'end_time');
       if (Date.parse(end) <= now.getTime()) throw new AppError('VALIDATION_ERROR', 'end_time is in the past', 'end_time');
-      const existing = await ctx.app.store.readStream(mediaBuyStream(mediaBuyId), { limit: 1 });
-      if (existing.length > 0) throw new AppError('CONFLICT', `buyer_ref ${input.buyer_ref} is already used`, 'buyer_ref');
 
       const total = Math.round(packages.reduce((s, p) => s + p.budget, 0) * 100) / 100;
       const terms: MediaBuyTerms = {
@@ -169,6 +167,10 @@ export const createMediaBuy: TaskDefinition = {
       const approval = await needsApproval(ctx, products as Product[], total);
       const taskId = approval ? `task_${newEventId()}` : undefined;
       if (taskId) {
+        // Fail fast on a taken buyer_ref before recording a task for it (the append below is
+        // what enforces uniqueness).
+        const existing = await ctx.app.store.readStream(mediaBuyStream(mediaBuyId), { limit: 1 });
+        if (existing.length > 0) throw new AppError('CONFLICT', `buyer_ref ${input.buyer_ref} is already used by media buy ${mediaBuyId}`, 'buyer_ref');
         // The task first: a buy never points at a task that was not recorded.
         await handleCommand(ctx.app.store, taskStream(taskId), taskDecider, {
           type: 'SubmitTask',
