@@ -6,7 +6,7 @@ import type { ReadModelStore, Sql } from '../../src/readmodel/port';
 const ddl = (big: string) => [
   `CREATE TABLE IF NOT EXISTS media_buys (
      media_buy_id TEXT PRIMARY KEY, owner TEXT NOT NULL, buyer_ref TEXT NOT NULL, status TEXT NOT NULL,
-     task_id TEXT, terms TEXT NOT NULL, created_at TEXT NOT NULL, updated_at TEXT NOT NULL, position ${big} NOT NULL)`,
+     task_id TEXT, revision INTEGER NOT NULL, terms TEXT NOT NULL, created_at TEXT NOT NULL, updated_at TEXT NOT NULL, position ${big} NOT NULL)`,
   'CREATE INDEX IF NOT EXISTS media_buys_owner ON media_buys (owner, created_at)',
   `CREATE TABLE IF NOT EXISTS tasks (
      task_id TEXT PRIMARY KEY, owner TEXT NOT NULL, task_type TEXT NOT NULL, status TEXT NOT NULL, resource_id TEXT NOT NULL,
@@ -19,10 +19,10 @@ const ddl = (big: string) => [
 /** Media buys and the asynchronous tasks that gate them, as buyers and operators read them. */
 export const mediaBuys: Projection = {
   name: 'media-buys',
-  version: 1,
+  version: 2,
   tables: ['media_buys', 'tasks', 'task_history'],
   ddl: { sqlite: ddl('INTEGER'), postgres: ddl('BIGINT') },
-  handles: ['MediaBuyCreated', 'MediaBuyApproved', 'MediaBuyRejected', 'TaskSubmitted', 'TaskStatusChanged'],
+  handles: ['MediaBuyCreated', 'MediaBuyApproved', 'MediaBuyRejected', 'MediaBuyUpdated', 'MediaBuyStatusChanged', 'TaskSubmitted', 'TaskStatusChanged'],
   evolve(stored): Sql[] {
     const e = stored as unknown as MediaBuyEvent | TaskEvent;
     switch (e.type) {
@@ -30,16 +30,20 @@ export const mediaBuys: Projection = {
         const { status, task_id, at, ...terms } = e.data;
         return [
           {
-            sql: `INSERT INTO media_buys (media_buy_id, owner, buyer_ref, status, task_id, terms, created_at, updated_at, position)
-                  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+            sql: `INSERT INTO media_buys (media_buy_id, owner, buyer_ref, status, task_id, revision, terms, created_at, updated_at, position)
+                  VALUES (?, ?, ?, ?, ?, 1, ?, ?, ?, ?)`,
             params: [terms.media_buy_id, terms.owner, terms.buyer_ref, status, task_id ?? null, JSON.stringify(terms), at, at, stored.position],
           },
         ];
       }
       case 'MediaBuyApproved':
-        return [{ sql: "UPDATE media_buys SET status = 'active', updated_at = ? WHERE media_buy_id = ?", params: [e.data.at, e.data.media_buy_id] }];
+        return [{ sql: "UPDATE media_buys SET status = 'active', revision = revision + 1, updated_at = ? WHERE media_buy_id = ?", params: [e.data.at, e.data.media_buy_id] }];
       case 'MediaBuyRejected':
-        return [{ sql: "UPDATE media_buys SET status = 'rejected', updated_at = ? WHERE media_buy_id = ?", params: [e.data.at, e.data.media_buy_id] }];
+        return [{ sql: "UPDATE media_buys SET status = 'rejected', revision = revision + 1, updated_at = ? WHERE media_buy_id = ?", params: [e.data.at, e.data.media_buy_id] }];
+      case 'MediaBuyUpdated':
+        return [{ sql: 'UPDATE media_buys SET terms = ?, revision = revision + 1, updated_at = ? WHERE media_buy_id = ?', params: [JSON.stringify(e.data.terms), e.data.at, e.data.media_buy_id] }];
+      case 'MediaBuyStatusChanged':
+        return [{ sql: 'UPDATE media_buys SET status = ?, revision = revision + 1, updated_at = ? WHERE media_buy_id = ?', params: [e.data.status, e.data.at, e.data.media_buy_id] }];
       case 'TaskSubmitted': {
         const d = e.data;
         return [
@@ -73,6 +77,7 @@ export interface MediaBuyRow {
   buyer_ref: string;
   status: string;
   task_id: string | null;
+  revision: number;
   terms: MediaBuyTerms;
   created_at: string;
   updated_at: string;

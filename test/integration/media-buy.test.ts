@@ -170,6 +170,57 @@ function mediaBuySuite(name: string, env: () => Promise<{ env: Record<string, st
       expect(all.body.media_buys.every((b: { media_buy_id: string }) => b.media_buy_id !== mine.media_buy_id)).toBe(true);
     });
 
+    it('updates with PATCH semantics and enforces the lifecycle, naming the current status', async () => {
+      const created = (await task('create_media_buy', buy())).body;
+      const [news, sports] = created.packages;
+      const up = async (updates: Record<string, unknown>, key = buyer) => task('update_media_buy', { media_buy_id: created.media_buy_id, updates }, key);
+
+      const budget = await up({ budget_change: 2000, packages: [{ package_id: sports.package_id, bid_price: 15 }] });
+      expect(budget.status).toBe(200);
+      expect(budget.body).toMatchObject({ total_budget: 10000, revision: 2, changed: ['packages', 'budget'] });
+      expect(budget.body.packages.map((p: { budget: number }) => p.budget)).toEqual([6250, 3750]);
+      expect(budget.body.packages[1].bid_price).toBe(15);
+
+      expect((await up({ status: 'pause' })).body).toMatchObject({ status: 'paused', revision: 3 });
+      const again = await up({ status: 'pause' });
+      expect(again.status).toBe(422);
+      expect(again.body.error).toMatchObject({ code: 'INVALID_STATE', field: 'updates.status' });
+      expect(again.body.error.message).toContain('paused');
+      expect((await up({ status: 'resume' })).body.status).toBe('active');
+      expect((await up({ status: 'cancel', reason: 'campaign pulled' })).body.status).toBe('canceled');
+      const late = await up({ end_time: future(30) });
+      expect(late.status).toBe(422);
+      expect(late.body.error).toMatchObject({ code: 'INVALID_STATE', field: 'status' });
+      expect(late.body.error.message).toBe('cannot update a media buy that is canceled');
+
+      const listed = await eventually(async () => {
+        const l = await task('get_media_buys', { media_buy_id: created.media_buy_id });
+        return l.body.media_buys?.[0]?.status === 'canceled' ? l.body.media_buys[0] : undefined;
+      }, 10_000, 'canceled in the read model');
+      expect(listed).toMatchObject({ revision: 5, total_budget: 10000 });
+      expect(news.package_id).not.toBe(sports.package_id);
+    });
+
+    it('validates updates with field paths; another buyer’s buy is 404', async () => {
+      const created = (await task('create_media_buy', buy())).body;
+      const cases: [Record<string, unknown>, number, string, string][] = [
+        [{ media_buy_id: created.media_buy_id }, 400, 'INVALID_REQUEST', 'updates'],
+        [{ media_buy_id: created.media_buy_id, updates: {} }, 400, 'INVALID_REQUEST', 'updates'],
+        [{ media_buy_id: created.media_buy_id, updates: { budget_change: -9000 } }, 422, 'VALIDATION_ERROR', 'updates.budget_change'],
+        [{ media_buy_id: created.media_buy_id, updates: { status: 'explode' } }, 422, 'VALIDATION_ERROR', 'updates.status'],
+        [{ media_buy_id: created.media_buy_id, updates: { end_time: '2001-01-01T00:00:00Z' } }, 422, 'VALIDATION_ERROR', 'updates.end_time'],
+        [{ media_buy_id: created.media_buy_id, updates: { packages: [{ package_id: 'nope', budget: 5 }] } }, 404, 'NOT_FOUND', 'updates.packages[0].package_id'],
+        [{ media_buy_id: created.media_buy_id, updates: { packages: [{ package_id: created.packages[0].package_id, bid_price: 3 }] } }, 422, 'VALIDATION_ERROR', 'updates.packages[0].bid_price'],
+        [{ media_buy_id: 'mb_unknown', updates: { status: 'pause' } }, 404, 'MEDIA_BUY_NOT_FOUND', 'media_buy_id'],
+      ];
+      for (const [body, status, code, field] of cases) {
+        const r = await task('update_media_buy', body);
+        expect({ body, status: r.status, code: r.body.error?.code, field: r.body.error?.field }).toEqual({ body, status, code, field });
+      }
+      const theirs = await task('update_media_buy', { media_buy_id: created.media_buy_id, updates: { status: 'pause' } }, other);
+      expect(theirs.status).toBe(404);
+    });
+
     it('creates over GraphQL with the same handler', async () => {
       const r = await graphql(gw.url, 'mutation($r: JSONObject!) { createMediaBuy(request: $r) }', { r: buy() }, buyer);
       expect(r.body.data!.createMediaBuy).toMatchObject({ status: 'active', total_budget: 8000 });

@@ -1,6 +1,6 @@
 import { getProducts, listAuthorizedProperties, listCreativeFormats } from './catalog-tasks';
 import type { TaskDefinition } from './context';
-import { createMediaBuy, getMediaBuys, tasksGet } from './media-buy-tasks';
+import { createMediaBuy, getMediaBuys, tasksGet, updateMediaBuy } from './media-buy-tasks';
 
 /** Every media-buy task by its AdCP name; the REST shim, GraphQL and MCP all dispatch here. */
 export const tasks: Readonly<Record<string, TaskDefinition>> = {
@@ -8,6 +8,7 @@ export const tasks: Readonly<Record<string, TaskDefinition>> = {
   list_authorized_properties: listAuthorizedProperties,
   list_creative_formats: listCreativeFormats,
   create_media_buy: createMediaBuy,
+  update_media_buy: updateMediaBuy,
   get_media_buys: getMediaBuys,
   tasks_get: tasksGet,
 };

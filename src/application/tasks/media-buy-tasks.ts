@@ -193,8 +193,8 @@ export const createMediaBuy: TaskDefinition = {
         throw err;
       }
       return approval
-        ? mediaBuyView(terms, 'pending', { task_id: taskId, message: 'Media buy awaiting seller approval; poll tasks_get or wait for the webhook' })
-        : mediaBuyView(terms, 'active');
+        ? mediaBuyView(terms, 'pending', { revision: 1, task_id: taskId, message: 'Media buy awaiting seller approval; poll tasks_get or wait for the webhook' })
+        : mediaBuyView(terms, 'active', { revision: 1 });
     });
   },
 };
@@ -211,6 +211,7 @@ const getMediaBuysInput = z
 
 function rowView(r: MediaBuyRow, withActivity: boolean) {
   return mediaBuyView(r.terms, r.status, {
+    revision: Number(r.revision),
     created_at: r.created_at,
     updated_at: r.updated_at,
     impairments: [],
@@ -233,6 +234,76 @@ export const getMediaBuys: TaskDefinition = {
       media_buys: page.map((r) => rowView(r, input.include_webhook_activity === true)),
       pagination: { has_more: rows.length > limit, ...(rows.length > limit ? { cursor: page[page.length - 1]!.media_buy_id } : {}) },
     };
+  },
+};
+
+const packageUpdate = z
+  .object({
+    package_id: z.string().min(1),
+    budget: z.number().positive().optional(),
+    bid_price: z.number().nonnegative().optional(),
+    targeting_overlay: z.record(z.string(), z.unknown()).optional(),
+    creative_ids: z.array(z.string().min(1)).optional(),
+  })
+  .passthrough();
+
+const updateInput = z
+  .object({
+    media_buy_id: z.string().min(1),
+    updates: z
+      .object({
+        budget_change: z.number().optional(),
+        end_time: isoDate.optional(),
+        // The spec's verbs, and the resulting statuses as some clients send them.
+        status: z.enum(['pause', 'resume', 'cancel', 'paused', 'active', 'canceled']).optional(),
+        reason: z.string().max(500).optional(),
+        targeting: z.record(z.string(), z.unknown()).optional(),
+        packages: z.array(packageUpdate).optional(),
+        push_notification_config: pushNotificationConfigSchema.optional(),
+        reporting_webhook: z.object({ url: z.string().url() }).passthrough().optional(),
+      })
+      .passthrough(),
+    idempotency_key: z.string().regex(/^[A-Za-z0-9_.:-]{16,255}$/, 'must be 16-255 of A-Z a-z 0-9 _ . : -').optional(),
+  })
+  .passthrough();
+
+const STATUS_VERB = { pause: 'pause', paused: 'pause', resume: 'resume', active: 'resume', cancel: 'cancel', canceled: 'cancel' } as const;
+
+export const updateMediaBuy: TaskDefinition = {
+  async run(raw, ctx) {
+    const input = parseInput(updateInput, raw);
+    const owner = ctx.principal.org;
+    return withIdempotency(ctx.app.store, owner, 'update_media_buy', input as Record<string, unknown>, async () => {
+      // Ownership from the stream itself (not the projection): another buyer's id is simply absent.
+      let state = mediaBuyDecider.initialState();
+      for (const e of await ctx.app.store.readStream(mediaBuyStream(input.media_buy_id))) state = mediaBuyDecider.evolve(state, e as never);
+      if (state.status === 'none' || state.terms.owner !== owner) throw new AppError('MEDIA_BUY_NOT_FOUND', `unknown media_buy_id ${input.media_buy_id}`, 'media_buy_id');
+      const u = input.updates;
+      const now = ctx.app.clock().toISOString();
+      const { state: after, events } = await handleCommand(
+        ctx.app.store,
+        mediaBuyStream(input.media_buy_id),
+        mediaBuyDecider,
+        {
+          type: 'UpdateMediaBuy',
+          changes: {
+            budget_change: u.budget_change,
+            end_time: u.end_time,
+            targeting: u.targeting,
+            packages: u.packages,
+            push_notification_config: u.push_notification_config,
+            reporting_webhook: u.reporting_webhook,
+          },
+          status: u.status ? STATUS_VERB[u.status] : undefined,
+          reason: u.reason,
+          now,
+        },
+        { now, principal: ctx.principal.keyId, correlationId: ctx.requestId },
+      );
+      const buy = after as Exclude<typeof after, { status: 'none' }>;
+      const changed = events.flatMap((e) => (e.type === 'MediaBuyUpdated' ? e.data.changed : e.type === 'MediaBuyStatusChanged' ? ['status'] : []));
+      return mediaBuyView(buy.terms, buy.status, { revision: buy.revision, changed });
+    });
   },
 };
 

@@ -36,16 +36,30 @@ export interface MediaBuyTerms {
 export type MediaBuyEvent =
   | { readonly type: 'MediaBuyCreated'; readonly data: MediaBuyTerms & { readonly status: 'pending' | 'active'; readonly task_id?: string; readonly at: string } }
   | { readonly type: 'MediaBuyApproved'; readonly data: { readonly media_buy_id: string; readonly task_id?: string; readonly note?: string; readonly at: string } }
-  | { readonly type: 'MediaBuyRejected'; readonly data: { readonly media_buy_id: string; readonly task_id?: string; readonly reason: string; readonly at: string } };
+  | { readonly type: 'MediaBuyRejected'; readonly data: { readonly media_buy_id: string; readonly task_id?: string; readonly reason: string; readonly at: string } }
+  | { readonly type: 'MediaBuyUpdated'; readonly data: { readonly media_buy_id: string; readonly changed: readonly string[]; readonly terms: MediaBuyTerms; readonly at: string } }
+  | { readonly type: 'MediaBuyStatusChanged'; readonly data: { readonly media_buy_id: string; readonly from: MediaBuyStatus; readonly status: MediaBuyStatus; readonly reason?: string; readonly at: string } };
+
+/** What update_media_buy may change; omitted fields stay as they are, arrays replace. */
+export interface MediaBuyChanges {
+  readonly budget_change?: number;
+  readonly end_time?: string;
+  readonly targeting?: Record<string, unknown>;
+  readonly packages?: readonly { readonly package_id: string; readonly budget?: number; readonly bid_price?: number; readonly targeting_overlay?: Record<string, unknown>; readonly creative_ids?: readonly string[] }[];
+  readonly push_notification_config?: Record<string, unknown>;
+  readonly reporting_webhook?: Record<string, unknown>;
+}
 
 export type MediaBuyCommand =
   | { readonly type: 'CreateMediaBuy'; readonly terms: MediaBuyTerms; readonly needsApproval: boolean; readonly taskId?: string; readonly now: string }
   | { readonly type: 'ApproveMediaBuy'; readonly taskId?: string; readonly note?: string; readonly now: string }
-  | { readonly type: 'RejectMediaBuy'; readonly taskId?: string; readonly reason: string; readonly now: string };
+  | { readonly type: 'RejectMediaBuy'; readonly taskId?: string; readonly reason: string; readonly now: string }
+  | { readonly type: 'UpdateMediaBuy'; readonly changes: MediaBuyChanges; readonly status?: 'pause' | 'resume' | 'cancel'; readonly reason?: string; readonly now: string }
+  | { readonly type: 'CompleteMediaBuy'; readonly now: string };
 
 export type MediaBuyState =
   | { readonly status: 'none' }
-  | { readonly status: MediaBuyStatus; readonly terms: MediaBuyTerms; readonly taskId?: string };
+  | { readonly status: MediaBuyStatus; readonly terms: MediaBuyTerms; readonly taskId?: string; readonly revision: number };
 
 /**
  * The stream id is derived from (owner, buyer_ref), so "buyer_ref is unique per buyer" holds
@@ -58,6 +72,73 @@ function requireStatus(state: MediaBuyState, allowed: readonly MediaBuyStatus[],
   if (!allowed.includes(state.status)) {
     throw new AppError('INVALID_STATE', `cannot ${action} a media buy that is ${state.status}`, 'status', { current_status: state.status });
   }
+}
+
+const STATUS_ACTIONS: Record<'pause' | 'resume' | 'cancel', { from: readonly MediaBuyStatus[]; to: MediaBuyStatus }> = {
+  pause: { from: ['active'], to: 'paused' },
+  resume: { from: ['paused'], to: 'active' },
+  cancel: { from: ['pending', 'active', 'paused'], to: 'canceled' },
+};
+
+const cents = (n: number) => Math.round(n * 100) / 100;
+
+/** PATCH semantics: each named change is checked and applied; the names of what changed are returned. */
+function applyChanges(terms: MediaBuyTerms, c: MediaBuyChanges, now: string): { terms: MediaBuyTerms; changed: string[] } {
+  const changed: string[] = [];
+  let packages = terms.packages.map((p) => ({ ...p }));
+  let next: MediaBuyTerms = { ...terms };
+  if (c.packages) {
+    c.packages.forEach((u, i) => {
+      const p = packages.find((x) => x.package_id === u.package_id);
+      if (!p) throw new AppError('NOT_FOUND', `no package ${u.package_id} in this media buy`, `updates.packages[${i}].package_id`);
+      if (u.budget !== undefined) p.budget = u.budget;
+      if (u.bid_price !== undefined) {
+        if (p.bid_price === undefined) throw new AppError('VALIDATION_ERROR', 'bid_price applies only to auction-priced packages', `updates.packages[${i}].bid_price`);
+        p.bid_price = u.bid_price;
+        p.rate = u.bid_price;
+      }
+      if (u.targeting_overlay !== undefined) p.targeting_overlay = u.targeting_overlay;
+      if (u.creative_ids !== undefined) p.creative_ids = [...u.creative_ids];
+    });
+    changed.push('packages');
+  }
+  if (c.budget_change !== undefined) {
+    // A signed amount added to the total, shared across packages in proportion to their budgets.
+    const total = packages.reduce((s, p) => s + p.budget, 0);
+    const target = cents(total + c.budget_change);
+    if (target <= 0) throw new AppError('VALIDATION_ERROR', `budget_change would leave a total of ${target}`, 'updates.budget_change');
+    let assigned = 0;
+    packages = packages.map((p, i) => {
+      const budget = i === packages.length - 1 ? cents(target - assigned) : cents((p.budget / total) * target);
+      assigned += budget;
+      return { ...p, budget };
+    });
+    changed.push('budget');
+  }
+  if (c.targeting !== undefined) {
+    packages = packages.map((p) => ({ ...p, targeting_overlay: c.targeting }));
+    changed.push('targeting');
+  }
+  if (c.end_time !== undefined) {
+    const end = new Date(c.end_time).toISOString();
+    if (Date.parse(end) <= Date.parse(terms.start_time) || Date.parse(end) <= Date.parse(now)) {
+      throw new AppError('VALIDATION_ERROR', 'end_time must be after the start time and in the future', 'updates.end_time');
+    }
+    next = { ...next, end_time: end };
+    changed.push('end_time');
+  }
+  if (c.push_notification_config !== undefined) {
+    next = { ...next, push_notification_config: c.push_notification_config };
+    changed.push('push_notification_config');
+  }
+  if (c.reporting_webhook !== undefined) {
+    next = { ...next, reporting_webhook: c.reporting_webhook };
+    changed.push('reporting_webhook');
+  }
+  packages.forEach((p, i) => {
+    if (p.budget <= 0) throw new AppError('VALIDATION_ERROR', 'budget must be greater than 0', `updates.packages[${i}].budget`);
+  });
+  return { terms: { ...next, packages, total_budget: cents(packages.reduce((s, p) => s + p.budget, 0)) }, changed };
 }
 
 export const mediaBuyDecider: Decider<MediaBuyCommand, MediaBuyEvent, MediaBuyState> = {
@@ -81,6 +162,24 @@ export const mediaBuyDecider: Decider<MediaBuyCommand, MediaBuyEvent, MediaBuySt
       case 'RejectMediaBuy':
         requireStatus(state, ['pending'], 'reject');
         return [{ type: 'MediaBuyRejected', data: { media_buy_id: state.terms.media_buy_id, task_id: command.taskId, reason: command.reason, at: command.now } }];
+      case 'UpdateMediaBuy': {
+        requireStatus(state, ['pending', 'active', 'paused'], 'update');
+        const events: MediaBuyEvent[] = [];
+        const { terms, changed } = applyChanges(state.terms, command.changes, command.now);
+        if (changed.length > 0) events.push({ type: 'MediaBuyUpdated', data: { media_buy_id: terms.media_buy_id, changed, terms, at: command.now } });
+        if (command.status) {
+          const next = STATUS_ACTIONS[command.status];
+          if (!next.from.includes(state.status)) {
+            throw new AppError('INVALID_STATE', `cannot ${command.status} a media buy that is ${state.status}`, 'updates.status', { current_status: state.status });
+          }
+          events.push({ type: 'MediaBuyStatusChanged', data: { media_buy_id: terms.media_buy_id, from: state.status, status: next.to, ...(command.reason ? { reason: command.reason } : {}), at: command.now } });
+        }
+        if (events.length === 0) throw new AppError('INVALID_REQUEST', 'updates names nothing to change', 'updates');
+        return events;
+      }
+      case 'CompleteMediaBuy':
+        requireStatus(state, ['active', 'paused'], 'complete');
+        return [{ type: 'MediaBuyStatusChanged', data: { media_buy_id: state.terms.media_buy_id, from: state.status, status: 'completed', reason: 'flight ended', at: command.now } }];
       default:
         return assertNever(command);
     }
@@ -90,12 +189,16 @@ export const mediaBuyDecider: Decider<MediaBuyCommand, MediaBuyEvent, MediaBuySt
     switch (event.type) {
       case 'MediaBuyCreated': {
         const { status, task_id, at: _at, ...terms } = event.data;
-        return { status, terms, taskId: task_id };
+        return { status, terms, taskId: task_id, revision: 1 };
       }
       case 'MediaBuyApproved':
-        return state.status === 'none' ? state : { ...state, status: 'active' };
+        return state.status === 'none' ? state : { ...state, status: 'active', revision: state.revision + 1 };
       case 'MediaBuyRejected':
-        return state.status === 'none' ? state : { ...state, status: 'rejected' };
+        return state.status === 'none' ? state : { ...state, status: 'rejected', revision: state.revision + 1 };
+      case 'MediaBuyUpdated':
+        return state.status === 'none' ? state : { ...state, terms: event.data.terms, revision: state.revision + 1 };
+      case 'MediaBuyStatusChanged':
+        return state.status === 'none' ? state : { ...state, status: event.data.status, revision: state.revision + 1 };
       default:
         return assertNever(event);
     }

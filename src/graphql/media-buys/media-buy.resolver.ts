@@ -23,6 +23,11 @@ export class MediaBuyResolver {
     return runTask(ctx, tasks.create_media_buy!, request);
   }
 
+  @Mutation(() => GraphQLJSONObject, { description: 'update_media_buy: {media_buy_id, updates: {budget_change, end_time, status pause|resume|cancel, targeting, packages, push_notification_config, reporting_webhook}}. Buyer key required.' })
+  async updateMediaBuy(@Ctx() ctx: GraphQLContext, @Arg('request', () => GraphQLJSONObject) request: Record<string, unknown>) {
+    return runTask(ctx, tasks.update_media_buy!, request);
+  }
+
   @Query(() => GraphQLJSONObject, { description: 'get_media_buys: the caller’s own buys, with packages and status. Buyer key required.' })
   async mediaBuys(@Ctx() ctx: GraphQLContext, @Arg('request', () => GraphQLJSONObject, { nullable: true }) request?: Record<string, unknown>) {
     return runTask(ctx, tasks.get_media_buys!, request ?? {});
