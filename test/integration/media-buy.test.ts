@@ -221,6 +221,52 @@ function mediaBuySuite(name: string, env: () => Promise<{ env: Record<string, st
       expect(theirs.status).toBe(404);
     });
 
+    it('syncs creatives: per-creative actions, format checks against assigned packages, dry run, delete_missing, list', async () => {
+      const created = (await task('create_media_buy', buy())).body;
+      const [news, sports] = created.packages;
+      const agent = 'https://creative.adcontextprotocol.org';
+      const video = { creative_id: 'vid-1', name: 'Spot 30s', format_id: { agent_url: agent, id: 'video_16x9_30s' }, assets: { video: { url: 'https://cdn.acme.example/spot.mp4', width: 1920, height: 1080, duration_ms: 30000 } } };
+      const banner = { creative_id: 'ban-1', name: 'MPU', format_id: { agent_url: agent, id: 'display_300x250' }, assets: { image: { url: 'https://cdn.acme.example/mpu.png', width: 300, height: 250 } } };
+      const tooLong = { ...video, creative_id: 'vid-2', assets: { video: { ...video.assets.video, duration_ms: 45000 } } };
+
+      const preview = await task('sync_creatives', { creatives: [video, banner], dry_run: true });
+      expect(preview.body).toMatchObject({ dry_run: true, creatives: [{ creative_id: 'vid-1', action: 'created' }, { creative_id: 'ban-1', action: 'created' }] });
+      expect((await task('list_creatives', {})).body.query_summary.total_matching).toBe(0);
+
+      const r = await task('sync_creatives', {
+        creatives: [video, banner, tooLong, { creative_id: 'x', name: 'bad', format_id: { agent_url: agent, id: 'nope' }, assets: {} }],
+        assignments: { 'vid-1': [sports.package_id], 'ban-1': [news.package_id, sports.package_id] },
+      });
+      expect(r.status).toBe(200);
+      const by = Object.fromEntries(r.body.creatives.map((c: { creative_id: string }) => [c.creative_id, c]));
+      expect(by['vid-1']).toMatchObject({ action: 'created', status: 'approved', assigned_to: [sports.package_id] });
+      expect(by['ban-1'].action).toBe('failed');
+      expect(by['ban-1'].errors).toEqual([{ code: 'UNSUPPORTED_FEATURE', message: 'product sports_video_auction does not accept format display_300x250', field: 'assignments.ban-1[1]' }]);
+      expect(by['vid-2'].errors[0]).toMatchObject({ field: 'creatives[2].assets.video.duration_ms' });
+      expect(by['x'].errors[0]).toMatchObject({ field: 'creatives[3].format_id' });
+
+      const again = await task('sync_creatives', { creatives: [video, { ...banner }], assignments: { 'ban-1': [news.package_id] } });
+      expect(again.body.creatives.map((c: { action: string }) => c.action)).toEqual(['unchanged', 'created']);
+      const renamed = await task('sync_creatives', { creatives: [{ ...video, name: 'Spot 30s v2' }] });
+      expect(renamed.body.creatives[0].action).toBe('updated');
+
+      await eventually(async () => (await task('list_creatives', {})).body.query_summary?.total_matching === 2, 10_000, 'two creatives listed');
+      const videos = await task('list_creatives', { filters: { format_types: ['video'] } });
+      expect(videos.body.creatives.map((c: { creative_id: string; name: string }) => [c.creative_id, c.name])).toEqual([['vid-1', 'Spot 30s v2']]);
+      expect(videos.body.creatives[0].assignments).toEqual({ assignment_count: 1, assigned_packages: [{ package_id: sports.package_id }] });
+      const page = await task('list_creatives', { limit: 1 });
+      expect(page.body.pagination).toEqual({ has_more: true, cursor: 'ban-1' });
+      expect((await task('list_creatives', { limit: 1, cursor: 'ban-1' })).body.creatives[0].creative_id).toBe('vid-1');
+
+      const archive = await task('sync_creatives', { creatives: [banner], delete_missing: true });
+      expect(archive.body.creatives).toContainEqual({ creative_id: 'vid-1', action: 'archived', status: 'archived' });
+      await eventually(async () => (await task('list_creatives', {})).body.query_summary?.total_matching === 1, 10_000, 'archived hidden');
+      expect((await task('list_creatives', { filters: { status: ['archived'] } })).body.creatives.map((c: { creative_id: string }) => c.creative_id)).toEqual(['vid-1']);
+      // Another buyer's library is separate.
+      expect((await task('list_creatives', {}, other)).body.query_summary.total_matching).toBe(0);
+      expect((await task('sync_creatives', { creatives: [] })).body.error).toMatchObject({ code: 'VALIDATION_ERROR', field: 'creatives' });
+    });
+
     it('creates over GraphQL with the same handler', async () => {
       const r = await graphql(gw.url, 'mutation($r: JSONObject!) { createMediaBuy(request: $r) }', { r: buy() }, buyer);
       expect(r.body.data!.createMediaBuy).toMatchObject({ status: 'active', total_budget: 8000 });

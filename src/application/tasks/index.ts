@@ -1,5 +1,6 @@
 import { getProducts, listAuthorizedProperties, listCreativeFormats } from './catalog-tasks';
 import type { TaskDefinition } from './context';
+import { listCreatives, syncCreatives } from './creative-tasks';
 import { createMediaBuy, getMediaBuys, tasksGet, updateMediaBuy } from './media-buy-tasks';
 
 /** Every media-buy task by its AdCP name; the REST shim, GraphQL and MCP all dispatch here. */
@@ -10,5 +11,7 @@ export const tasks: Readonly<Record<string, TaskDefinition>> = {
   create_media_buy: createMediaBuy,
   update_media_buy: updateMediaBuy,
   get_media_buys: getMediaBuys,
+  sync_creatives: syncCreatives,
+  list_creatives: listCreatives,
   tasks_get: tasksGet,
 };

@@ -33,6 +33,16 @@ export class MediaBuyResolver {
     return runTask(ctx, tasks.get_media_buys!, request ?? {});
   }
 
+  @Mutation(() => GraphQLJSONObject, { description: 'sync_creatives: {creatives, assignments?, dry_run?, delete_missing?} → a per-creative action. Buyer key required.' })
+  async syncCreatives(@Ctx() ctx: GraphQLContext, @Arg('request', () => GraphQLJSONObject) request: Record<string, unknown>) {
+    return runTask(ctx, tasks.sync_creatives!, request);
+  }
+
+  @Query(() => GraphQLJSONObject, { description: 'list_creatives: {filters {status, format_types}, limit, cursor} with a summary. Buyer key required.' })
+  async creatives(@Ctx() ctx: GraphQLContext, @Arg('request', () => GraphQLJSONObject, { nullable: true }) request?: Record<string, unknown>) {
+    return runTask(ctx, tasks.list_creatives!, request ?? {});
+  }
+
   @Query(() => GraphQLJSONObject, { description: 'tasks_get: status and history of one of the caller’s tasks. Buyer key required.' })
   async task(@Ctx() ctx: GraphQLContext, @Arg('taskId', () => ID) taskId: string) {
     return runTask(ctx, tasks.tasks_get!, { task_id: taskId });

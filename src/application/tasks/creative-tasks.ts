@@ -1,0 +1,199 @@
+import { createHash } from 'node:crypto';
+import { z } from 'zod';
+import { catalogQueries, formatKey } from '../../../projections/catalog';
+import { creativeQueries } from '../../../projections/creatives';
+import { mediaBuyQueries } from '../../../projections/media-buys';
+import type { Format } from '../../domain/catalog/catalog';
+import { creativeDecider, creativeStream, syncAction, type CreativeContent, type CreativeState } from '../../domain/creative/creative';
+import { AppError } from '../../shared/errors';
+import { handleCommand } from '../command-handler';
+import { withIdempotency } from '../idempotency';
+import { fieldPath, parseInput } from '../validation';
+import type { TaskContext, TaskDefinition } from './context';
+
+const dims = { width: z.number().int().positive(), height: z.number().int().positive() };
+/** Asset shapes by kind; other kinds pass as given. */
+const assetSchemas: Record<string, z.ZodType> = {
+  video: z.object({ url: z.string().url(), ...dims, duration_ms: z.number().int().positive() }).passthrough(),
+  image: z.object({ url: z.string().url(), ...dims }).passthrough(),
+  html: z.object({ content: z.string().min(1) }).passthrough(),
+};
+
+const creativeInput = z
+  .object({
+    creative_id: z.string().regex(/^[\w.:-]{1,255}$/, 'must be 1-255 of A-Z a-z 0-9 _ . : -'),
+    name: z.string().min(1).max(500),
+    format_id: z.object({ agent_url: z.string().url(), id: z.string().min(1) }).passthrough(),
+    assets: z.record(z.string(), z.unknown()),
+  })
+  .passthrough();
+
+const syncInput = z
+  .object({
+    creatives: z.array(z.unknown()).min(1).max(100),
+    assignments: z.record(z.string(), z.array(z.string().min(1))).optional(),
+    dry_run: z.boolean().optional(),
+    delete_missing: z.boolean().optional(),
+    idempotency_key: z.string().regex(/^[A-Za-z0-9_.:-]{16,255}$/, 'must be 16-255 of A-Z a-z 0-9 _ . : -').optional(),
+  })
+  .passthrough();
+
+interface ItemError {
+  code: string;
+  message: string;
+  field: string;
+}
+
+type Outcome = { creative_id: string; action: 'created' | 'updated' | 'unchanged' | 'archived' | 'failed'; status?: string; errors?: ItemError[]; assigned_to?: string[] };
+
+function checkAssets(format: Format, assets: Record<string, unknown>, at: string): ItemError[] {
+  const errors: ItemError[] = [];
+  for (const [kind, value] of Object.entries(assets)) {
+    const schema = assetSchemas[kind];
+    if (!schema) continue;
+    const r = schema.safeParse(value);
+    if (!r.success) {
+      const issue = r.error.issues[0]!;
+      errors.push({ code: 'VALIDATION_ERROR', message: issue.message, field: `${at}.assets.${kind}${issue.path.length ? `.${fieldPath(issue.path)}` : ''}` });
+    }
+  }
+  for (const a of format.assets) {
+    if (a.required && assets[a.asset_type] === undefined && assets[a.asset_id] === undefined) {
+      errors.push({ code: 'VALIDATION_ERROR', message: `format ${format.format_id.id} requires a ${a.asset_type} asset`, field: `${at}.assets.${a.asset_type}` });
+    }
+  }
+  const video = assets.video as { duration_ms?: number } | undefined;
+  const req = format.requirements as { max_duration_ms?: number; min_duration_ms?: number };
+  if (video?.duration_ms !== undefined) {
+    if (req.max_duration_ms !== undefined && video.duration_ms > req.max_duration_ms) {
+      errors.push({ code: 'VALIDATION_ERROR', message: `duration ${video.duration_ms} ms exceeds the format's ${req.max_duration_ms} ms`, field: `${at}.assets.video.duration_ms` });
+    }
+    if (req.min_duration_ms !== undefined && video.duration_ms < req.min_duration_ms) {
+      errors.push({ code: 'VALIDATION_ERROR', message: `duration ${video.duration_ms} ms is below the format's ${req.min_duration_ms} ms`, field: `${at}.assets.video.duration_ms` });
+    }
+  }
+  return errors;
+}
+
+/** package_id → the product it buys, for the caller's own live buys. */
+async function ownPackages(ctx: TaskContext): Promise<Map<string, string>> {
+  const buys = await mediaBuyQueries.list(ctx.app.readModels, ctx.principal.org, { statuses: ['pending', 'active', 'paused'], limit: 10_000 });
+  return new Map(buys.flatMap((b) => b.terms.packages.map((p) => [p.package_id, p.product_id] as const)));
+}
+
+export const syncCreatives: TaskDefinition = {
+  async run(raw, ctx) {
+    const input = parseInput(syncInput, raw);
+    const owner = ctx.principal.org;
+    const run = async () => {
+      const now = ctx.app.clock().toISOString();
+      const cmdCtx = { now, principal: ctx.principal.keyId, correlationId: ctx.requestId };
+      const formats = new Map((await catalogQueries.formats(ctx.app.readModels)).map((f) => [formatKey(f.format_id), f]));
+      const products = new Map((await catalogQueries.products(ctx.app.readModels)).map((p) => [p.product_id, p]));
+      const packages = input.assignments ? await ownPackages(ctx) : new Map<string, string>();
+      const outcomes: Outcome[] = [];
+      const seen = new Set<string>();
+
+      for (const [i, rawCreative] of input.creatives.entries()) {
+        const at = `creatives[${i}]`;
+        const parsed = creativeInput.safeParse(rawCreative);
+        const id = (rawCreative as { creative_id?: unknown })?.creative_id;
+        if (!parsed.success) {
+          const issue = parsed.error.issues[0]!;
+          outcomes.push({ creative_id: typeof id === 'string' ? id : `#${i}`, action: 'failed', errors: [{ code: 'VALIDATION_ERROR', message: issue.message, field: `${at}.${fieldPath(issue.path)}` }] });
+          continue;
+        }
+        const c = parsed.data;
+        seen.add(c.creative_id);
+        const format = formats.get(formatKey(c.format_id));
+        const errors: ItemError[] = format
+          ? checkAssets(format, c.assets, at)
+          : [{ code: 'VALIDATION_ERROR', message: `unknown format ${c.format_id.id} of ${c.format_id.agent_url}`, field: `${at}.format_id` }];
+        const assigned = input.assignments?.[c.creative_id];
+        for (const [j, packageId] of (assigned ?? []).entries()) {
+          const productId = packages.get(packageId);
+          const field = `assignments.${c.creative_id}[${j}]`;
+          if (!productId) errors.push({ code: 'NOT_FOUND', message: `unknown package_id ${packageId}`, field });
+          else if (format && !products.get(productId)?.format_ids.some((f) => formatKey(f) === formatKey(c.format_id))) {
+            errors.push({ code: 'UNSUPPORTED_FEATURE', message: `product ${productId} does not accept format ${c.format_id.id}`, field });
+          }
+        }
+        if (errors.length > 0 || !format) {
+          outcomes.push({ creative_id: c.creative_id, action: 'failed', errors });
+          continue;
+        }
+        let state: CreativeState = creativeDecider.initialState();
+        const stream = creativeStream(owner, c.creative_id);
+        for (const e of await ctx.app.store.readStream(stream)) state = creativeDecider.evolve(state, e as never);
+        const content: CreativeContent = {
+          creative_id: c.creative_id,
+          owner,
+          name: c.name,
+          format_id: { agent_url: c.format_id.agent_url, id: c.format_id.id },
+          format_type: format.type,
+          assets: c.assets,
+          // Assignments named in this sync replace the old ones; otherwise they stay.
+          assigned_to: assigned ?? (state.status === 'none' ? [] : [...state.content.assigned_to]),
+        };
+        const hash = createHash('sha256').update(JSON.stringify(content)).digest('hex');
+        const action = syncAction(state, hash);
+        if (!input.dry_run && action !== 'unchanged') {
+          await handleCommand(ctx.app.store, stream, creativeDecider, { type: 'SyncCreative', content, hash, now }, cmdCtx);
+        }
+        outcomes.push({ creative_id: c.creative_id, action, status: 'approved', assigned_to: [...content.assigned_to] });
+      }
+
+      if (input.delete_missing) {
+        for (const id of await creativeQueries.activeIds(ctx.app.readModels, owner)) {
+          if (seen.has(id)) continue;
+          if (!input.dry_run) await handleCommand(ctx.app.store, creativeStream(owner, id), creativeDecider, { type: 'ArchiveCreative', now }, cmdCtx);
+          outcomes.push({ creative_id: id, action: 'archived', status: 'archived' });
+        }
+      }
+      return { creatives: outcomes, dry_run: input.dry_run === true };
+    };
+    // A dry run is a preview: it is never recorded as the answer to an idempotency key.
+    return input.dry_run ? run() : withIdempotency(ctx.app.store, owner, 'sync_creatives', input as Record<string, unknown>, run);
+  },
+};
+
+const listInput = z
+  .object({
+    filters: z.object({ status: z.array(z.string()).optional(), format_types: z.array(z.string()).optional() }).passthrough().optional(),
+    limit: z.number().int().min(1).max(100).optional(),
+    cursor: z.string().optional(),
+  })
+  .passthrough();
+
+export const listCreatives: TaskDefinition = {
+  async run(raw, ctx) {
+    const input = parseInput(listInput, raw);
+    if (input.cursor && !/^[\w.:-]{1,255}$/.test(input.cursor)) throw new AppError('VALIDATION_ERROR', 'cursor is not one this agent issued', 'cursor');
+    const limit = input.limit ?? 50;
+    const f = { statuses: input.filters?.status, formatTypes: input.filters?.format_types };
+    const all = await creativeQueries.list(ctx.app.readModels, ctx.principal.org, f);
+    const start = input.cursor ? all.findIndex((r) => r.creative_id > input.cursor!) : 0;
+    const page = start < 0 ? [] : all.slice(start, start + limit);
+    const hasMore = start >= 0 && start + limit < all.length;
+    const byStatus: Record<string, number> = {};
+    for (const r of all) byStatus[r.status] = (byStatus[r.status] ?? 0) + 1;
+    return {
+      query_summary: { total_matching: all.length, returned: page.length, filters_applied: Object.keys(input.filters ?? {}) },
+      summary: { by_status: byStatus },
+      pagination: { has_more: hasMore, ...(hasMore ? { cursor: page[page.length - 1]!.creative_id } : {}) },
+      creatives: page.map((r) => {
+        const d = JSON.parse(r.doc) as CreativeContent;
+        return {
+          creative_id: d.creative_id,
+          name: d.name,
+          format_id: d.format_id,
+          status: r.status,
+          assets: d.assets,
+          assignments: { assignment_count: d.assigned_to.length, assigned_packages: d.assigned_to.map((package_id) => ({ package_id })) },
+          created_date: r.created_at,
+          updated_date: r.updated_at,
+        };
+      }),
+    };
+  },
+};
