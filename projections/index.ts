@@ -2,8 +2,9 @@ import type { Projection } from '../src/projections/projection';
 import { apiKeys } from './api-keys';
 import { catalog } from './catalog';
 import { creatives } from './creatives';
+import { delivery } from './delivery';
 import { mediaBuys } from './media-buys';
 import { eventStats } from './event-stats';
 
 /** Every read model the gateway maintains. */
-export const allProjections: readonly Projection[] = [eventStats, apiKeys, catalog, mediaBuys, creatives];
+export const allProjections: readonly Projection[] = [eventStats, apiKeys, catalog, mediaBuys, creatives, delivery];

@@ -4,6 +4,9 @@ import { allProjections } from '../projections';
 import { EmbeddedBus } from './bus/embedded';
 import { KafkaBus } from './bus/kafka';
 import type { Bus } from './bus/port';
+import { GatewayClock } from './adserver/clock';
+import type { AdServer } from './adserver/port';
+import { DeliverySimulator } from './adserver/simulator';
 import { DEMO_CATALOG, publishCatalog } from './application/catalog';
 import type { Config } from './config';
 import { MemoryEventStore } from './eventstore/memory';
@@ -32,7 +35,10 @@ export interface App {
   projections: ProjectionRunner;
   metrics: Metrics;
   log: Logger;
+  /** The gateway's notion of now (real time plus what advanceClock added). */
   clock: () => Date;
+  gatewayClock: GatewayClock;
+  adServer: AdServer;
 }
 
 export async function openEventStore(config: Config): Promise<EventStore> {
@@ -101,11 +107,17 @@ export async function startApp(
   const projections = new ProjectionRunner(store, readModels, options.projections ?? allProjections, log);
   await projections.start();
   await bus.start();
-  return { config, store, readModels, bus, projections, metrics: createMetrics(), log, clock: options.clock ?? (() => new Date()) };
+  const gatewayClock = new GatewayClock(store);
+  await gatewayClock.load();
+  const clock = options.clock ?? gatewayClock.now;
+  const adServer = new DeliverySimulator(store, readModels, clock, log);
+  await adServer.start();
+  return { config, store, readModels, bus, projections, metrics: createMetrics(), log, clock, gatewayClock, adServer };
 }
 
 /** Stops consumers before closing the stores they read. */
 export async function stopApp(app: App): Promise<void> {
+  await app.adServer.stop();
   await app.bus.close();
   await app.projections.stop();
   await app.readModels.close();

@@ -120,6 +120,9 @@ export const mediaBuyQueries = {
     params.push(opts.limit);
     return (await rm.query<Omit<MediaBuyRow, 'terms'> & { terms: string }>(`SELECT * FROM media_buys WHERE ${where.join(' AND ')} ORDER BY media_buy_id LIMIT ?`, params)).map(parseBuy);
   },
+  /** Buys the ad server delivers (active) or keeps the clock for (paused), across buyers. */
+  live: async (rm: ReadModelStore) =>
+    (await rm.query<Omit<MediaBuyRow, 'terms'> & { terms: string }>("SELECT * FROM media_buys WHERE status IN ('active', 'paused') ORDER BY media_buy_id")).map(parseBuy),
   task: async (rm: ReadModelStore, taskId: string, owner?: string): Promise<TaskRow | undefined> => {
     const rows = await rm.query<Omit<TaskRow, 'history' | 'result'> & { result: string | null }>(
       `SELECT task_id, owner, task_type, status, resource_id, message, result, created_at, updated_at FROM tasks WHERE task_id = ?${owner ? ' AND owner = ?' : ''}`,

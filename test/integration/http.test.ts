@@ -25,7 +25,7 @@ describe('gateway over HTTP (embedded defaults)', () => {
     const ready = (await (await fetch(`${gw.url}/readyz`)).json()) as { status: string; head: number; projections: { name: string; lag: number }[] };
     expect(ready.status).toBe('ready');
     expect(ready.head).toBeGreaterThanOrEqual(2);
-    expect(ready.projections.map((p) => p.name).sort()).toEqual(['api-keys', 'catalog', 'creatives', 'event-stats', 'media-buys']);
+    expect(ready.projections.map((p) => p.name).sort()).toEqual(['api-keys', 'catalog', 'creatives', 'delivery', 'event-stats', 'media-buys']);
     expect(ready.projections.every((p) => p.lag === 0)).toBe(true);
   });
 

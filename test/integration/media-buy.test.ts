@@ -267,6 +267,54 @@ function mediaBuySuite(name: string, env: () => Promise<{ env: Record<string, st
       expect((await task('sync_creatives', { creatives: [] })).body.error).toMatchObject({ code: 'VALIDATION_ERROR', field: 'creatives' });
     });
 
+    it('simulates delivery: after a day, totals = Σ by_package = Σ daily series; spend never exceeds budget; the flight completes', async () => {
+      const created = (await task('create_media_buy', buy({ end_time: future(3) }))).body;
+      await eventually(async () => (await task('get_media_buys', { media_buy_id: created.media_buy_id })).body.media_buys?.[0]?.status === 'active', 10_000, 'active');
+      const advance = (seconds: number, key = seller) => graphql(gw.url, 'mutation($s: Int!) { advanceClock(seconds: $s) }', { s: seconds }, key);
+      expect((await advance(3600, buyer)).body.errors![0]!.extensions).toMatchObject({ code: 'FORBIDDEN' });
+      expect((await advance(0)).body.errors![0]!.extensions).toMatchObject({ code: 'VALIDATION_ERROR', field: 'seconds' });
+      expect((await advance(86_400)).body.errors).toBeUndefined();
+
+      const report = async (granularity?: string) => (await task('get_media_buy_delivery', { media_buy_id: created.media_buy_id, ...(granularity ? { granularity } : {}) })).body;
+      const day = await eventually(async () => {
+        const r = await report('daily');
+        return r.delivery?.impressions > 0 ? r : undefined;
+      }, 10_000, 'delivery after a day');
+      const sum = (xs: { impressions: number; clicks: number; spend: number }[]) => ({
+        impressions: xs.reduce((s, x) => s + x.impressions, 0),
+        clicks: xs.reduce((s, x) => s + x.clicks, 0),
+        spend: Math.round(xs.reduce((s, x) => s + x.spend, 0) * 100) / 100,
+      });
+      const totals = { impressions: day!.delivery.impressions, clicks: day!.delivery.clicks, spend: day!.delivery.spend };
+      expect(sum(day!.by_package)).toEqual(totals);
+      expect(sum(day!.timeseries)).toEqual(totals);
+      expect(day!.timeseries.length).toBeGreaterThanOrEqual(1);
+      expect(day!.timeseries.length).toBeLessThanOrEqual(2);
+      // Even pacing over a 3-day flight: about a third of each budget after one day.
+      for (const p of day!.by_package) {
+        expect(p.spend).toBeGreaterThan(p.budget * 0.25);
+        expect(p.spend).toBeLessThan(p.budget * 0.4);
+        expect(p.ctr).toBeGreaterThan(0);
+      }
+      const hourly = await report('hourly');
+      expect(hourly.timeseries).toHaveLength(24);
+      expect(sum(hourly.timeseries)).toEqual(totals);
+
+      // Past the end of the flight: budgets are spent, never exceeded, and the buy completes.
+      await advance(5 * 86_400);
+      const final = await eventually(async () => {
+        const r = await report();
+        return r.media_buy_deliveries?.[0]?.status === 'completed' && r.delivery.spend >= 7999 ? r : undefined;
+      }, 10_000, 'completed');
+      for (const p of final!.by_package) expect(p.spend).toBeLessThanOrEqual(p.budget);
+      expect(final!.delivery.spend).toBeLessThanOrEqual(8000);
+
+      expect((await task('get_media_buy_delivery', { media_buy_id: created.media_buy_id }, other)).status).toBe(404);
+      const bad = await task('get_media_buy_delivery', { media_buy_id: created.media_buy_id, date_range: { start: '2027-02-01', end: '2027-01-01' } });
+      expect(bad.body.error).toMatchObject({ code: 'VALIDATION_ERROR', field: 'date_range.start' });
+      expect((await task('get_media_buy_delivery', {})).body.error).toMatchObject({ code: 'INVALID_REQUEST', field: 'media_buy_id' });
+    });
+
     it('creates over GraphQL with the same handler', async () => {
       const r = await graphql(gw.url, 'mutation($r: JSONObject!) { createMediaBuy(request: $r) }', { r: buy() }, buyer);
       expect(r.body.data!.createMediaBuy).toMatchObject({ status: 'active', total_budget: 8000 });

@@ -73,7 +73,7 @@ describe('adcp-gateway as a process', () => {
     const r = await cli(['projections', 'rebuild'], env);
     expect(r.code).toBe(0);
     const lines = r.stdout.trim().split('\n').map((l) => JSON.parse(l) as { projection: string; events: number; events_per_second: number });
-    expect(lines.map((l) => l.projection).sort()).toEqual(['api-keys', 'catalog', 'creatives', 'event-stats', 'media-buys']);
+    expect(lines.map((l) => l.projection).sort()).toEqual(['api-keys', 'catalog', 'creatives', 'delivery', 'event-stats', 'media-buys']);
     // Three keys (only `serve` publishes the catalog).
     for (const l of lines) expect(l.events).toBe(3);
     const status = await cli(['projections', 'status'], env);

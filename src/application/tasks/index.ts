@@ -1,6 +1,7 @@
 import { getProducts, listAuthorizedProperties, listCreativeFormats } from './catalog-tasks';
 import type { TaskDefinition } from './context';
 import { listCreatives, syncCreatives } from './creative-tasks';
+import { getMediaBuyDelivery } from './delivery-tasks';
 import { createMediaBuy, getMediaBuys, tasksGet, updateMediaBuy } from './media-buy-tasks';
 
 /** Every media-buy task by its AdCP name; the REST shim, GraphQL and MCP all dispatch here. */
@@ -13,5 +14,6 @@ export const tasks: Readonly<Record<string, TaskDefinition>> = {
   get_media_buys: getMediaBuys,
   sync_creatives: syncCreatives,
   list_creatives: listCreatives,
+  get_media_buy_delivery: getMediaBuyDelivery,
   tasks_get: tasksGet,
 };

@@ -1,5 +1,5 @@
 import { GraphQLJSONObject } from 'graphql-scalars';
-import { Arg, Ctx, ID, Mutation, Query, Resolver } from 'type-graphql';
+import { Arg, Ctx, ID, Int, Mutation, Query, Resolver } from 'type-graphql';
 import { approveTask, rejectTask, requestInput } from '../../application/approvals';
 import { tasks } from '../../application/tasks';
 import { AppError } from '../../shared/errors';
@@ -41,6 +41,20 @@ export class MediaBuyResolver {
   @Query(() => GraphQLJSONObject, { description: 'list_creatives: {filters {status, format_types}, limit, cursor} with a summary. Buyer key required.' })
   async creatives(@Ctx() ctx: GraphQLContext, @Arg('request', () => GraphQLJSONObject, { nullable: true }) request?: Record<string, unknown>) {
     return runTask(ctx, tasks.list_creatives!, request ?? {});
+  }
+
+  @Query(() => GraphQLJSONObject, { description: 'get_media_buy_delivery: {media_buy_id | media_buy_ids, granularity daily|hourly, date_range {start, end}}. Buyer key required.' })
+  async mediaBuyDelivery(@Ctx() ctx: GraphQLContext, @Arg('request', () => GraphQLJSONObject) request: Record<string, unknown>) {
+    return runTask(ctx, tasks.get_media_buy_delivery!, request);
+  }
+
+  @Mutation(() => String, { description: 'Moves the gateway clock forward and runs the built-in ad server up to the new time (demos and tests). Seller or admin key. Returns the new time.' })
+  async advanceClock(@Ctx() ctx: GraphQLContext, @Arg('seconds', () => Int) seconds: number) {
+    const c = requireOperator(ctx);
+    if (seconds < 1 || seconds > 366 * 86_400) throw new AppError('VALIDATION_ERROR', 'seconds must be between 1 and 31622400 (a year)', 'seconds');
+    const now = await ctx.app.gatewayClock.advance(seconds, c.principal);
+    await ctx.app.adServer.tick();
+    return now.toISOString();
   }
 
   @Query(() => GraphQLJSONObject, { description: 'tasks_get: status and history of one of the caller’s tasks. Buyer key required.' })

@@ -1,0 +1,45 @@
+import type { DeliveryEvent } from '../../src/domain/delivery/delivery';
+import type { Projection } from '../../src/projections/projection';
+import type { ReadModelStore } from '../../src/readmodel/port';
+
+const ddl = (big: string) => [
+  `CREATE TABLE IF NOT EXISTS delivery_hours (
+     media_buy_id TEXT NOT NULL, package_id TEXT NOT NULL, hour_start TEXT NOT NULL, owner TEXT NOT NULL,
+     impressions ${big} NOT NULL, clicks ${big} NOT NULL, spend_cents ${big} NOT NULL,
+     PRIMARY KEY (media_buy_id, package_id, hour_start))`,
+];
+
+/** Hourly delivery per package; totals, by-package and daily series are sums over it. */
+export const delivery: Projection = {
+  name: 'delivery',
+  version: 1,
+  tables: ['delivery_hours'],
+  ddl: { sqlite: ddl('INTEGER'), postgres: ddl('BIGINT') },
+  handles: ['DeliveryRecorded'],
+  evolve(stored) {
+    const d = (stored as unknown as DeliveryEvent).data;
+    return d.hours.map((h) => ({
+      sql: 'INSERT INTO delivery_hours (media_buy_id, package_id, hour_start, owner, impressions, clicks, spend_cents) VALUES (?, ?, ?, ?, ?, ?, ?)',
+      params: [d.media_buy_id, h.package_id, h.hour_start, d.owner, h.impressions, h.clicks, h.spend_cents],
+    }));
+  },
+};
+
+export interface DeliveryRow {
+  package_id: string;
+  hour_start: string;
+  impressions: number;
+  clicks: number;
+  spend_cents: number;
+}
+
+export const deliveryQueries = {
+  hours: async (rm: ReadModelStore, owner: string, mediaBuyId: string, from?: string, to?: string) =>
+    (
+      await rm.query<DeliveryRow>(
+        `SELECT package_id, hour_start, impressions, clicks, spend_cents FROM delivery_hours
+          WHERE owner = ? AND media_buy_id = ?${from ? ' AND hour_start >= ?' : ''}${to ? ' AND hour_start < ?' : ''} ORDER BY hour_start, package_id`,
+        [owner, mediaBuyId, ...(from ? [from] : []), ...(to ? [to] : [])],
+      )
+    ).map((r) => ({ ...r, impressions: Number(r.impressions), clicks: Number(r.clicks), spend_cents: Number(r.spend_cents) })),
+};
