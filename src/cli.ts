@@ -10,6 +10,7 @@ import { openEventStore, openReadModels } from './app';
 import { ConfigError, loadConfig, type Config } from './config';
 import { ROLES, type Role } from './domain/api-key/api-key';
 import { printGatewaySchema } from './graphql/schema';
+import { printOpenApi } from './http/openapi';
 import { startGateway } from './main';
 import { ProjectionRunner, rebuildProjection } from './projections/runner';
 import { AppError } from './shared/errors';
@@ -23,7 +24,7 @@ const USAGE = `usage: adcp-gateway <command>
                                           issue an API key; prints the sk_… key once
   keys list                               issued keys (never the secrets)
   keys revoke <key-id>                    revoke a key
-  schema [--check]                        write schema/schema.graphql (or fail if it is stale)
+  schema [--check]                        write schema/schema.graphql and schema/openapi.json (or fail if stale)
   bench                                   run the benchmarks (JSON lines)
 
 Configuration comes from the environment; see README.md.`;
@@ -150,16 +151,21 @@ async function keysCommand(config: Config, args: string[]): Promise<void> {
 }
 
 async function schemaCommand(args: string[]): Promise<void> {
-  const file = path.join(__dirname, '..', '..', 'schema', 'schema.graphql');
-  const sdl = await printGatewaySchema();
+  const dir = path.join(__dirname, '..', '..', 'schema');
+  const files: [string, string][] = [
+    [path.join(dir, 'schema.graphql'), await printGatewaySchema()],
+    [path.join(dir, 'openapi.json'), printOpenApi()],
+  ];
   if (args.includes('--check')) {
-    const current = fs.existsSync(file) ? fs.readFileSync(file, 'utf8') : '';
-    if (current !== sdl) throw new UsageError('schema/schema.graphql is stale: run `npm run schema`');
+    const stale = files.filter(([file, text]) => (fs.existsSync(file) ? fs.readFileSync(file, 'utf8') : '') !== text).map(([file]) => path.basename(file));
+    if (stale.length) throw new UsageError(`schema/${stale.join(' and schema/')} stale: run \`npm run schema\``);
     return;
   }
-  fs.mkdirSync(path.dirname(file), { recursive: true });
-  fs.writeFileSync(file, sdl);
-  process.stderr.write(`wrote ${path.relative(process.cwd(), file)}\n`);
+  fs.mkdirSync(dir, { recursive: true });
+  for (const [file, text] of files) {
+    fs.writeFileSync(file, text);
+    process.stderr.write(`wrote ${path.relative(process.cwd(), file)}\n`);
+  }
 }
 
 export async function main(argv: string[]): Promise<number> {

@@ -11,6 +11,7 @@ import { gatewaySchema } from '../graphql/schema';
 import { AppError, httpStatusOf } from '../shared/errors';
 import { authenticate } from './auth';
 import { fromFastifyError, sendError } from './errors';
+import { docsPage, printOpenApi } from './openapi';
 import { registerTaskRoutes } from './tasks-route';
 
 /**
@@ -84,6 +85,10 @@ export async function buildServer(app: App): Promise<FastifyInstance> {
   // included) and closes idle keep-alive sockets; the integration's plugin calls fastify.close()
   // from inside Apollo's stop, which deadlocks when Apollo is stopped from Fastify's onClose.
   registerTaskRoutes(fastify, app);
+  const openapi = printOpenApi();
+  const docs = docsPage();
+  fastify.get('/openapi.json', async (_req, reply) => reply.type('application/json').send(openapi));
+  fastify.get('/docs', async (_req, reply) => reply.type('text/html; charset=utf-8').send(docs));
 
   const plugins: ApolloServerPlugin<GraphQLContext>[] = [
     // We emit no cache hints; the default plugin wraps every field and halves list throughput.

@@ -1,3 +1,5 @@
+import fs from 'node:fs';
+import path from 'node:path';
 import { issueApiKey } from '../../src/application/api-keys';
 import { eventually } from '../support/infra';
 import { graphql, startTestGateway } from '../support/gateway';
@@ -36,6 +38,21 @@ describe('gateway over HTTP (embedded defaults)', () => {
     const log = await graphql(gw.url, '{ eventLog { store bus headPosition eventTypes { type count } } }');
     expect(log.body.data!.eventLog).toMatchObject({ store: 'sqlite', bus: 'embedded' });
     expect(log.body.data!.eventLog.eventTypes).toContainEqual({ type: 'ApiKeyIssued', count: 2 });
+  });
+
+  it('serves the committed OpenAPI document and a docs page for the REST shim', async () => {
+    const res = await fetch(`${gw.url}/openapi.json`);
+    expect(res.status).toBe(200);
+    const served = await res.text();
+    const committed = fs.readFileSync(path.join(__dirname, '../../../schema/openapi.json'), 'utf8');
+    expect(served).toBe(committed);
+    const doc = JSON.parse(served) as { paths: Record<string, { post?: { requestBody: { content: { 'application/json': { schema: { required?: string[] } } } } } }> };
+    expect(doc.paths['/api/tasks/create_media_buy']!.post!.requestBody.content['application/json'].schema.required).toEqual(
+      expect.arrayContaining(['buyer_ref', 'brand_manifest', 'packages', 'start_time', 'end_time']),
+    );
+    const docs = await fetch(`${gw.url}/docs`);
+    expect(docs.headers.get('content-type')).toContain('text/html');
+    expect(await docs.text()).toContain('POST /api/tasks/get_media_buy_delivery');
   });
 
   it('answers an unknown route with 404 and a JSON error', async () => {

@@ -80,6 +80,8 @@ function rank(products: Product[], brief: string): { product: Product; score: nu
 }
 
 export const getProducts: TaskDefinition = {
+  description: 'Products from the catalog, ranked against the brief (BM25) and filtered.',
+  input: getProductsInput,
   async run(raw, { app }) {
     const input = parseInput(getProductsInput, raw);
     const f = input.filters ?? {};
@@ -97,9 +99,13 @@ export const getProducts: TaskDefinition = {
   },
 };
 
+const emptyInput = z.object({}).passthrough();
+
 export const listAuthorizedProperties: TaskDefinition = {
+  description: 'The publisher domains this agent is authorized to sell.',
+  input: emptyInput,
   async run(raw, { app }) {
-    parseInput(z.object({}).passthrough(), raw);
+    parseInput(emptyInput, raw);
     const properties = await catalogQueries.properties(app.readModels);
     return { publisher_domains: properties.map((p) => p.publisher_domain) };
   },
@@ -108,6 +114,8 @@ export const listAuthorizedProperties: TaskDefinition = {
 const listFormatsInput = z.object({ format_types: z.array(z.string().min(1)).optional() }).passthrough();
 
 export const listCreativeFormats: TaskDefinition = {
+  description: 'Creative formats: dimensions, requirements and asset schemas.',
+  input: listFormatsInput,
   async run(raw, { app }) {
     const input = parseInput(listFormatsInput, raw);
     const formats: Format[] = await catalogQueries.formats(app.readModels);

@@ -1,3 +1,4 @@
+import type { ZodType } from 'zod';
 import type { App } from '../../app';
 import type { Principal } from '../api-keys';
 
@@ -9,6 +10,10 @@ export interface TaskContext {
 }
 
 export interface TaskDefinition {
+  /** One line for the OpenAPI document and the docs page. */
+  readonly description: string;
+  /** The request schema (zod): validation here, and the OpenAPI request body. */
+  readonly input: ZodType;
   /** Runs the task; the input is the raw request body (each task validates its own). */
   run(input: unknown, ctx: TaskContext): Promise<Record<string, unknown>>;
 }

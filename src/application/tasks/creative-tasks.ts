@@ -82,6 +82,8 @@ async function ownPackages(ctx: TaskContext): Promise<Map<string, string>> {
 }
 
 export const syncCreatives: TaskDefinition = {
+  description: 'Creates, updates or archives creatives and assigns them to packages; a per-creative action.',
+  input: syncInput,
   async run(raw, ctx) {
     const input = parseInput(syncInput, raw);
     const owner = ctx.principal.org;
@@ -166,6 +168,8 @@ const listInput = z
   .passthrough();
 
 export const listCreatives: TaskDefinition = {
+  description: 'The buyer\'s creative library with filters, a cursor and a summary.',
+  input: listInput,
   async run(raw, ctx) {
     const input = parseInput(listInput, raw);
     if (input.cursor && !/^[\w.:-]{1,255}$/.test(input.cursor)) throw new AppError('VALIDATION_ERROR', 'cursor is not one this agent issued', 'cursor');

@@ -39,6 +39,8 @@ function metrics(rows: readonly DeliveryRow[]): Metrics {
 const bound = (s: string, endOfDay: boolean) => (/^\d{4}-\d{2}-\d{2}$/.test(s) ? new Date(Date.parse(s) + (endOfDay ? 86_400_000 : 0)) : new Date(s)).toISOString();
 
 export const getMediaBuyDelivery: TaskDefinition = {
+  description: 'Delivery totals, by package, and an hourly or daily series.',
+  input: input,
   async run(raw, ctx) {
     const i = parseInput(input, raw);
     if (!i.media_buy_id && !i.media_buy_ids) throw new AppError('INVALID_REQUEST', 'media_buy_id or media_buy_ids is required', 'media_buy_id');

@@ -131,6 +131,8 @@ async function needsApproval(ctx: TaskContext, products: Product[], total: numbe
 }
 
 export const createMediaBuy: TaskDefinition = {
+  description: 'Creates a media buy; status pending with a task_id when the seller must approve.',
+  input: createInput,
   async run(raw, ctx) {
     const input = parseInput(createInput, raw);
     const owner = ctx.principal.org;
@@ -222,6 +224,8 @@ function rowView(r: MediaBuyRow, withActivity: boolean) {
 }
 
 export const getMediaBuys: TaskDefinition = {
+  description: 'The caller\'s media buys with packages, status and impairments.',
+  input: getMediaBuysInput,
   async run(raw, ctx) {
     const input = parseInput(getMediaBuysInput, raw);
     const ids = input.media_buy_ids ?? (input.media_buy_id ? [input.media_buy_id] : undefined);
@@ -270,6 +274,8 @@ const updateInput = z
 const STATUS_VERB = { pause: 'pause', paused: 'pause', resume: 'resume', active: 'resume', cancel: 'cancel', canceled: 'cancel' } as const;
 
 export const updateMediaBuy: TaskDefinition = {
+  description: 'Changes budget, dates, status (pause, resume, cancel), targeting, packages or callbacks.',
+  input: updateInput,
   async run(raw, ctx) {
     const input = parseInput(updateInput, raw);
     const owner = ctx.principal.org;
@@ -307,9 +313,13 @@ export const updateMediaBuy: TaskDefinition = {
   },
 };
 
+const tasksGetInput = z.object({ task_id: z.string().min(1), include_result: z.boolean().optional() }).passthrough();
+
 export const tasksGet: TaskDefinition = {
+  description: 'Status, result and history of an asynchronous task.',
+  input: tasksGetInput,
   async run(raw, ctx) {
-    const input = parseInput(z.object({ task_id: z.string().min(1), include_result: z.boolean().optional() }).passthrough(), raw);
+    const input = parseInput(tasksGetInput, raw);
     const t = await mediaBuyQueries.task(ctx.app.readModels, input.task_id, ctx.principal.org);
     if (!t) throw new AppError('TASK_NOT_FOUND', `unknown task_id ${input.task_id}`, 'task_id');
     return {
