@@ -1,4 +1,4 @@
-import type { TaskDefinition } from '../application/tasks/context';
+import { runTaskConsistently, type TaskDefinition } from '../application/tasks/context';
 import { AppError } from '../shared/errors';
 import type { GraphQLContext } from './context';
 
@@ -11,7 +11,7 @@ export function camelField(field: string): string {
 export async function runTask(ctx: GraphQLContext, task: TaskDefinition, input: Record<string, unknown>): Promise<Record<string, unknown>> {
   if (!ctx.principal || ctx.principal.role !== 'buyer') throw new AppError('UNAUTHENTICATED', 'a Bearer API key with role buyer is required');
   try {
-    return await task.run(JSON.parse(JSON.stringify(input)), { app: ctx.app, principal: ctx.principal, requestId: ctx.requestId });
+    return await runTaskConsistently(task, JSON.parse(JSON.stringify(input)), { app: ctx.app, principal: ctx.principal, requestId: ctx.requestId });
   } catch (err) {
     if (err instanceof AppError && err.field) {
       const message = err.message.startsWith(err.field) ? camelField(err.field) + err.message.slice(err.field.length) : err.message;

@@ -33,6 +33,7 @@ export class ProjectionRunner {
   private cursors = new Map<string, Cursor>();
   private stopped = false;
   private restarting?: Promise<void>;
+  private waiters = new Set<{ position: number; resolve: () => void }>();
 
   constructor(
     private store: EventStore,
@@ -96,6 +97,28 @@ export class ProjectionRunner {
       }
       c.seen = Math.max(c.seen, to);
     }
+    for (const w of this.waiters) if (this.caughtUpWith(w.position)) w.resolve();
+  }
+
+  /**
+   * Resolves once every projection has applied `position`, or after `timeoutMs` regardless: a
+   * command can answer after its own effect is readable (read-your-writes) without ever hanging
+   * on a slow projection.
+   */
+  waitFor(position: number, timeoutMs = 2000): Promise<void> {
+    if (this.caughtUpWith(position) || this.stopped) return Promise.resolve();
+    return new Promise((resolve) => {
+      const waiter = {
+        position,
+        resolve: () => {
+          clearTimeout(timer);
+          this.waiters.delete(waiter);
+          resolve();
+        },
+      };
+      const timer = setTimeout(waiter.resolve, timeoutMs);
+      this.waiters.add(waiter);
+    });
   }
 
   private async restart(): Promise<void> {
@@ -119,6 +142,7 @@ export class ProjectionRunner {
 
   async stop(): Promise<void> {
     this.stopped = true;
+    for (const w of this.waiters) w.resolve();
     await this.restarting;
     await this.sub?.stop();
     this.sub = undefined;

@@ -69,6 +69,15 @@ function mediaBuySuite(name: string, env: () => Promise<{ env: Record<string, st
       expect(listed!.body.media_buys[0].packages).toEqual(r.body.packages);
     });
 
+    it('reads its own writes: a created, updated or synced resource is visible as soon as the call answers', async () => {
+      for (let i = 0; i < 5; i++) {
+        const created = (await task('create_media_buy', buy())).body;
+        expect((await task('get_media_buys', { media_buy_id: created.media_buy_id })).body.media_buys[0].status).toBe('active');
+        await task('update_media_buy', { media_buy_id: created.media_buy_id, updates: { status: 'pause' } });
+        expect((await task('get_media_buys', { media_buy_id: created.media_buy_id })).body.media_buys[0].status).toBe('paused');
+      }
+    });
+
     it('keeps buyer_ref unique per buyer (another buyer may reuse it)', async () => {
       const request = buy();
       expect((await task('create_media_buy', request)).status).toBe(200);
@@ -313,6 +322,73 @@ function mediaBuySuite(name: string, env: () => Promise<{ env: Record<string, st
       const bad = await task('get_media_buy_delivery', { media_buy_id: created.media_buy_id, date_range: { start: '2027-02-01', end: '2027-01-01' } });
       expect(bad.body.error).toMatchObject({ code: 'VALIDATION_ERROR', field: 'date_range.start' });
       expect((await task('get_media_buy_delivery', {})).body.error).toMatchObject({ code: 'INVALID_REQUEST', field: 'media_buy_id' });
+    });
+
+    it('runs the spec flow over REST and over GraphQL: products → formats → create → creatives → delivery', async () => {
+      const agent = 'https://creative.adcontextprotocol.org';
+      const rest = async (name: string, body: unknown) => {
+        const r = await task(name, body);
+        expect({ name, status: r.status }).toEqual({ name, status: 200 });
+        return r.body;
+      };
+      const gql = async (field: string, body: unknown, mutation = false) => {
+        const r = await graphql(gw.url, `${mutation ? 'mutation' : 'query'}($r: JSONObject!) { ${field}(request: $r) }`, { r: body }, buyer);
+        expect(r.body.errors).toBeUndefined();
+        return r.body.data![field];
+      };
+      const bindings: [string, (name: string, body: Record<string, unknown>) => Promise<Record<string, any>>][] = [
+        ['REST', rest],
+        [
+          'GraphQL',
+          async (name, body) => {
+            switch (name) {
+              case 'get_products': {
+                const r = await graphql(gw.url, 'query($b: String) { products(brief: $b) { productId pricingOptions { pricingOptionId } } }', { b: body.brief }, buyer);
+                return { products: r.body.data!.products.map((p: any) => ({ product_id: p.productId, pricing_options: p.pricingOptions.map((o: any) => ({ pricing_option_id: o.pricingOptionId })) })) };
+              }
+              case 'list_creative_formats': {
+                const r = await graphql(gw.url, '{ creativeFormats(formatTypes: ["video"]) { formatId { agentUrl id } } }', undefined, buyer);
+                return { formats: r.body.data!.creativeFormats.map((f: any) => ({ format_id: { agent_url: f.formatId.agentUrl, id: f.formatId.id } })) };
+              }
+              case 'create_media_buy':
+                return gql('createMediaBuy', body, true);
+              case 'sync_creatives':
+                return gql('syncCreatives', body, true);
+              case 'get_media_buy_delivery':
+                return gql('mediaBuyDelivery', body);
+              default:
+                throw new Error(name);
+            }
+          },
+        ],
+      ];
+      for (const [binding, call] of bindings) {
+        const products = (await call('get_products', { brief: 'sports highlights video', brand_manifest: { url: 'https://acme.example' } })).products;
+        const chosen = products.find((p: { product_id: string }) => p.product_id === 'sports_video_auction');
+        expect(chosen).toBeDefined();
+        const formats = (await call('list_creative_formats', { format_types: ['video'] })).formats;
+        const created = await call('create_media_buy', {
+          buyer_ref: `flow-${binding}-${randomBytes(3).toString('hex')}`,
+          brand_manifest: { url: 'https://acme.example' },
+          packages: [{ product_id: chosen.product_id, pricing_option_id: chosen.pricing_options[0].pricing_option_id, budget: 2400, bid_price: 13 }],
+          start_time: { type: 'asap' },
+          end_time: future(10),
+        });
+        expect(created.status).toBe('active');
+        const synced = await call('sync_creatives', {
+          creatives: [{ creative_id: `flow-${binding}`, name: 'Flow spot', format_id: formats[0].format_id, assets: { video: { url: 'https://cdn.acme.example/f.mp4', width: 1920, height: 1080, duration_ms: 15000 } } }],
+          assignments: { [`flow-${binding}`]: [created.packages[0].package_id] },
+        });
+        expect(synced.creatives[0]).toMatchObject({ action: 'created', assigned_to: [created.packages[0].package_id] });
+        await eventually(async () => (await task('get_media_buys', { media_buy_id: created.media_buy_id })).body.media_buys?.[0]?.status === 'active', 10_000, 'active');
+        await graphql(gw.url, 'mutation { advanceClock(seconds: 86400) }', undefined, seller);
+        const delivered = await eventually(async () => {
+          const d = await call('get_media_buy_delivery', { media_buy_id: created.media_buy_id, granularity: 'daily' });
+          return d.delivery.impressions > 0 ? d : undefined;
+        }, 10_000, `${binding} delivery`);
+        expect(delivered!.by_package[0].package_id).toBe(created.packages[0].package_id);
+        expect(delivered!.delivery.spend).toBeLessThanOrEqual(2400);
+      }
     });
 
     it('creates over GraphQL with the same handler', async () => {

@@ -82,6 +82,7 @@ async function ownPackages(ctx: TaskContext): Promise<Map<string, string>> {
 }
 
 export const syncCreatives: TaskDefinition = {
+  mutating: true,
   description: 'Creates, updates or archives creatives and assigns them to packages; a per-creative action.',
   input: syncInput,
   async run(raw, ctx) {

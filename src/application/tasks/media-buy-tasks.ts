@@ -131,6 +131,7 @@ async function needsApproval(ctx: TaskContext, products: Product[], total: numbe
 }
 
 export const createMediaBuy: TaskDefinition = {
+  mutating: true,
   description: 'Creates a media buy; status pending with a task_id when the seller must approve.',
   input: createInput,
   async run(raw, ctx) {
@@ -274,6 +275,7 @@ const updateInput = z
 const STATUS_VERB = { pause: 'pause', paused: 'pause', resume: 'resume', active: 'resume', cancel: 'cancel', canceled: 'cancel' } as const;
 
 export const updateMediaBuy: TaskDefinition = {
+  mutating: true,
   description: 'Changes budget, dates, status (pause, resume, cancel), targeting, packages or callbacks.',
   input: updateInput,
   async run(raw, ctx) {

@@ -12,6 +12,12 @@ function requireOperator(ctx: GraphQLContext) {
   return { now: ctx.app.clock().toISOString(), principal: ctx.principal.keyId, correlationId: ctx.requestId };
 }
 
+/** Answers once the read models show the operator's change (read-your-writes). */
+async function settled<T>(ctx: GraphQLContext, value: T): Promise<T> {
+  await ctx.app.projections.waitFor(await ctx.app.store.headPosition());
+  return value;
+}
+
 /**
  * Media-buy tasks over GraphQL. Task payloads keep the spec's JSON shape (JSONObject) so REST,
  * GraphQL and MCP return the same document; typed fields follow as the shapes settle.
@@ -54,7 +60,7 @@ export class MediaBuyResolver {
     if (seconds < 1 || seconds > 366 * 86_400) throw new AppError('VALIDATION_ERROR', 'seconds must be between 1 and 31622400 (a year)', 'seconds');
     const now = await ctx.app.gatewayClock.advance(seconds, c.principal);
     await ctx.app.adServer.tick();
-    return now.toISOString();
+    return settled(ctx, now.toISOString());
   }
 
   @Query(() => GraphQLJSONObject, { description: 'tasks_get: status and history of one of the caller’s tasks. Buyer key required.' })
@@ -64,16 +70,16 @@ export class MediaBuyResolver {
 
   @Mutation(() => String, { description: 'Operator: approve a waiting task (→ working → completed). Seller or admin key. Returns the new status.' })
   async approveTask(@Ctx() ctx: GraphQLContext, @Arg('taskId', () => ID) taskId: string, @Arg('note', () => String, { nullable: true }) note?: string) {
-    return approveTask(ctx.app.store, taskId, note ?? undefined, requireOperator(ctx));
+    return settled(ctx, await approveTask(ctx.app.store, taskId, note ?? undefined, requireOperator(ctx)));
   }
 
   @Mutation(() => String, { description: 'Operator: reject a waiting task (→ rejected). Seller or admin key.' })
   async rejectTask(@Ctx() ctx: GraphQLContext, @Arg('taskId', () => ID) taskId: string, @Arg('reason') reason: string) {
-    return rejectTask(ctx.app.store, taskId, reason, requireOperator(ctx));
+    return settled(ctx, await rejectTask(ctx.app.store, taskId, reason, requireOperator(ctx)));
   }
 
   @Mutation(() => String, { description: 'Operator: ask the buyer for input (→ input-required). Seller or admin key.' })
   async requestInput(@Ctx() ctx: GraphQLContext, @Arg('taskId', () => ID) taskId: string, @Arg('reason') reason: string) {
-    return requestInput(ctx.app.store, taskId, reason, requireOperator(ctx));
+    return settled(ctx, await requestInput(ctx.app.store, taskId, reason, requireOperator(ctx)));
   }
 }
