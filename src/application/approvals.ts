@@ -1,28 +1,42 @@
 import { mediaBuyDecider, mediaBuyStream, type MediaBuyState } from '../domain/media-buy/media-buy';
 import { taskDecider, taskStream, type TaskState } from '../domain/task/task';
+import type { App } from '../app';
 import type { EventStore } from '../eventstore/port';
 import { AppError } from '../shared/errors';
 import { handleCommand, type CommandContext } from './command-handler';
+import { applySync, syncInput } from './tasks/creative-tasks';
 import { mediaBuyView } from './tasks/media-buy-tasks';
 
 /** The operator's side of async approval: seller or admin keys act on a waiting task. */
-async function loadTask(store: EventStore, taskId: string): Promise<Exclude<TaskState, { status: 'none' }>> {
+async function loadTask(store: EventStore, taskId: string): Promise<Exclude<TaskState, { status: 'none' }> & { request?: Record<string, unknown> }> {
   let state = taskDecider.initialState();
-  for (const e of await store.readStream(taskStream(taskId))) state = taskDecider.evolve(state, e as never);
+  let request: Record<string, unknown> | undefined;
+  for (const e of await store.readStream(taskStream(taskId))) {
+    state = taskDecider.evolve(state, e as never);
+    if (e.type === 'TaskSubmitted') request = (e.data as { request?: Record<string, unknown> }).request;
+  }
   if (state.status === 'none') throw new AppError('TASK_NOT_FOUND', `unknown task ${taskId}`, 'taskId');
-  return state;
+  return { ...state, request };
 }
 
 const changeTask = (store: EventStore, taskId: string, status: 'working' | 'completed' | 'rejected' | 'input-required' | 'failed', message: string, ctx: CommandContext, result?: Record<string, unknown>) =>
   handleCommand(store, taskStream(taskId), taskDecider, { type: 'ChangeTaskStatus', status, message, result, actor: ctx.principal ?? 'operator', now: ctx.now }, ctx);
 
-export async function approveTask(store: EventStore, taskId: string, note: string | undefined, ctx: CommandContext): Promise<string> {
+export async function approveTask(app: App, taskId: string, note: string | undefined, ctx: CommandContext): Promise<string> {
+  const store = app.store;
   const task = await loadTask(store, taskId);
   if (task.status !== 'submitted' && task.status !== 'input-required' && task.status !== 'working') {
     throw new AppError('INVALID_STATE', `task ${taskId} is ${task.status}`, 'taskId', { current_status: task.status });
   }
   if (task.status !== 'working') await changeTask(store, taskId, 'working', note ?? 'Approved by the seller; activating', ctx);
   try {
+    if (task.taskType === 'sync_creatives') {
+      // The buyer's sync, carried out now on the buyer's behalf.
+      const principal = { keyId: ctx.principal ?? 'operator', org: task.owner, role: 'buyer' as const };
+      const result = await applySync({ app, principal, requestId: ctx.correlationId }, syncInput.parse(task.request ?? {}), false);
+      await changeTask(store, taskId, 'completed', 'Creatives approved and synced', ctx, result);
+      return 'completed';
+    }
     const { state } = await handleCommand(store, mediaBuyStream(task.resourceId), mediaBuyDecider, { type: 'ApproveMediaBuy', taskId, note, now: ctx.now }, ctx);
     const buy = state as Exclude<MediaBuyState, { status: 'none' }>;
     await changeTask(store, taskId, 'completed', 'Media buy approved and active', ctx, mediaBuyView(buy.terms, buy.status));
@@ -33,17 +47,23 @@ export async function approveTask(store: EventStore, taskId: string, note: strin
   return 'completed';
 }
 
-export async function rejectTask(store: EventStore, taskId: string, reason: string, ctx: CommandContext): Promise<string> {
+export async function rejectTask(app: App, taskId: string, reason: string, ctx: CommandContext): Promise<string> {
+  const store = app.store;
   const task = await loadTask(store, taskId);
   if (!reason.trim()) throw new AppError('VALIDATION_ERROR', 'a reason is required', 'reason');
-  await handleCommand(store, mediaBuyStream(task.resourceId), mediaBuyDecider, { type: 'RejectMediaBuy', taskId, reason, now: ctx.now }, ctx);
-  await changeTask(store, taskId, 'rejected', reason, ctx, { media_buy_id: task.resourceId, status: 'rejected', reason });
+  if (task.taskType === 'create_media_buy') {
+    await handleCommand(store, mediaBuyStream(task.resourceId), mediaBuyDecider, { type: 'RejectMediaBuy', taskId, reason, now: ctx.now }, ctx);
+    await changeTask(store, taskId, 'rejected', reason, ctx, { media_buy_id: task.resourceId, status: 'rejected', reason });
+  } else {
+    await changeTask(store, taskId, 'rejected', reason, ctx, { reason });
+  }
   return 'rejected';
 }
 
-export async function requestInput(store: EventStore, taskId: string, reason: string, ctx: CommandContext): Promise<string> {
-  const task = await loadTask(store, taskId);
+export async function requestInput(app: App, taskId: string, reason: string, ctx: CommandContext): Promise<string> {
+  const task = await loadTask(app.store, taskId);
   if (!reason.trim()) throw new AppError('VALIDATION_ERROR', 'a reason is required', 'reason');
-  await changeTask(store, taskId, 'input-required', reason, ctx, { media_buy_id: task.resourceId, reason: 'APPROVAL_REQUIRED', message: reason, errors: [] });
+  const about = task.taskType === 'create_media_buy' ? { media_buy_id: task.resourceId } : {};
+  await changeTask(app.store, taskId, 'input-required', reason, ctx, { ...about, reason: 'APPROVAL_REQUIRED', message: reason, errors: [] });
   return 'input-required';
 }

@@ -408,3 +408,51 @@ describeWith('PostgreSQL and Kafka', !!PG_ADMIN_URL && !!KAFKA_BROKERS, 'server 
     return { env: { EVENT_STORE_URL: db.url, KAFKA_BROKERS: KAFKA_BROKERS!, KAFKA_TOPIC: `adcp.events.mb-${randomBytes(4).toString('hex')}` }, cleanup: db.drop };
   });
 });
+
+describe('APPROVAL_POLICY=manual', () => {
+  let gw: Gateway;
+  let buyer: string;
+  let seller: string;
+  const task = async (name: string, body: unknown) => {
+    const res = await fetch(`${gw.url}/api/tasks/${name}`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${buyer}` }, body: JSON.stringify(body) });
+    return (await res.json()) as Record<string, any>;
+  };
+  beforeAll(async () => {
+    gw = await startTestGateway({ APPROVAL_POLICY: 'manual' });
+    buyer = (await issueApiKey(gw.app.store, { org: 'acme', role: 'buyer' }, { now: new Date().toISOString() })).key;
+    seller = (await issueApiKey(gw.app.store, { org: 'pub', role: 'seller' }, { now: new Date().toISOString() })).key;
+    await eventually(async () => (await fetch(`${gw.url}/readyz`)).status === 200, 15_000, 'readyz');
+  });
+  afterAll(async () => {
+    await gw.stop();
+  });
+
+  it('holds every create_media_buy and sync_creatives for the seller, then applies them on approval', async () => {
+    const created = await task('create_media_buy', {
+      buyer_ref: 'manual-1',
+      brand_manifest: { url: 'https://acme.example' },
+      packages: [{ product_id: 'news_display_run_of_site', pricing_option_id: 'cpm_usd_fixed', budget: 100 }],
+      start_time: { type: 'asap' },
+      end_time: future(5),
+    });
+    expect(created).toMatchObject({ status: 'pending' });
+    const approve = (t: string) => graphql(gw.url, 'mutation($t: ID!) { approveTask(taskId: $t) }', { t }, seller);
+    expect((await approve(created.task_id)).body.data).toEqual({ approveTask: 'completed' });
+
+    const banner = { creative_id: 'm-1', name: 'MPU', format_id: { agent_url: 'https://creative.adcontextprotocol.org', id: 'display_300x250' }, assets: { image: { url: 'https://cdn.acme.example/m.png', width: 300, height: 250 } } };
+    const synced = await task('sync_creatives', { creatives: [banner], assignments: { 'm-1': [created.packages[0].package_id] } });
+    expect(synced).toMatchObject({ status: 'pending', creatives: [{ creative_id: 'm-1', action: 'created' }] });
+    expect((await task('list_creatives', {})).query_summary.total_matching).toBe(0);
+    expect((await task('tasks_get', { task_id: synced.task_id })).status).toBe('submitted');
+
+    expect((await approve(synced.task_id)).body.data).toEqual({ approveTask: 'completed' });
+    const done = await task('tasks_get', { task_id: synced.task_id });
+    expect(done).toMatchObject({ status: 'completed', task_type: 'sync_creatives', result: { creatives: [{ creative_id: 'm-1', action: 'created' }] } });
+    expect((await task('list_creatives', {})).creatives.map((c: { creative_id: string }) => c.creative_id)).toEqual(['m-1']);
+
+    // A sync whose every creative fails is answered at once: a terminal answer carries no task.
+    const failed = await task('sync_creatives', { creatives: [{ ...banner, creative_id: 'm-2', format_id: { ...banner.format_id, id: 'nope' } }] });
+    expect(failed).not.toHaveProperty('task_id');
+    expect(failed.creatives[0].action).toBe('failed');
+  });
+});

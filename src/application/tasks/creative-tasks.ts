@@ -6,6 +6,8 @@ import { mediaBuyQueries } from '../../../projections/media-buys';
 import type { Format } from '../../domain/catalog/catalog';
 import { creativeDecider, creativeStream, syncAction, type CreativeContent, type CreativeState } from '../../domain/creative/creative';
 import { AppError } from '../../shared/errors';
+import { taskDecider, taskStream } from '../../domain/task/task';
+import { newEventId } from '../../shared/ids';
 import { handleCommand } from '../command-handler';
 import { withIdempotency } from '../idempotency';
 import { fieldPath, parseInput } from '../validation';
@@ -88,7 +90,35 @@ export const syncCreatives: TaskDefinition = {
   async run(raw, ctx) {
     const input = parseInput(syncInput, raw);
     const owner = ctx.principal.org;
-    const run = async () => {
+    // A dry run is a preview: it is never recorded as the answer to an idempotency key.
+    if (input.dry_run) return applySync(ctx, input, true);
+    return withIdempotency(ctx.app.store, owner, 'sync_creatives', input as Record<string, unknown>, async () => {
+      if (ctx.app.config.approvalPolicy !== 'manual') return applySync(ctx, input, false);
+      // Manual approval: check everything now, apply when the seller approves.
+      const preview = await applySync(ctx, input, true);
+      if (preview.creatives.every((c) => c.action === 'failed')) return { ...preview, dry_run: false };
+      const now = ctx.app.clock().toISOString();
+      const taskId = `task_${newEventId()}`;
+      const { idempotency_key: _k, ...request } = input;
+      await handleCommand(ctx.app.store, taskStream(taskId), taskDecider, {
+        type: 'SubmitTask',
+        taskId,
+        taskType: 'sync_creatives',
+        owner,
+        resourceId: owner,
+        request,
+        message: 'Creatives awaiting seller approval',
+        now,
+      }, { now, principal: ctx.principal.keyId, correlationId: ctx.requestId });
+      return { status: 'pending', task_id: taskId, message: 'Creatives awaiting seller approval; poll tasks_get or wait for the webhook', creatives: preview.creatives, dry_run: false };
+    });
+  },
+};
+
+/** The sync itself; `dryRun` computes every outcome and writes nothing. */
+export async function applySync(ctx: TaskContext, input: z.infer<typeof syncInput>, dryRun: boolean): Promise<{ creatives: Outcome[]; dry_run: boolean }> {
+      const owner = ctx.principal.org;
+      input = { ...input, dry_run: dryRun };
       const now = ctx.app.clock().toISOString();
       const cmdCtx = { now, principal: ctx.principal.keyId, correlationId: ctx.requestId };
       const formats = new Map((await catalogQueries.formats(ctx.app.readModels)).map((f) => [formatKey(f.format_id), f]));
@@ -154,11 +184,9 @@ export const syncCreatives: TaskDefinition = {
         }
       }
       return { creatives: outcomes, dry_run: input.dry_run === true };
-    };
-    // A dry run is a preview: it is never recorded as the answer to an idempotency key.
-    return input.dry_run ? run() : withIdempotency(ctx.app.store, owner, 'sync_creatives', input as Record<string, unknown>, run);
-  },
-};
+}
+
+export { syncInput };
 
 const listInput = z
   .object({

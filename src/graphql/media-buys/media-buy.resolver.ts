@@ -70,16 +70,16 @@ export class MediaBuyResolver {
 
   @Mutation(() => String, { description: 'Operator: approve a waiting task (→ working → completed). Seller or admin key. Returns the new status.' })
   async approveTask(@Ctx() ctx: GraphQLContext, @Arg('taskId', () => ID) taskId: string, @Arg('note', () => String, { nullable: true }) note?: string) {
-    return settled(ctx, await approveTask(ctx.app.store, taskId, note ?? undefined, requireOperator(ctx)));
+    return settled(ctx, await approveTask(ctx.app, taskId, note ?? undefined, requireOperator(ctx)));
   }
 
   @Mutation(() => String, { description: 'Operator: reject a waiting task (→ rejected). Seller or admin key.' })
   async rejectTask(@Ctx() ctx: GraphQLContext, @Arg('taskId', () => ID) taskId: string, @Arg('reason') reason: string) {
-    return settled(ctx, await rejectTask(ctx.app.store, taskId, reason, requireOperator(ctx)));
+    return settled(ctx, await rejectTask(ctx.app, taskId, reason, requireOperator(ctx)));
   }
 
   @Mutation(() => String, { description: 'Operator: ask the buyer for input (→ input-required). Seller or admin key.' })
   async requestInput(@Ctx() ctx: GraphQLContext, @Arg('taskId', () => ID) taskId: string, @Arg('reason') reason: string) {
-    return settled(ctx, await requestInput(ctx.app.store, taskId, reason, requireOperator(ctx)));
+    return settled(ctx, await requestInput(ctx.app, taskId, reason, requireOperator(ctx)));
   }
 }
