@@ -2,8 +2,7 @@ import MiniSearch from 'minisearch';
 import { z } from 'zod';
 import { catalogQueries } from '../../../projections/catalog';
 import type { Format, Product } from '../../domain/catalog/catalog';
-import { parseInput } from '../validation';
-import type { TaskDefinition } from './context';
+import { defineTask } from './context';
 
 const brandManifest = z.union([
   z.object({ url: z.string().url() }).passthrough(),
@@ -79,11 +78,10 @@ function rank(products: Product[], brief: string): { product: Product; score: nu
     .sort((a, b) => b.score - a.score || a.order - b.order);
 }
 
-export const getProducts: TaskDefinition = {
+export const getProducts = defineTask({
   description: 'Products from the catalog, ranked against the brief (BM25) and filtered.',
   input: getProductsInput,
-  async run(raw, { app }) {
-    const input = parseInput(getProductsInput, raw);
+  async run(input, { app }) {
     const f = input.filters ?? {};
     const formats = new Map((await catalogQueries.formats(app.readModels)).map((fm) => [`${fm.format_id.agent_url}#${fm.format_id.id}`, fm]));
     const filtered = (await catalogQueries.products(app.readModels)).filter((p) => {
@@ -97,28 +95,26 @@ export const getProducts: TaskDefinition = {
     const products = brief ? rank(filtered, brief).map((r) => toWire(r.product, r)) : filtered.map((p) => toWire(p));
     return { products };
   },
-};
+});
 
 const emptyInput = z.object({}).passthrough();
 
-export const listAuthorizedProperties: TaskDefinition = {
+export const listAuthorizedProperties = defineTask({
   description: 'The publisher domains this agent is authorized to sell.',
   input: emptyInput,
-  async run(raw, { app }) {
-    parseInput(emptyInput, raw);
+  async run(_input, { app }) {
     const properties = await catalogQueries.properties(app.readModels);
     return { publisher_domains: properties.map((p) => p.publisher_domain) };
   },
-};
+});
 
 const listFormatsInput = z.object({ format_types: z.array(z.string().min(1)).optional() }).passthrough();
 
-export const listCreativeFormats: TaskDefinition = {
+export const listCreativeFormats = defineTask({
   description: 'Creative formats: dimensions, requirements and asset schemas.',
   input: listFormatsInput,
-  async run(raw, { app }) {
-    const input = parseInput(listFormatsInput, raw);
+  async run(input, { app }) {
     const formats: Format[] = await catalogQueries.formats(app.readModels);
     return { formats: input.format_types ? formats.filter((f) => input.format_types!.includes(f.type)) : formats };
   },
-};
+});

@@ -1,4 +1,5 @@
-import type { ZodType } from 'zod';
+import type { z, ZodType } from 'zod';
+import { parseInput } from '../validation';
 import type { App } from '../../app';
 import type { Principal } from '../api-keys';
 
@@ -9,20 +10,28 @@ export interface TaskContext {
   requestId?: string;
 }
 
-/** Runs a task and, for a mutating one, waits until the read models show what it wrote. */
-export async function runTaskConsistently(task: TaskDefinition, input: unknown, ctx: TaskContext): Promise<Record<string, unknown>> {
-  const result = await task.run(input, ctx);
+/**
+ * Validates the raw request against the task's schema (the one place requests are parsed), runs
+ * it, and for a mutating task waits until the read models show what it wrote.
+ */
+export async function runTaskConsistently(task: TaskDefinition, raw: unknown, ctx: TaskContext): Promise<Record<string, unknown>> {
+  const result = await task.run(parseInput(task.input, raw), ctx);
   if (task.mutating) await ctx.app.projections.waitFor(await ctx.app.store.headPosition());
   return result;
 }
 
-export interface TaskDefinition {
+export interface TaskDefinition<S extends ZodType = ZodType> {
   /** One line for the OpenAPI document and the docs page. */
   readonly description: string;
-  /** The request schema (zod): validation here, and the OpenAPI request body. */
-  readonly input: ZodType;
+  /** The request schema (zod): validation, and the OpenAPI request body. */
+  readonly input: S;
   /** Writes events: the bindings answer only once projections show the effect (read-your-writes). */
   readonly mutating?: boolean;
-  /** Runs the task; the input is the raw request body (each task validates its own). */
-  run(input: unknown, ctx: TaskContext): Promise<Record<string, unknown>>;
+  /** Runs the task on an input its schema has already accepted. */
+  run(input: z.infer<S>, ctx: TaskContext): Promise<Record<string, unknown>>;
+}
+
+/** Ties a task's `run` to its schema's type. */
+export function defineTask<S extends ZodType>(task: TaskDefinition<S>): TaskDefinition {
+  return task as unknown as TaskDefinition;
 }

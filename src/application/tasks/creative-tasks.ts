@@ -10,8 +10,8 @@ import { taskDecider, taskStream } from '../../domain/task/task';
 import { newEventId } from '../../shared/ids';
 import { handleCommand } from '../command-handler';
 import { withIdempotency } from '../idempotency';
-import { fieldPath, parseInput } from '../validation';
-import type { TaskContext, TaskDefinition } from './context';
+import { fieldPath } from '../validation';
+import { defineTask, type TaskContext } from './context';
 
 const dims = { width: z.number().int().positive(), height: z.number().int().positive() };
 /** Asset shapes by kind; other kinds pass as given. */
@@ -83,12 +83,11 @@ async function ownPackages(ctx: TaskContext): Promise<Map<string, string>> {
   return new Map(buys.flatMap((b) => b.terms.packages.map((p) => [p.package_id, p.product_id] as const)));
 }
 
-export const syncCreatives: TaskDefinition = {
+export const syncCreatives = defineTask({
   mutating: true,
   description: 'Creates, updates or archives creatives and assigns them to packages; a per-creative action.',
   input: syncInput,
-  async run(raw, ctx) {
-    const input = parseInput(syncInput, raw);
+  async run(input, ctx) {
     const owner = ctx.principal.org;
     // A dry run is a preview: it is never recorded as the answer to an idempotency key.
     if (input.dry_run) return applySync(ctx, input, true);
@@ -113,7 +112,7 @@ export const syncCreatives: TaskDefinition = {
       return { status: 'pending', task_id: taskId, message: 'Creatives awaiting seller approval; poll tasks_get or wait for the webhook', creatives: preview.creatives, dry_run: false };
     });
   },
-};
+});
 
 /** The sync itself; `dryRun` computes every outcome and writes nothing. */
 export async function applySync(ctx: TaskContext, input: z.infer<typeof syncInput>, dryRun: boolean): Promise<{ creatives: Outcome[]; dry_run: boolean }> {
@@ -196,11 +195,10 @@ const listInput = z
   })
   .passthrough();
 
-export const listCreatives: TaskDefinition = {
+export const listCreatives = defineTask({
   description: 'The buyer\'s creative library with filters, a cursor and a summary.',
   input: listInput,
-  async run(raw, ctx) {
-    const input = parseInput(listInput, raw);
+  async run(input, ctx) {
     if (input.cursor && !/^[\w.:-]{1,255}$/.test(input.cursor)) throw new AppError('VALIDATION_ERROR', 'cursor is not one this agent issued', 'cursor');
     const limit = input.limit ?? 50;
     const f = { statuses: input.filters?.status, formatTypes: input.filters?.format_types };
@@ -229,4 +227,4 @@ export const listCreatives: TaskDefinition = {
       }),
     };
   },
-};
+});

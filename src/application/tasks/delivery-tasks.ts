@@ -2,8 +2,7 @@ import { z } from 'zod';
 import { deliveryQueries, type DeliveryRow } from '../../../projections/delivery';
 import { mediaBuyQueries } from '../../../projections/media-buys';
 import { AppError } from '../../shared/errors';
-import { parseInput } from '../validation';
-import type { TaskDefinition } from './context';
+import { defineTask, type TaskContext } from './context';
 
 const day = z.string().refine((s) => !Number.isNaN(Date.parse(s)), { message: 'must be a date (YYYY-MM-DD) or date-time' });
 
@@ -38,11 +37,10 @@ function metrics(rows: readonly DeliveryRow[]): Metrics {
 /** A date-only bound covers that whole UTC day; date-times are taken as given. */
 const bound = (s: string, endOfDay: boolean) => (/^\d{4}-\d{2}-\d{2}$/.test(s) ? new Date(Date.parse(s) + (endOfDay ? 86_400_000 : 0)) : new Date(s)).toISOString();
 
-export const getMediaBuyDelivery: TaskDefinition = {
+export const getMediaBuyDelivery = defineTask({
   description: 'Delivery totals, by package, and an hourly or daily series.',
   input: input,
-  async run(raw, ctx) {
-    const i = parseInput(input, raw);
+  async run(i, ctx) {
     if (!i.media_buy_id && !i.media_buy_ids) throw new AppError('INVALID_REQUEST', 'media_buy_id or media_buy_ids is required', 'media_buy_id');
     const granularity = i.granularity ?? i.time_granularity;
     const ids = i.media_buy_ids ?? [i.media_buy_id!];
@@ -82,9 +80,9 @@ export const getMediaBuyDelivery: TaskDefinition = {
       media_buy_deliveries: deliveries,
     };
   },
-};
+});
 
-async function earliest(ctx: Parameters<TaskDefinition['run']>[1], ids: string[]): Promise<string | undefined> {
+async function earliest(ctx: TaskContext, ids: string[]): Promise<string | undefined> {
   const starts = await Promise.all(ids.map(async (id) => (await mediaBuyQueries.byId(ctx.app.readModels, ctx.principal.org, id))?.terms.start_time));
   return starts.filter((s): s is string => !!s).sort()[0];
 }

@@ -9,9 +9,8 @@ import { newEventId } from '../../shared/ids';
 import { AppError } from '../../shared/errors';
 import { handleCommand } from '../command-handler';
 import { withIdempotency } from '../idempotency';
-import { parseInput } from '../validation';
 import { brandManifestSchema } from './catalog-tasks';
-import type { TaskContext, TaskDefinition } from './context';
+import { defineTask, type TaskContext } from './context';
 
 const isoDate = z.string().refine((s) => !Number.isNaN(Date.parse(s)), { message: 'must be an ISO 8601 date-time' });
 
@@ -130,12 +129,11 @@ async function needsApproval(ctx: TaskContext, products: Product[], total: numbe
   }
 }
 
-export const createMediaBuy: TaskDefinition = {
+export const createMediaBuy = defineTask({
   mutating: true,
   description: 'Creates a media buy; status pending with a task_id when the seller must approve.',
   input: createInput,
-  async run(raw, ctx) {
-    const input = parseInput(createInput, raw);
+  async run(input, ctx) {
     const owner = ctx.principal.org;
     return withIdempotency(ctx.app.store, owner, 'create_media_buy', input as Record<string, unknown>, async () => {
       const now = ctx.app.clock();
@@ -200,7 +198,7 @@ export const createMediaBuy: TaskDefinition = {
         : mediaBuyView(terms, 'active', { revision: 1 });
     });
   },
-};
+});
 
 const getMediaBuysInput = z
   .object({
@@ -224,11 +222,10 @@ function rowView(r: MediaBuyRow, withActivity: boolean) {
   });
 }
 
-export const getMediaBuys: TaskDefinition = {
+export const getMediaBuys = defineTask({
   description: 'The caller\'s media buys with packages, status and impairments.',
   input: getMediaBuysInput,
-  async run(raw, ctx) {
-    const input = parseInput(getMediaBuysInput, raw);
+  async run(input, ctx) {
     const ids = input.media_buy_ids ?? (input.media_buy_id ? [input.media_buy_id] : undefined);
     const limit = input.pagination?.max_results ?? 50;
     const statuses = typeof input.status_filter === 'string' ? [input.status_filter] : input.status_filter;
@@ -240,7 +237,7 @@ export const getMediaBuys: TaskDefinition = {
       pagination: { has_more: rows.length > limit, ...(rows.length > limit ? { cursor: page[page.length - 1]!.media_buy_id } : {}) },
     };
   },
-};
+});
 
 const packageUpdate = z
   .object({
@@ -274,12 +271,11 @@ const updateInput = z
 
 const STATUS_VERB = { pause: 'pause', paused: 'pause', resume: 'resume', active: 'resume', cancel: 'cancel', canceled: 'cancel' } as const;
 
-export const updateMediaBuy: TaskDefinition = {
+export const updateMediaBuy = defineTask({
   mutating: true,
   description: 'Changes budget, dates, status (pause, resume, cancel), targeting, packages or callbacks.',
   input: updateInput,
-  async run(raw, ctx) {
-    const input = parseInput(updateInput, raw);
+  async run(input, ctx) {
     const owner = ctx.principal.org;
     return withIdempotency(ctx.app.store, owner, 'update_media_buy', input as Record<string, unknown>, async () => {
       // Ownership from the stream itself (not the projection): another buyer's id is simply absent.
@@ -313,15 +309,14 @@ export const updateMediaBuy: TaskDefinition = {
       return mediaBuyView(buy.terms, buy.status, { revision: buy.revision, changed });
     });
   },
-};
+});
 
 const tasksGetInput = z.object({ task_id: z.string().min(1), include_result: z.boolean().optional() }).passthrough();
 
-export const tasksGet: TaskDefinition = {
+export const tasksGet = defineTask({
   description: 'Status, result and history of an asynchronous task.',
   input: tasksGetInput,
-  async run(raw, ctx) {
-    const input = parseInput(tasksGetInput, raw);
+  async run(input, ctx) {
     const t = await mediaBuyQueries.task(ctx.app.readModels, input.task_id, ctx.principal.org);
     if (!t) throw new AppError('TASK_NOT_FOUND', `unknown task_id ${input.task_id}`, 'task_id');
     return {
@@ -335,4 +330,4 @@ export const tasksGet: TaskDefinition = {
       history: t.history,
     };
   },
-};
+});
