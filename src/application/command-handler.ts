@@ -41,3 +41,20 @@ export async function handleCommand<C, E extends { type: string; data: unknown }
     }
   }
 }
+
+/**
+ * For a command that starts a stream: decide on the initial state and append at `no_stream`,
+ * skipping the read (a stream that already exists surfaces as a ConcurrencyError).
+ */
+export async function startStream<C, E extends { type: string; data: unknown }, S>(
+  store: EventStore,
+  streamId: string,
+  decider: Decider<C, E, S>,
+  command: C,
+  ctx: CommandContext,
+): Promise<{ events: readonly E[]; result: AppendResult }> {
+  const events = decider.decide(command, decider.initialState());
+  const metadata: Partial<EventMetadata> = { time: ctx.now, principal: ctx.principal, correlationId: ctx.correlationId };
+  const result = await store.append(streamId, events.map((e) => ({ type: e.type, data: e.data, metadata })), { expectedVersion: 'no_stream' });
+  return { events, result };
+}

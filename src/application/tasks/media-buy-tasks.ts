@@ -7,7 +7,8 @@ import { mediaBuyDecider, mediaBuyStream, type MediaBuyTerms, type PackageTerms 
 import { taskDecider, taskStream } from '../../domain/task/task';
 import { newEventId } from '../../shared/ids';
 import { AppError } from '../../shared/errors';
-import { handleCommand } from '../command-handler';
+import { handleCommand, startStream } from '../command-handler';
+import { ConcurrencyError } from '../../eventstore/port';
 import { withIdempotency } from '../idempotency';
 import { brandManifestSchema } from './catalog-tasks';
 import { defineTask, type TaskContext } from './context';
@@ -186,7 +187,10 @@ export const createMediaBuy = defineTask({
         }, cmdCtx);
       }
       try {
-        await handleCommand(ctx.app.store, mediaBuyStream(mediaBuyId), mediaBuyDecider, { type: 'CreateMediaBuy', terms, needsApproval: approval, taskId, now: cmdCtx.now }, cmdCtx, 0);
+        await startStream(ctx.app.store, mediaBuyStream(mediaBuyId), mediaBuyDecider, { type: 'CreateMediaBuy', terms, needsApproval: approval, taskId, now: cmdCtx.now }, cmdCtx).catch((err: unknown) => {
+          if (err instanceof ConcurrencyError) throw new AppError('CONFLICT', `buyer_ref ${input.buyer_ref} is already used by media buy ${mediaBuyId}`, 'buyer_ref');
+          throw err;
+        });
       } catch (err) {
         if (taskId) {
           await handleCommand(ctx.app.store, taskStream(taskId), taskDecider, { type: 'ChangeTaskStatus', status: 'failed', message: (err as Error).message, actor: 'system', now: cmdCtx.now }, cmdCtx).catch(() => {});
