@@ -113,6 +113,7 @@ export class SqliteEventStore implements EventStore {
   private wake = new LocalWake();
   private pollIntervalMs: number;
   private appendTx: (streamId: string, events: readonly NewEvent[], expected: ExpectedVersion) => AppendResult;
+  private groupTx: (fn: () => void) => void;
   private stmts;
 
   constructor(options: SqliteEventStoreOptions) {
@@ -152,7 +153,10 @@ export class SqliteEventStore implements EventStore {
     });
     // IMMEDIATE takes the write lock before reading the version, so two processes cannot both
     // pass the expected-version check.
-    this.appendTx = (s, e, x) => tx.immediate(s, e, x);
+    // Inside groupTx, each append's transaction becomes a savepoint.
+    this.appendTx = (s, e, x) => (this.db.inTransaction ? tx(s, e, x) : tx.immediate(s, e, x));
+    const group = this.db.transaction((fn: () => void) => fn());
+    this.groupTx = (fn) => group.immediate(fn);
   }
 
   async append(
@@ -162,10 +166,47 @@ export class SqliteEventStore implements EventStore {
   ): Promise<AppendResult> {
     const expected = options.expectedVersion ?? 'any';
     validateAppend(streamId, events, expected);
-    const result = this.appendTx(streamId, events, expected);
-    if (events.length === 0) result.position = await this.headPosition();
-    else this.wake.notify();
-    return result;
+    if (events.length === 0) {
+      const result = this.appendTx(streamId, events, expected);
+      result.position = await this.headPosition();
+      return result;
+    }
+    return new Promise<AppendResult>((resolve, reject) => {
+      this.pending.push({ streamId, events, expected, resolve, reject });
+      if (this.pending.length === 1) setImmediate(() => this.commitPending());
+    });
+  }
+
+  private pending: { streamId: string; events: readonly NewEvent[]; expected: ExpectedVersion; resolve: (r: AppendResult) => void; reject: (e: unknown) => void }[] = [];
+
+  /**
+   * Group commit: appends made in the same turn of the event loop (concurrent requests) commit in
+   * one transaction, each in its own savepoint, so one conflict fails only its own append. Every
+   * promise settles after the commit, so an acknowledged append is durable.
+   */
+  private commitPending(): void {
+    const batch = this.pending.splice(0);
+    const outcomes: ({ ok: AppendResult } | { err: unknown })[] = [];
+    try {
+      this.groupTx(() => {
+        for (const a of batch) {
+          try {
+            outcomes.push({ ok: this.appendTx(a.streamId, a.events, a.expected) });
+          } catch (err) {
+            outcomes.push({ err });
+          }
+        }
+      });
+    } catch (err) {
+      for (const a of batch) a.reject(err);
+      return;
+    }
+    batch.forEach((a, i) => {
+      const o = outcomes[i]!;
+      if ('ok' in o) a.resolve(o.ok);
+      else a.reject(o.err);
+    });
+    this.wake.notify();
   }
 
   async readStream(streamId: string, options: ReadStreamOptions = {}): Promise<StoredEvent[]> {
