@@ -3,18 +3,14 @@ import { taskDecider, taskStream, type TaskState } from '../domain/task/task';
 import type { App } from '../app';
 import type { EventStore } from '../eventstore/port';
 import { AppError } from '../shared/errors';
-import { handleCommand, type CommandContext } from './command-handler';
+import { handleCommand, loadState, type CommandContext } from './command-handler';
 import { applySync, syncInput } from './tasks/creative-tasks';
 import { mediaBuyView } from './tasks/media-buy-tasks';
 
 /** The operator's side of async approval: seller or admin keys act on a waiting task. */
 async function loadTask(store: EventStore, taskId: string): Promise<Exclude<TaskState, { status: 'none' }> & { request?: Record<string, unknown> }> {
-  let state = taskDecider.initialState();
-  let request: Record<string, unknown> | undefined;
-  for (const e of await store.readStream(taskStream(taskId))) {
-    state = taskDecider.evolve(state, e as never);
-    if (e.type === 'TaskSubmitted') request = (e.data as { request?: Record<string, unknown> }).request;
-  }
+  const { state, history } = await loadState(store, taskStream(taskId), taskDecider);
+  const request = (history.find((e) => e.type === 'TaskSubmitted')?.data as { request?: Record<string, unknown> } | undefined)?.request;
   if (state.status === 'none') throw new AppError('TASK_NOT_FOUND', `unknown task ${taskId}`, 'taskId');
   return { ...state, request };
 }

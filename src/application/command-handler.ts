@@ -1,11 +1,23 @@
 import type { Decider } from '../domain/decider';
-import { ConcurrencyError, type AppendResult, type EventMetadata, type EventStore } from '../eventstore/port';
+import { ConcurrencyError, type AppendResult, type EventMetadata, type EventStore, type StoredEvent } from '../eventstore/port';
 
 export interface CommandContext {
   principal?: string;
   correlationId?: string;
   /** Decision time, passed into the command by the caller (never read inside a decider). */
   now: string;
+}
+
+/** Folds a stream into its decider's state (and returns the history it read). */
+export async function loadState<E extends { type: string }, S>(
+  store: EventStore,
+  streamId: string,
+  decider: Decider<unknown, E, S> | Decider<never, E, S>,
+): Promise<{ state: S; history: StoredEvent[] }> {
+  const history = await store.readStream(streamId);
+  let state = decider.initialState();
+  for (const e of history) state = decider.evolve(state, e as unknown as E);
+  return { state, history };
 }
 
 /**
@@ -22,9 +34,9 @@ export async function handleCommand<C, E extends { type: string; data: unknown }
   retries = 3,
 ): Promise<{ events: readonly E[]; state: S; result: AppendResult }> {
   for (let attempt = 0; ; attempt++) {
-    const history = await store.readStream(streamId);
-    let state = decider.initialState();
-    for (const e of history) state = decider.evolve(state, e as unknown as E);
+    const loaded = await loadState(store, streamId, decider);
+    const { history } = loaded;
+    let state = loaded.state;
     const events = decider.decide(command, state);
     const metadata: Partial<EventMetadata> = { time: ctx.now, principal: ctx.principal, correlationId: ctx.correlationId };
     try {

@@ -4,11 +4,11 @@ import { catalogQueries, formatKey } from '../../../projections/catalog';
 import { creativeQueries } from '../../../projections/creatives';
 import { mediaBuyQueries } from '../../../projections/media-buys';
 import type { Format } from '../../domain/catalog/catalog';
-import { creativeDecider, creativeStream, syncAction, type CreativeContent, type CreativeState } from '../../domain/creative/creative';
+import { creativeDecider, creativeStream, syncAction, type CreativeContent } from '../../domain/creative/creative';
 import { AppError } from '../../shared/errors';
 import { taskDecider, taskStream } from '../../domain/task/task';
 import { newEventId } from '../../shared/ids';
-import { handleCommand } from '../command-handler';
+import { handleCommand, loadState } from '../command-handler';
 import { withIdempotency } from '../idempotency';
 import { fieldPath } from '../validation';
 import { defineTask, type TaskContext } from './context';
@@ -116,73 +116,72 @@ export const syncCreatives = defineTask({
 
 /** The sync itself; `dryRun` computes every outcome and writes nothing. */
 export async function applySync(ctx: TaskContext, input: z.infer<typeof syncInput>, dryRun: boolean): Promise<{ creatives: Outcome[]; dry_run: boolean }> {
-      const owner = ctx.principal.org;
-      input = { ...input, dry_run: dryRun };
-      const now = ctx.app.clock().toISOString();
-      const cmdCtx = { now, principal: ctx.principal.keyId, correlationId: ctx.requestId };
-      const formats = new Map((await catalogQueries.formats(ctx.app.readModels)).map((f) => [formatKey(f.format_id), f]));
-      const products = new Map((await catalogQueries.products(ctx.app.readModels)).map((p) => [p.product_id, p]));
-      const packages = input.assignments ? await ownPackages(ctx) : new Map<string, string>();
-      const outcomes: Outcome[] = [];
-      const seen = new Set<string>();
+  const owner = ctx.principal.org;
+  input = { ...input, dry_run: dryRun };
+  const now = ctx.app.clock().toISOString();
+  const cmdCtx = { now, principal: ctx.principal.keyId, correlationId: ctx.requestId };
+  const formats = new Map((await catalogQueries.formats(ctx.app.readModels)).map((f) => [formatKey(f.format_id), f]));
+  const products = new Map((await catalogQueries.products(ctx.app.readModels)).map((p) => [p.product_id, p]));
+  const packages = input.assignments ? await ownPackages(ctx) : new Map<string, string>();
+  const outcomes: Outcome[] = [];
+  const seen = new Set<string>();
 
-      for (const [i, rawCreative] of input.creatives.entries()) {
-        const at = `creatives[${i}]`;
-        const parsed = creativeInput.safeParse(rawCreative);
-        const id = (rawCreative as { creative_id?: unknown })?.creative_id;
-        if (!parsed.success) {
-          const issue = parsed.error.issues[0]!;
-          outcomes.push({ creative_id: typeof id === 'string' ? id : `#${i}`, action: 'failed', errors: [{ code: 'VALIDATION_ERROR', message: issue.message, field: `${at}.${fieldPath(issue.path)}` }] });
-          continue;
-        }
-        const c = parsed.data;
-        seen.add(c.creative_id);
-        const format = formats.get(formatKey(c.format_id));
-        const errors: ItemError[] = format
-          ? checkAssets(format, c.assets, at)
-          : [{ code: 'VALIDATION_ERROR', message: `unknown format ${c.format_id.id} of ${c.format_id.agent_url}`, field: `${at}.format_id` }];
-        const assigned = input.assignments?.[c.creative_id];
-        for (const [j, packageId] of (assigned ?? []).entries()) {
-          const productId = packages.get(packageId);
-          const field = `assignments.${c.creative_id}[${j}]`;
-          if (!productId) errors.push({ code: 'NOT_FOUND', message: `unknown package_id ${packageId}`, field });
-          else if (format && !products.get(productId)?.format_ids.some((f) => formatKey(f) === formatKey(c.format_id))) {
-            errors.push({ code: 'UNSUPPORTED_FEATURE', message: `product ${productId} does not accept format ${c.format_id.id}`, field });
-          }
-        }
-        if (errors.length > 0 || !format) {
-          outcomes.push({ creative_id: c.creative_id, action: 'failed', errors });
-          continue;
-        }
-        let state: CreativeState = creativeDecider.initialState();
-        const stream = creativeStream(owner, c.creative_id);
-        for (const e of await ctx.app.store.readStream(stream)) state = creativeDecider.evolve(state, e as never);
-        const content: CreativeContent = {
-          creative_id: c.creative_id,
-          owner,
-          name: c.name,
-          format_id: { agent_url: c.format_id.agent_url, id: c.format_id.id },
-          format_type: format.type,
-          assets: c.assets,
-          // Assignments named in this sync replace the old ones; otherwise they stay.
-          assigned_to: assigned ?? (state.status === 'none' ? [] : [...state.content.assigned_to]),
-        };
-        const hash = createHash('sha256').update(JSON.stringify(content)).digest('hex');
-        const action = syncAction(state, hash);
-        if (!input.dry_run && action !== 'unchanged') {
-          await handleCommand(ctx.app.store, stream, creativeDecider, { type: 'SyncCreative', content, hash, now }, cmdCtx);
-        }
-        outcomes.push({ creative_id: c.creative_id, action, status: 'approved', assigned_to: [...content.assigned_to] });
+  for (const [i, rawCreative] of input.creatives.entries()) {
+    const at = `creatives[${i}]`;
+    const parsed = creativeInput.safeParse(rawCreative);
+    const id = (rawCreative as { creative_id?: unknown })?.creative_id;
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0]!;
+      outcomes.push({ creative_id: typeof id === 'string' ? id : `#${i}`, action: 'failed', errors: [{ code: 'VALIDATION_ERROR', message: issue.message, field: `${at}.${fieldPath(issue.path)}` }] });
+      continue;
+    }
+    const c = parsed.data;
+    seen.add(c.creative_id);
+    const format = formats.get(formatKey(c.format_id));
+    const errors: ItemError[] = format
+      ? checkAssets(format, c.assets, at)
+      : [{ code: 'VALIDATION_ERROR', message: `unknown format ${c.format_id.id} of ${c.format_id.agent_url}`, field: `${at}.format_id` }];
+    const assigned = input.assignments?.[c.creative_id];
+    for (const [j, packageId] of (assigned ?? []).entries()) {
+      const productId = packages.get(packageId);
+      const field = `assignments.${c.creative_id}[${j}]`;
+      if (!productId) errors.push({ code: 'NOT_FOUND', message: `unknown package_id ${packageId}`, field });
+      else if (format && !products.get(productId)?.format_ids.some((f) => formatKey(f) === formatKey(c.format_id))) {
+        errors.push({ code: 'UNSUPPORTED_FEATURE', message: `product ${productId} does not accept format ${c.format_id.id}`, field });
       }
+    }
+    if (errors.length > 0 || !format) {
+      outcomes.push({ creative_id: c.creative_id, action: 'failed', errors });
+      continue;
+    }
+    const stream = creativeStream(owner, c.creative_id);
+    const { state } = await loadState(ctx.app.store, stream, creativeDecider);
+    const content: CreativeContent = {
+      creative_id: c.creative_id,
+      owner,
+      name: c.name,
+      format_id: { agent_url: c.format_id.agent_url, id: c.format_id.id },
+      format_type: format.type,
+      assets: c.assets,
+      // Assignments named in this sync replace the old ones; otherwise they stay.
+      assigned_to: assigned ?? (state.status === 'none' ? [] : [...state.content.assigned_to]),
+    };
+    const hash = createHash('sha256').update(JSON.stringify(content)).digest('hex');
+    const action = syncAction(state, hash);
+    if (!input.dry_run && action !== 'unchanged') {
+      await handleCommand(ctx.app.store, stream, creativeDecider, { type: 'SyncCreative', content, hash, now }, cmdCtx);
+    }
+    outcomes.push({ creative_id: c.creative_id, action, status: 'approved', assigned_to: [...content.assigned_to] });
+  }
 
-      if (input.delete_missing) {
-        for (const id of await creativeQueries.activeIds(ctx.app.readModels, owner)) {
-          if (seen.has(id)) continue;
-          if (!input.dry_run) await handleCommand(ctx.app.store, creativeStream(owner, id), creativeDecider, { type: 'ArchiveCreative', now }, cmdCtx);
-          outcomes.push({ creative_id: id, action: 'archived', status: 'archived' });
-        }
-      }
-      return { creatives: outcomes, dry_run: input.dry_run === true };
+  if (input.delete_missing) {
+    for (const id of await creativeQueries.activeIds(ctx.app.readModels, owner)) {
+      if (seen.has(id)) continue;
+      if (!input.dry_run) await handleCommand(ctx.app.store, creativeStream(owner, id), creativeDecider, { type: 'ArchiveCreative', now }, cmdCtx);
+      outcomes.push({ creative_id: id, action: 'archived', status: 'archived' });
+    }
+  }
+  return { creatives: outcomes, dry_run: input.dry_run === true };
 }
 
 export { syncInput };

@@ -7,7 +7,7 @@ import { mediaBuyDecider, mediaBuyStream, type MediaBuyTerms, type PackageTerms 
 import { taskDecider, taskStream } from '../../domain/task/task';
 import { newEventId } from '../../shared/ids';
 import { AppError } from '../../shared/errors';
-import { handleCommand, startStream } from '../command-handler';
+import { handleCommand, loadState, startStream } from '../command-handler';
 import { ConcurrencyError } from '../../eventstore/port';
 import { withIdempotency } from '../idempotency';
 import { brandManifestSchema } from './catalog-tasks';
@@ -283,8 +283,7 @@ export const updateMediaBuy = defineTask({
     const owner = ctx.principal.org;
     return withIdempotency(ctx.app.store, owner, 'update_media_buy', input as Record<string, unknown>, async () => {
       // Ownership from the stream itself (not the projection): another buyer's id is simply absent.
-      let state = mediaBuyDecider.initialState();
-      for (const e of await ctx.app.store.readStream(mediaBuyStream(input.media_buy_id))) state = mediaBuyDecider.evolve(state, e as never);
+      const { state } = await loadState(ctx.app.store, mediaBuyStream(input.media_buy_id), mediaBuyDecider);
       if (state.status === 'none' || state.terms.owner !== owner) throw new AppError('MEDIA_BUY_NOT_FOUND', `unknown media_buy_id ${input.media_buy_id}`, 'media_buy_id');
       const u = input.updates;
       const now = ctx.app.clock().toISOString();
