@@ -11,10 +11,12 @@ import { DEMO_CATALOG, publishCatalog } from './application/catalog';
 import type { Config } from './config';
 import { MemoryEventStore } from './eventstore/memory';
 import type { EventStore } from './eventstore/port';
+import { withAppendWatermark, type WatermarkedStore } from './eventstore/watermark';
 import { PostgresEventStore } from './eventstore/postgres';
 import { SqliteEventStore } from './eventstore/sqlite';
 import type { Projection } from './projections/projection';
 import { ProjectionRunner } from './projections/runner';
+import { QueryCache } from './readmodel/query-cache';
 import type { ReadModelStore } from './readmodel/port';
 import { PostgresReadModelStore } from './readmodel/postgres';
 import { SqliteReadModelStore } from './readmodel/sqlite';
@@ -29,8 +31,10 @@ export interface Metrics {
 /** Everything a binding needs, composed once from config. */
 export interface App {
   config: Config;
-  store: EventStore;
+  store: WatermarkedStore;
   readModels: ReadModelStore;
+  /** API keys and catalog rows, cached per instance (see QueryCache). */
+  cache: QueryCache;
   bus: Bus;
   projections: ProjectionRunner;
   metrics: Metrics;
@@ -89,13 +93,16 @@ function createMetrics(): Metrics {
   };
 }
 
+/** Events that change rows QueryCache holds. */
+const CACHED_EVENT_TYPES = new Set(['ApiKeyIssued', 'ApiKeyRevoked', 'CatalogPublished']);
+
 /** Opens the stores and the bus, starts projections. The caller owns `stopApp`. */
 export async function startApp(
   config: Config,
   log: Logger,
   options: { projections?: readonly Projection[]; clock?: () => Date } = {},
 ): Promise<App> {
-  const store = await openEventStore(config);
+  const store = withAppendWatermark(await openEventStore(config));
   const readModels = await openReadModels(config);
   const bus: Bus = config.kafka
     ? new KafkaBus(store, readModels, {
@@ -105,6 +112,10 @@ export async function startApp(
     : new EmbeddedBus(store, readModels, (err, group) => log.error({ err, group }, 'consumer failed; retrying'));
   await publishCatalog(store, config.catalogFile ?? DEMO_CATALOG, { now: new Date().toISOString(), principal: 'system' });
   const projections = new ProjectionRunner(store, readModels, options.projections ?? allProjections, log);
+  const cache = new QueryCache();
+  projections.onApplied((events) => {
+    if (events.some((e) => CACHED_EVENT_TYPES.has(e.type))) cache.invalidate();
+  });
   await projections.start();
   await bus.start();
   const gatewayClock = new GatewayClock(store);
@@ -112,7 +123,7 @@ export async function startApp(
   const clock = options.clock ?? gatewayClock.now;
   const adServer = new DeliverySimulator(store, readModels, clock, log);
   await adServer.start();
-  return { config, store, readModels, bus, projections, metrics: createMetrics(), log, clock, gatewayClock, adServer };
+  return { config, store, readModels, cache, bus, projections, metrics: createMetrics(), log, clock, gatewayClock, adServer };
 }
 
 /** Stops consumers before closing the stores they read. */

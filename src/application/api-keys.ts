@@ -3,6 +3,7 @@ import { apiKeyQueries } from '../../projections/api-keys';
 import { apiKeyDecider, apiKeyStream, type Role } from '../domain/api-key/api-key';
 import type { EventStore } from '../eventstore/port';
 import type { ReadModelStore } from '../readmodel/port';
+import type { QueryCache } from '../readmodel/query-cache';
 import { newEventId } from '../shared/ids';
 import { handleCommand, type CommandContext } from './command-handler';
 
@@ -47,11 +48,11 @@ export async function revokeApiKey(store: EventStore, keyId: string, ctx: Comman
 }
 
 /** Resolves a presented key to its principal, or null. Constant-time on the hash comparison. */
-export async function verifyApiKey(readModels: ReadModelStore, presented: string): Promise<Principal | null> {
+export async function verifyApiKey(readModels: ReadModelStore, cache: QueryCache, presented: string): Promise<Principal | null> {
   const m = KEY_PATTERN.exec(presented);
   if (!m) return null;
   const [, prefix, secret] = m as unknown as [string, string, string];
-  const candidates = await apiKeyQueries.byPrefix(readModels, prefix);
+  const candidates = await cache.get(`api-keys:${prefix}`, () => apiKeyQueries.byPrefix(readModels, prefix));
   for (const row of candidates) {
     const expected = Buffer.from(row.hash);
     const actual = Buffer.from(hashSecret(row.salt, secret));

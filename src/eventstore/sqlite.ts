@@ -59,6 +59,12 @@ export function openSqlite(file: string, synchronous: 'FULL' | 'NORMAL' = 'NORMA
   db.pragma(`synchronous = ${synchronous}`);
   // Several processes may share the file (CLI beside a running server): wait for the write lock.
   db.pragma('busy_timeout = 10000');
+  // Events and read models key their indexes by hashed ids, so each commit dirties pages all
+  // over the file: a 64 MiB page cache keeps them in memory, and checkpointing every ~40 MB of
+  // WAL instead of ~4 MB spreads the checkpoint's fsync over ten times as many commits.
+  db.pragma('cache_size = -65536');
+  db.pragma('wal_autocheckpoint = 10000');
+  db.pragma('journal_size_limit = 67108864');
   return db;
 }
 

@@ -14,8 +14,9 @@ interface Deps {
 }
 
 /**
- * Catch-up-then-live subscription shared by every SQL adapter: read batches by position until
- * the log is exhausted, then wait for a wake signal (or the poll interval) and read again.
+ * Catch-up-then-live subscription shared by every SQL adapter: read full batches by position
+ * until a short one shows the log exhausted, then wait for a wake signal (or the poll interval)
+ * and read again.
  * The handler sees each event once per subscription, in position order; a failing handler is
  * retried with the same batch after a pause, so delivery to it is at-least-once.
  */
@@ -25,12 +26,20 @@ export function pollingSubscription(deps: Deps, handler: BatchHandler, options: 
   let last = 0;
   let stopped = false;
   let wakeUp: (() => void) | undefined;
+  // Set by every wake signal, cleared before each read: a signal that arrives while a batch is
+  // being handled is not lost, so the loop can sleep right after a short batch instead of
+  // spending a query to learn that nothing more is there.
+  let signalled = false;
   let markCaughtUp!: () => void;
   const caughtUp = new Promise<void>((resolve) => (markCaughtUp = resolve));
-  const unsubscribe = deps.wake.onAppended(() => wakeUp?.());
+  const unsubscribe = deps.wake.onAppended(() => {
+    signalled = true;
+    wakeUp?.();
+  });
 
   const sleep = (ms: number) =>
     new Promise<void>((resolve) => {
+      if (signalled) return resolve();
       const timer = setTimeout(done, ms);
       function done() {
         clearTimeout(timer);
@@ -46,6 +55,7 @@ export function pollingSubscription(deps: Deps, handler: BatchHandler, options: 
     while (!stopped) {
       let events: StoredEvent[];
       try {
+        signalled = false;
         events = await deps.readAll({ fromPosition: next, limit: batchSize });
         if (events.length > 0 && !stopped) {
           await handler(events);
@@ -62,7 +72,7 @@ export function pollingSubscription(deps: Deps, handler: BatchHandler, options: 
         markCaughtUp();
         target = 0;
       }
-      if (events.length === 0 && !stopped) await sleep(deps.pollIntervalMs);
+      if (!stopped) await sleep(deps.pollIntervalMs);
     }
   })();
 

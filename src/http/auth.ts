@@ -1,6 +1,6 @@
 import type { FastifyRequest } from 'fastify';
 import { verifyApiKey, type Principal } from '../application/api-keys';
-import type { ReadModelStore } from '../readmodel/port';
+import type { App } from '../app';
 import { AppError } from '../shared/errors';
 
 /**
@@ -8,12 +8,12 @@ import { AppError } from '../shared/errors';
  * known, unrevoked key → UNAUTHENTICATED (401 with `WWW-Authenticate: Bearer`), so a typo never
  * silently degrades to anonymous access.
  */
-export async function authenticate(req: FastifyRequest, readModels: ReadModelStore): Promise<Principal | null> {
+export async function authenticate(req: FastifyRequest, app: Pick<App, 'readModels' | 'cache'>): Promise<Principal | null> {
   const header = req.headers.authorization;
   if (header === undefined) return null;
   const m = /^Bearer\s+(\S+)\s*$/i.exec(header);
   if (!m) throw new AppError('UNAUTHENTICATED', 'Authorization must be "Bearer <key>"');
-  const principal = await verifyApiKey(readModels, m[1]!);
+  const principal = await verifyApiKey(app.readModels, app.cache, m[1]!);
   if (!principal) throw new AppError('UNAUTHENTICATED', 'unknown or revoked API key');
   return principal;
 }

@@ -112,7 +112,7 @@ export async function buildServer(app: App): Promise<FastifyInstance> {
   const handler = fastifyApolloHandler(apollo, {
     context: async (req) => {
       try {
-        return { app, principal: await authenticate(req, app.readModels), requestId: req.id };
+        return { app, principal: await authenticate(req, app), requestId: req.id };
       } catch (err) {
         if (!(err instanceof AppError)) throw err;
         // Apollo answers a context failure with the status and headers carried in extensions.http.

@@ -17,7 +17,7 @@ export function registerTaskRoutes(fastify: FastifyInstance, app: App): void {
     const context = typeof body === 'object' && body && !Array.isArray(body) ? (body as { context?: unknown }).context : undefined;
     const echo = context && typeof context === 'object' && !Array.isArray(context) ? { context } : {};
     try {
-      const principal = await authenticate(req, app.readModels);
+      const principal = await authenticate(req, app);
       if (!principal || principal.role !== 'buyer') throw new AppError('UNAUTHENTICATED', 'a Bearer API key with role buyer is required');
       const task = Object.hasOwn(tasks, req.params.task) ? tasks[req.params.task] : undefined;
       if (!task) throw new AppError('NOT_FOUND', `unknown task "${req.params.task}"`);

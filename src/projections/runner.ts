@@ -34,6 +34,7 @@ export class ProjectionRunner {
   private stopped = false;
   private restarting?: Promise<void>;
   private waiters = new Set<{ position: number; resolve: () => void }>();
+  private appliedListeners: ((events: readonly StoredEvent[]) => void)[] = [];
 
   constructor(
     private store: EventStore,
@@ -97,7 +98,13 @@ export class ProjectionRunner {
       }
       c.seen = Math.max(c.seen, to);
     }
+    for (const listener of this.appliedListeners) listener(events);
     for (const w of this.waiters) if (this.caughtUpWith(w.position)) w.resolve();
+  }
+
+  /** Calls `listener` with each batch once the read models show it (e.g. to drop cached rows). */
+  onApplied(listener: (events: readonly StoredEvent[]) => void): void {
+    this.appliedListeners.push(listener);
   }
 
   /**

@@ -16,7 +16,7 @@ export interface TaskContext {
  */
 export async function runTaskConsistently(task: TaskDefinition, raw: unknown, ctx: TaskContext): Promise<Record<string, unknown>> {
   const result = await task.run(parseInput(task.input, raw), ctx);
-  if (task.mutating) await ctx.app.projections.waitFor(await ctx.app.store.headPosition());
+  if (task.mutating) await ctx.app.projections.waitFor(ctx.app.store.appendedUpTo());
   return result;
 }
 

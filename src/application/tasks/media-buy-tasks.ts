@@ -124,7 +124,7 @@ async function needsApproval(ctx: TaskContext, products: Product[], total: numbe
     case 'never':
       return false;
     case 'rules': {
-      const { budget_threshold } = await catalogQueries.approval(ctx.app.readModels);
+      const { budget_threshold } = await ctx.app.cache.get('catalog:approval', () => catalogQueries.approval(ctx.app.readModels));
       return products.some((p) => p.requires_approval) || (budget_threshold !== undefined && total >= budget_threshold);
     }
   }
@@ -140,7 +140,7 @@ export const createMediaBuy = defineTask({
       const now = ctx.app.clock();
       const mediaBuyId = mediaBuyIdFor(owner, input.buyer_ref);
       // Every package is checked before anything is appended: one bad package appends nothing.
-      const products = await Promise.all(input.packages.map((p) => catalogQueries.product(ctx.app.readModels, p.product_id)));
+      const products = await Promise.all(input.packages.map((p) => ctx.app.cache.get(`catalog:product:${p.product_id}`, () => catalogQueries.product(ctx.app.readModels, p.product_id))));
       const packages = input.packages.map((p, i) => resolvePackage(p, i, products[i], mediaBuyId));
       const currency = packages[0]!.currency;
       const mixed = packages.findIndex((p) => p.currency !== currency);

@@ -14,7 +14,7 @@ function requireOperator(ctx: GraphQLContext) {
 
 /** Answers once the read models show the operator's change (read-your-writes). */
 async function settled<T>(ctx: GraphQLContext, value: T): Promise<T> {
-  await ctx.app.projections.waitFor(await ctx.app.store.headPosition());
+  await ctx.app.projections.waitFor(ctx.app.store.appendedUpTo());
   return value;
 }
 

@@ -1,0 +1,29 @@
+import type { AppendResult, EventStore, NewEvent, ExpectedVersion } from './port';
+
+/**
+ * The store as the application sees it, plus the highest position this process has appended.
+ * A command waits for that position before answering (read-your-writes): it covers every write
+ * the command made, needs no query (unlike `headPosition`), and never waits on other instances.
+ */
+export interface WatermarkedStore extends EventStore {
+  appendedUpTo(): number;
+}
+
+export function withAppendWatermark(store: EventStore): WatermarkedStore {
+  let highest = 0;
+  const append = async (streamId: string, events: readonly NewEvent[], options?: { expectedVersion?: ExpectedVersion }): Promise<AppendResult> => {
+    const result = await store.append(streamId, events, options);
+    if (result.position > highest) highest = result.position;
+    return result;
+  };
+  return {
+    kind: store.kind,
+    append,
+    appendedUpTo: () => highest,
+    readStream: (streamId, options) => store.readStream(streamId, options),
+    readAll: (options) => store.readAll(options),
+    headPosition: () => store.headPosition(),
+    subscribe: (handler, options) => store.subscribe(handler, options),
+    close: () => store.close(),
+  };
+}
