@@ -20,6 +20,7 @@ import { QueryCache } from './readmodel/query-cache';
 import type { ReadModelStore } from './readmodel/port';
 import { PostgresReadModelStore } from './readmodel/postgres';
 import { SqliteReadModelStore } from './readmodel/sqlite';
+import { SigningKeystore } from './signing/keystore';
 
 export interface Metrics {
   registry: Registry;
@@ -43,6 +44,8 @@ export interface App {
   clock: () => Date;
   gatewayClock: GatewayClock;
   adServer: AdServer;
+  /** Webhook-signing keys, published at /.well-known/jwks.json. */
+  signingKeys: SigningKeystore;
 }
 
 export async function openEventStore(config: Config): Promise<EventStore> {
@@ -102,6 +105,10 @@ export async function startApp(
   log: Logger,
   options: { projections?: readonly Projection[]; clock?: () => Date } = {},
 ): Promise<App> {
+  const signingKeys = new SigningKeystore(
+    { file: config.webhookSigning.keysFile, inline: config.webhookSigning.inlineKeys },
+    config.webhookSigning.purpose,
+  );
   const store = withAppendWatermark(await openEventStore(config));
   const readModels = await openReadModels(config);
   const bus: Bus = config.kafka
@@ -123,7 +130,7 @@ export async function startApp(
   const clock = options.clock ?? gatewayClock.now;
   const adServer = new DeliverySimulator(store, readModels, clock, log);
   await adServer.start();
-  return { config, store, readModels, cache, bus, projections, metrics: createMetrics(), log, clock, gatewayClock, adServer };
+  return { config, store, readModels, cache, bus, projections, metrics: createMetrics(), log, clock, gatewayClock, adServer, signingKeys };
 }
 
 /** Stops consumers before closing the stores they read. */

@@ -5,6 +5,7 @@ import { parseArgs } from 'node:util';
 import { SingleBar } from 'cli-progress';
 import { allProjections } from '../projections';
 import { apiKeyQueries } from '../projections/api-keys';
+import { SigningKeystore } from './signing/keystore';
 import { issueApiKey, revokeApiKey } from './application/api-keys';
 import { openEventStore, openReadModels } from './app';
 import { ConfigError, loadConfig, type Config } from './config';
@@ -24,6 +25,8 @@ const USAGE = `usage: adcp-gateway <command>
                                           issue an API key; prints the sk_… key once
   keys list                               issued keys (never the secrets)
   keys revoke <key-id>                    revoke a key
+  keys rotate [--alg ed25519|ecdsa-p256-sha256]
+                                          new webhook-signing key (prints its kid)
   schema [--check]                        write schema/schema.graphql and schema/openapi.json (or fail if stale)
   bench                                   run the benchmarks (JSON lines)
 
@@ -110,7 +113,7 @@ async function keysCommand(config: Config, args: string[]): Promise<void> {
   const { values, positionals } = parseArgs({
     args,
     allowPositionals: true,
-    options: { org: { type: 'string' }, role: { type: 'string', default: 'buyer' } },
+    options: { org: { type: 'string' }, role: { type: 'string', default: 'buyer' }, alg: { type: 'string', default: 'ed25519' } },
   });
   const [sub, keyId] = positionals;
   if (sub === 'create') {
@@ -147,7 +150,15 @@ async function keysCommand(config: Config, args: string[]): Promise<void> {
     }
     return;
   }
-  throw new UsageError('keys: expected create, list or revoke');
+  if (sub === 'rotate') {
+    if (config.webhookSigning.inlineKeys) throw new UsageError('keys rotate: WEBHOOK_SIGNING_KEYS is set; rotate the keys where that value comes from');
+    if (values.alg !== 'ed25519' && values.alg !== 'ecdsa-p256-sha256') throw new UsageError('keys rotate: --alg must be ed25519 or ecdsa-p256-sha256');
+    const kid = SigningKeystore.rotate(config.webhookSigning.keysFile, values.alg);
+    process.stderr.write(`webhook signing key ${kid} is now active; the previous keys stay published for 24 h\n`);
+    process.stdout.write(kid + '\n');
+    return;
+  }
+  throw new UsageError('keys: expected create, list, revoke or rotate');
 }
 
 async function schemaCommand(args: string[]): Promise<void> {

@@ -31,6 +31,23 @@ const envSchema = z.object({
   CATALOG_FILE: z.string().min(1).optional(),
   APPROVAL_POLICY: z.enum(['rules', 'manual', 'never']).default('rules'),
   SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).max(120_000).default(10_000),
+  PUBLIC_URL: z
+    .string()
+    .url()
+    .regex(/^https?:\/\/[^/?#]+\/?$/, { message: 'must be an origin such as https://ads.example.com' })
+    .optional(),
+  WEBHOOK_KEY_PURPOSE: z.enum(['request-signing', 'webhook-signing']).default('request-signing'),
+  WEBHOOK_SIGNING_KEYS_FILE: z.string().min(1).optional(),
+  WEBHOOK_SIGNING_KEYS: z
+    .string()
+    .refine((s) => {
+      try {
+        return Array.isArray((JSON.parse(s) as { keys?: unknown }).keys);
+      } catch {
+        return false;
+      }
+    }, { message: 'must be a JWK set ({"keys":[…]}) with private members' })
+    .optional(),
 });
 
 export type EventStoreKind = 'sqlite' | 'postgres' | 'kurrentdb' | 'memory';
@@ -50,6 +67,9 @@ export interface Config {
   catalogFile?: string;
   /** rules: per-product flag and the catalog's budget threshold; manual: always; never. */
   approvalPolicy: 'rules' | 'manual' | 'never';
+  /** The origin buyers reach this gateway at (brand.json, jwks_uri); unset → taken from each request. */
+  publicUrl?: string;
+  webhookSigning: { purpose: 'request-signing' | 'webhook-signing'; keysFile: string; inlineKeys?: string };
 }
 
 /** Raised for a bad environment; the CLI prints its message on one line and exits 1. */
@@ -101,5 +121,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     shutdownGraceMs: e.SHUTDOWN_GRACE_MS,
     approvalPolicy: e.APPROVAL_POLICY,
     catalogFile: e.CATALOG_FILE ? path.resolve(e.CATALOG_FILE) : undefined,
+    publicUrl: e.PUBLIC_URL?.replace(/\/$/, ''),
+    webhookSigning: {
+      purpose: e.WEBHOOK_KEY_PURPOSE,
+      keysFile: path.resolve(e.WEBHOOK_SIGNING_KEYS_FILE ?? path.join(dataDir, 'webhook-signing-keys.json')),
+      inlineKeys: e.WEBHOOK_SIGNING_KEYS,
+    },
   };
 }

@@ -12,6 +12,7 @@ import { AppError, httpStatusOf } from '../shared/errors';
 import { authenticate } from './auth';
 import { fromFastifyError, sendError } from './errors';
 import { docsPage, printOpenApi } from './openapi';
+import { registerWellKnownRoutes } from './well-known';
 import { registerTaskRoutes } from './tasks-route';
 
 /**
@@ -85,6 +86,7 @@ export async function buildServer(app: App): Promise<FastifyInstance> {
   // included) and closes idle keep-alive sockets; the integration's plugin calls fastify.close()
   // from inside Apollo's stop, which deadlocks when Apollo is stopped from Fastify's onClose.
   registerTaskRoutes(fastify, app);
+  registerWellKnownRoutes(fastify, app);
   const openapi = printOpenApi();
   const docs = docsPage();
   fastify.get('/openapi.json', async (_req, reply) => reply.type('application/json').send(openapi));

@@ -23,6 +23,12 @@ describe('config', () => {
     expect(c.readModel).toMatchObject({ kind: 'sqlite', sqliteFile: '/tmp/x/read-models.sqlite' });
   });
 
+  it('keeps webhook signing keys under DATA_DIR unless told otherwise; PUBLIC_URL loses a trailing slash', () => {
+    const c = loadConfig({ DATA_DIR: '/tmp/x', PUBLIC_URL: 'https://ads.example.com/' });
+    expect(c.webhookSigning).toEqual({ purpose: 'request-signing', keysFile: '/tmp/x/webhook-signing-keys.json', inlineKeys: undefined });
+    expect(c.publicUrl).toBe('https://ads.example.com');
+  });
+
   it('treats empty variables as unset', () => {
     const c = loadConfig({ PORT: '', LOG_LEVEL: '' });
     expect(c.port).toBe(4000);
@@ -38,6 +44,9 @@ describe('config', () => {
     ['BODY_LIMIT_BYTES', '10'],
     ['KAFKA_BROKERS', 'k1:9092,,k2'],
     ['SHUTDOWN_GRACE_MS', '-1'],
+    ['PUBLIC_URL', 'https://ads.example.com/path'],
+    ['WEBHOOK_KEY_PURPOSE', 'response-signing'],
+    ['WEBHOOK_SIGNING_KEYS', '[1,2]'],
   ])('names the bad key %s=%s in one line', (key, value) => {
     let err: unknown;
     try {

@@ -1,0 +1,140 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, type JsonWebKey } from 'node:crypto';
+import { z } from 'zod';
+import type { SignatureAlgorithm, WebhookSigningKey } from './webhook-signer';
+
+/** `adcp_use` published on the keys: the spec's `request-signing`, or `webhook-signing` for 3.0-era verifiers. */
+export type KeyPurpose = 'request-signing' | 'webhook-signing';
+
+const storedKey = z
+  .object({
+    kty: z.enum(['OKP', 'EC']),
+    crv: z.enum(['Ed25519', 'P-256']),
+    x: z.string().min(1),
+    y: z.string().optional(),
+    d: z.string().min(1),
+    kid: z.string().min(1),
+    created_at: z.string().optional(),
+    /** Set when a newer key replaced this one: published until then, never used to sign. */
+    retire_after: z.string().nullable().optional(),
+  })
+  .passthrough();
+const storedKeySet = z.object({ keys: z.array(storedKey).min(1) });
+type StoredKey = z.infer<typeof storedKey>;
+
+/** A rotated-out key stays published this long: a day of retries and every JWKS cache outlive it. */
+const RETIREMENT_GRACE_MS = 24 * 3600_000;
+
+const algOf = (k: StoredKey): SignatureAlgorithm => (k.kty === 'OKP' ? 'ed25519' : 'ecdsa-p256-sha256');
+
+export interface KeystoreSource {
+  /** A JWK set with private members (`WEBHOOK_SIGNING_KEYS`): used as given, never written. */
+  inline?: string;
+  /** The key file (`WEBHOOK_SIGNING_KEYS_FILE`): created with one Ed25519 key on first use, mode 0600. */
+  file: string;
+}
+
+/**
+ * The seller's webhook-signing keys. Signs with the newest key; publishes every key not yet past
+ * its retirement in `/.well-known/jwks.json`. Notices a rotation another process wrote to the
+ * file (`adcp-gateway keys rotate`) within a second.
+ */
+export class SigningKeystore {
+  private keys: StoredKey[] = [];
+  private loadedMtimeMs = -1;
+  private checkedAt = 0;
+  private signer?: WebhookSigningKey;
+
+  constructor(
+    private readonly source: KeystoreSource,
+    private readonly purpose: KeyPurpose,
+  ) {
+    this.reload();
+  }
+
+  /** The key to sign with now. */
+  activeKey(): WebhookSigningKey {
+    this.refresh();
+    if (!this.signer) {
+      const k = this.keys.filter((key) => !key.retire_after).at(-1) ?? this.keys.at(-1)!;
+      this.signer = { kid: k.kid, alg: algOf(k), privateKey: createPrivateKey({ key: k as JsonWebKey, format: 'jwk' }) };
+    }
+    return this.signer;
+  }
+
+  /** The public JWK set: verify-only, `adcp_use` as configured. */
+  publicJwks(now = Date.now()): { keys: Record<string, unknown>[] } {
+    this.refresh();
+    return {
+      keys: this.keys
+        .filter((k) => !k.retire_after || Date.parse(k.retire_after) > now)
+        .map((k) => ({
+          kty: k.kty,
+          crv: k.crv,
+          x: k.x,
+          ...(k.y ? { y: k.y } : {}),
+          kid: k.kid,
+          alg: k.kty === 'OKP' ? 'EdDSA' : 'ES256',
+          use: 'sig',
+          key_ops: ['verify'],
+          adcp_use: this.purpose,
+        })),
+    };
+  }
+
+  /** Adds a new signing key to the key file; the previous ones retire after the grace period. */
+  static rotate(file: string, alg: SignatureAlgorithm = 'ed25519', now = new Date()): string {
+    const existing = fs.existsSync(file) ? storedKeySet.parse(JSON.parse(fs.readFileSync(file, 'utf8'))).keys : [];
+    const retireAfter = new Date(now.getTime() + RETIREMENT_GRACE_MS).toISOString();
+    const next = generateKey(alg, now);
+    writeKeyFile(file, [...existing.map((k) => ({ ...k, retire_after: k.retire_after ?? retireAfter })), next]);
+    return next.kid;
+  }
+
+  private refresh(): void {
+    if (this.source.inline !== undefined) return;
+    const now = Date.now();
+    if (now - this.checkedAt < 1000) return;
+    this.checkedAt = now;
+    const mtime = fs.statSync(this.source.file, { throwIfNoEntry: false })?.mtimeMs ?? -1;
+    if (mtime !== this.loadedMtimeMs) this.reload();
+  }
+
+  private reload(): void {
+    const text = this.source.inline ?? readOrCreate(this.source.file);
+    const parsed = storedKeySet.safeParse(JSON.parse(text));
+    if (!parsed.success) {
+      throw new Error(`webhook signing keys: ${parsed.error.issues[0]!.path.join('.')}: ${parsed.error.issues[0]!.message}`);
+    }
+    for (const k of parsed.data.keys) createPublicKey({ key: k as JsonWebKey, format: 'jwk' }); // fails fast on a bad key
+    this.keys = parsed.data.keys;
+    this.signer = undefined;
+    if (this.source.inline === undefined) this.loadedMtimeMs = fs.statSync(this.source.file).mtimeMs;
+  }
+}
+
+function readOrCreate(file: string): string {
+  // Synchronous on purpose: it runs once, at start, before the server listens.
+  if (!fs.existsSync(file)) writeKeyFile(file, [generateKey('ed25519', new Date())]);
+  return fs.readFileSync(file, 'utf8');
+}
+
+function generateKey(alg: SignatureAlgorithm, now: Date): StoredKey {
+  const { privateKey } = alg === 'ed25519' ? generateKeyPairSync('ed25519') : generateKeyPairSync('ec', { namedCurve: 'P-256' });
+  const jwk = privateKey.export({ format: 'jwk' }) as StoredKey;
+  return { ...jwk, kid: jwkThumbprint(jwk), created_at: now.toISOString(), retire_after: null };
+}
+
+/** RFC 7638 thumbprint: the required public members in lexicographic order, no whitespace. */
+export function jwkThumbprint(k: { kty: string; crv: string; x: string; y?: string }): string {
+  const members = k.kty === 'OKP' ? { crv: k.crv, kty: k.kty, x: k.x } : { crv: k.crv, kty: k.kty, x: k.x, y: k.y };
+  return createHash('sha256').update(JSON.stringify(members)).digest('base64url');
+}
+
+function writeKeyFile(file: string, keys: StoredKey[]): void {
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  const tmp = `${file}.${process.pid}.tmp`;
+  fs.writeFileSync(tmp, JSON.stringify({ keys }, null, 2) + '\n', { mode: 0o600 });
+  fs.renameSync(tmp, file);
+}
