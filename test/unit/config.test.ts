@@ -46,7 +46,7 @@ describe('config', () => {
     ['SHUTDOWN_GRACE_MS', '-1'],
     ['PUBLIC_URL', 'https://ads.example.com/path'],
     ['WEBHOOK_KEY_PURPOSE', 'response-signing'],
-    ['WEBHOOK_SIGNING_KEYS', '[1,2]'],
+    ['WEBHOOK_SIGNING_KEYS', 'not-json'],
   ])('names the bad key %s=%s in one line', (key, value) => {
     let err: unknown;
     try {
