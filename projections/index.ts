@@ -5,6 +5,7 @@ import { creatives } from './creatives';
 import { delivery } from './delivery';
 import { mediaBuys } from './media-buys';
 import { eventStats } from './event-stats';
+import { webhooks } from './webhooks';
 
 /** Every read model the gateway maintains. */
-export const allProjections: readonly Projection[] = [eventStats, apiKeys, catalog, mediaBuys, creatives, delivery];
+export const allProjections: readonly Projection[] = [eventStats, apiKeys, catalog, mediaBuys, creatives, delivery, webhooks];

@@ -21,6 +21,9 @@ import type { ReadModelStore } from './readmodel/port';
 import { PostgresReadModelStore } from './readmodel/postgres';
 import { SqliteReadModelStore } from './readmodel/sqlite';
 import { SigningKeystore } from './signing/keystore';
+import { WebhookDeliveryWorker } from './webhooks/delivery-worker';
+import { WebhookPoster } from './webhooks/http-poster';
+import * as dispatcher from '../consumers/webhook-dispatcher';
 
 export interface Metrics {
   registry: Registry;
@@ -46,6 +49,7 @@ export interface App {
   adServer: AdServer;
   /** Webhook-signing keys, published at /.well-known/jwks.json. */
   signingKeys: SigningKeystore;
+  webhooks: WebhookDeliveryWorker;
 }
 
 export async function openEventStore(config: Config): Promise<EventStore> {
@@ -125,17 +129,28 @@ export async function startApp(
   });
   await projections.start();
   await bus.start();
+  await bus.consumer(dispatcher.group).start(dispatcher.webhookDispatcher(store));
+  const webhooks = new WebhookDeliveryWorker({
+    store,
+    readModels,
+    projections,
+    keys: signingKeys,
+    poster: new WebhookPoster({ allowPrivate: config.allowPrivateWebhookUrls }),
+    log,
+  });
+  webhooks.start();
   const gatewayClock = new GatewayClock(store);
   await gatewayClock.load();
   const clock = options.clock ?? gatewayClock.now;
   const adServer = new DeliverySimulator(store, readModels, clock, log);
   await adServer.start();
-  return { config, store, readModels, cache, bus, projections, metrics: createMetrics(), log, clock, gatewayClock, adServer, signingKeys };
+  return { config, store, readModels, cache, bus, projections, metrics: createMetrics(), log, clock, gatewayClock, adServer, signingKeys, webhooks };
 }
 
 /** Stops consumers before closing the stores they read. */
 export async function stopApp(app: App): Promise<void> {
   await app.adServer.stop();
+  await app.webhooks.stop();
   await app.bus.close();
   await app.projections.stop();
   await app.readModels.close();

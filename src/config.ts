@@ -36,6 +36,7 @@ const envSchema = z.object({
     .url()
     .regex(/^https?:\/\/[^/?#]+\/?$/, { message: 'must be an origin such as https://ads.example.com' })
     .optional(),
+  ALLOW_PRIVATE_WEBHOOK_URLS: z.enum(['0', '1']).default('0'),
   WEBHOOK_KEY_PURPOSE: z.enum(['request-signing', 'webhook-signing']).default('request-signing'),
   WEBHOOK_SIGNING_KEYS_FILE: z.string().min(1).optional(),
   WEBHOOK_SIGNING_KEYS: z
@@ -69,6 +70,8 @@ export interface Config {
   approvalPolicy: 'rules' | 'manual' | 'never';
   /** The origin buyers reach this gateway at (brand.json, jwks_uri); unset → taken from each request. */
   publicUrl?: string;
+  /** Test seam: webhooks may go to loopback / private addresses (and plain http). */
+  allowPrivateWebhookUrls: boolean;
   webhookSigning: { purpose: 'request-signing' | 'webhook-signing'; keysFile: string; inlineKeys?: string };
 }
 
@@ -122,6 +125,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     approvalPolicy: e.APPROVAL_POLICY,
     catalogFile: e.CATALOG_FILE ? path.resolve(e.CATALOG_FILE) : undefined,
     publicUrl: e.PUBLIC_URL?.replace(/\/$/, ''),
+    allowPrivateWebhookUrls: e.ALLOW_PRIVATE_WEBHOOK_URLS === '1',
     webhookSigning: {
       purpose: e.WEBHOOK_KEY_PURPOSE,
       keysFile: path.resolve(e.WEBHOOK_SIGNING_KEYS_FILE ?? path.join(dataDir, 'webhook-signing-keys.json')),

@@ -16,10 +16,27 @@ const ddl = (big: string) => [
      PRIMARY KEY (task_id, position))`,
 ];
 
+/**
+ * Read models never hold callback secrets: legacy HMAC / Bearer credentials stay in the event
+ * log, where the delivery worker reads them, and are dropped from every row here.
+ */
+function withoutCredentials<T extends { push_notification_config?: Record<string, unknown>; reporting_webhook?: Record<string, unknown> }>(terms: T): T {
+  const strip = (c?: Record<string, unknown>) => {
+    if (!c?.authentication) return c;
+    const { credentials: _secret, ...auth } = c.authentication as Record<string, unknown>;
+    return { ...c, authentication: auth };
+  };
+  return {
+    ...terms,
+    ...(terms.push_notification_config ? { push_notification_config: strip(terms.push_notification_config) } : {}),
+    ...(terms.reporting_webhook ? { reporting_webhook: strip(terms.reporting_webhook) } : {}),
+  };
+}
+
 /** Media buys and the asynchronous tasks that gate them, as buyers and operators read them. */
 export const mediaBuys: Projection = {
   name: 'media-buys',
-  version: 2,
+  version: 3,
   tables: ['media_buys', 'tasks', 'task_history'],
   ddl: { sqlite: ddl('INTEGER'), postgres: ddl('BIGINT') },
   handles: ['MediaBuyCreated', 'MediaBuyApproved', 'MediaBuyRejected', 'MediaBuyUpdated', 'MediaBuyStatusChanged', 'TaskSubmitted', 'TaskStatusChanged'],
@@ -32,7 +49,7 @@ export const mediaBuys: Projection = {
           {
             sql: `INSERT INTO media_buys (media_buy_id, owner, buyer_ref, status, task_id, revision, terms, created_at, updated_at, position)
                   VALUES (?, ?, ?, ?, ?, 1, ?, ?, ?, ?)`,
-            params: [terms.media_buy_id, terms.owner, terms.buyer_ref, status, task_id ?? null, JSON.stringify(terms), at, at, stored.position],
+            params: [terms.media_buy_id, terms.owner, terms.buyer_ref, status, task_id ?? null, JSON.stringify(withoutCredentials(terms)), at, at, stored.position],
           },
         ];
       }
@@ -41,7 +58,7 @@ export const mediaBuys: Projection = {
       case 'MediaBuyRejected':
         return [{ sql: "UPDATE media_buys SET status = 'rejected', revision = revision + 1, updated_at = ? WHERE media_buy_id = ?", params: [e.data.at, e.data.media_buy_id] }];
       case 'MediaBuyUpdated':
-        return [{ sql: 'UPDATE media_buys SET terms = ?, revision = revision + 1, updated_at = ? WHERE media_buy_id = ?', params: [JSON.stringify(e.data.terms), e.data.at, e.data.media_buy_id] }];
+        return [{ sql: 'UPDATE media_buys SET terms = ?, revision = revision + 1, updated_at = ? WHERE media_buy_id = ?', params: [JSON.stringify(withoutCredentials(e.data.terms)), e.data.at, e.data.media_buy_id] }];
       case 'MediaBuyStatusChanged':
         return [{ sql: 'UPDATE media_buys SET status = ?, revision = revision + 1, updated_at = ? WHERE media_buy_id = ?', params: [e.data.status, e.data.at, e.data.media_buy_id] }];
       case 'TaskSubmitted': {
@@ -50,7 +67,7 @@ export const mediaBuys: Projection = {
           {
             sql: `INSERT INTO tasks (task_id, owner, task_type, status, resource_id, message, push_notification_config, created_at, updated_at)
                   VALUES (?, ?, ?, 'submitted', ?, ?, ?, ?, ?)`,
-            params: [d.task_id, d.owner, d.task_type, d.resource_id, d.message, d.push_notification_config ? JSON.stringify(d.push_notification_config) : null, d.at, d.at],
+            params: [d.task_id, d.owner, d.task_type, d.resource_id, d.message, d.push_notification_config ? JSON.stringify(withoutCredentials({ push_notification_config: d.push_notification_config }).push_notification_config) : null, d.at, d.at],
           },
           { sql: "INSERT INTO task_history (task_id, position, status, message, actor, at) VALUES (?, ?, 'submitted', ?, 'system', ?)", params: [d.task_id, stored.position, d.message, d.at] },
         ];

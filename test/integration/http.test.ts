@@ -1,3 +1,4 @@
+import { allProjections } from '../../projections';
 import fs from 'node:fs';
 import path from 'node:path';
 import { issueApiKey } from '../../src/application/api-keys';
@@ -27,7 +28,7 @@ describe('gateway over HTTP (embedded defaults)', () => {
     const ready = (await (await fetch(`${gw.url}/readyz`)).json()) as { status: string; head: number; projections: { name: string; lag: number }[] };
     expect(ready.status).toBe('ready');
     expect(ready.head).toBeGreaterThanOrEqual(2);
-    expect(ready.projections.map((p) => p.name).sort()).toEqual(['api-keys', 'catalog', 'creatives', 'delivery', 'event-stats', 'media-buys']);
+    expect(ready.projections.map((p) => p.name).sort()).toEqual(allProjections.map((p) => p.name).sort());
     expect(ready.projections.every((p) => p.lag === 0)).toBe(true);
   });
 

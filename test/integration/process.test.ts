@@ -1,3 +1,4 @@
+import { allProjections } from '../../projections';
 import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -73,7 +74,7 @@ describe('adcp-gateway as a process', () => {
     const r = await cli(['projections', 'rebuild'], env);
     expect(r.code).toBe(0);
     const lines = r.stdout.trim().split('\n').map((l) => JSON.parse(l) as { projection: string; events: number; events_per_second: number });
-    expect(lines.map((l) => l.projection).sort()).toEqual(['api-keys', 'catalog', 'creatives', 'delivery', 'event-stats', 'media-buys']);
+    expect(lines.map((l) => l.projection).sort()).toEqual(allProjections.map((p) => p.name).sort());
     // Three keys (only `serve` publishes the catalog).
     for (const l of lines) expect(l.events).toBe(3);
     const status = await cli(['projections', 'status'], env);

@@ -2,6 +2,8 @@ import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { catalogQueries } from '../../../projections/catalog';
 import { mediaBuyQueries, type MediaBuyRow } from '../../../projections/media-buys';
+import { webhookQueries, type WebhookActivityRow } from '../../../projections/webhooks';
+import { assertDeliverableUrl } from '../../webhooks/url-guard';
 import { isAuction, type Product } from '../../domain/catalog/catalog';
 import { mediaBuyDecider, mediaBuyStream, type MediaBuyTerms, type PackageTerms } from '../../domain/media-buy/media-buy';
 import { taskDecider, taskStream } from '../../domain/task/task';
@@ -57,6 +59,32 @@ const createInput = z
     context: z.record(z.string(), z.unknown()).optional(),
   })
   .passthrough();
+
+/**
+ * Callback registrations are checked before anything is recorded: the URL must be deliverable
+ * (https, public address; ALLOW_PRIVATE_WEBHOOK_URLS=1 lifts that for tests), and the legacy
+ * Bearer scheme is refused: these tasks mutate state, and a replayable static token is no proof
+ * of who sent their callbacks (spec §5: sellers should refuse it for mutating callbacks).
+ */
+async function assertCallbacks(
+  ctx: TaskContext,
+  callbacks: { push_notification_config?: { url: string; authentication?: { schemes: string[] } }; reporting_webhook?: { url: string } },
+  prefix = '',
+): Promise<void> {
+  const allowPrivate = ctx.app.config.allowPrivateWebhookUrls;
+  const push = callbacks.push_notification_config;
+  if (push) {
+    if (push.authentication?.schemes[0] === 'Bearer') {
+      throw new AppError(
+        'VALIDATION_ERROR',
+        'Bearer authentication is refused for callbacks of state-changing tasks; omit authentication (RFC 9421 signatures) or use HMAC-SHA256',
+        `${prefix}push_notification_config.authentication.schemes[0]`,
+      );
+    }
+    await assertDeliverableUrl(push.url, `${prefix}push_notification_config.url`, allowPrivate);
+  }
+  if (callbacks.reporting_webhook) await assertDeliverableUrl(callbacks.reporting_webhook.url, `${prefix}reporting_webhook.url`, allowPrivate);
+}
 
 /** Opaque, stable per (buyer, buyer_ref): a second create with the same buyer_ref hits the same stream. */
 function mediaBuyIdFor(owner: string, buyerRef: string): string {
@@ -137,6 +165,7 @@ export const createMediaBuy = defineTask({
   async run(input, ctx) {
     const owner = ctx.principal.org;
     return withIdempotency(ctx.app.store, owner, 'create_media_buy', input as Record<string, unknown>, async () => {
+      await assertCallbacks(ctx, input);
       const now = ctx.app.clock();
       const mediaBuyId = mediaBuyIdFor(owner, input.buyer_ref);
       // Every package is checked before anything is appended: one bad package appends nothing.
@@ -210,19 +239,37 @@ const getMediaBuysInput = z
     media_buy_id: z.string().min(1).optional(),
     status_filter: z.union([z.string(), z.array(z.string())]).optional(),
     include_webhook_activity: z.boolean().optional(),
+    webhook_activity_limit: z.number().int().min(1).max(200).optional(),
     pagination: z.object({ max_results: z.number().int().min(1).max(100).optional(), cursor: z.string().optional() }).passthrough().optional(),
   })
   .passthrough();
 
-function rowView(r: MediaBuyRow, withActivity: boolean) {
+/** One AdCP webhook-activity record per attempt (the queued next attempt shows as `pending`). */
+function activityRecord(a: WebhookActivityRow) {
+  return {
+    idempotency_key: a.idempotency_key,
+    ...(a.notification_type !== 'task_status' ? { notification_type: a.notification_type } : {}),
+    ...(a.task_id ? { task_id: a.task_id } : {}),
+    fired_at: a.fired_at,
+    completed_at: a.completed_at,
+    attempt: Number(a.attempt),
+    status: a.status,
+    url: a.url,
+    http_status_code: a.http_status_code === null ? null : Number(a.http_status_code),
+    response_time_ms: a.response_time_ms === null ? null : Number(a.response_time_ms),
+    payload_size_bytes: Number(a.payload_size_bytes),
+    error_message: a.error_message,
+  };
+}
+
+function rowView(r: MediaBuyRow, activity?: WebhookActivityRow[]) {
   return mediaBuyView(r.terms, r.status, {
     revision: Number(r.revision),
     created_at: r.created_at,
     updated_at: r.updated_at,
     impairments: [],
     ...(r.task_id ? { task_id: r.task_id } : {}),
-    // Filled by the webhook dispatcher's activity read model (issue 3/7); empty until then.
-    ...(withActivity ? { webhook_activity: [] } : {}),
+    ...(activity ? { webhook_activity: activity.map(activityRecord) } : {}),
   });
 }
 
@@ -236,8 +283,12 @@ export const getMediaBuys = defineTask({
     const rows = await mediaBuyQueries.list(ctx.app.readModels, ctx.principal.org, { ids, statuses, limit: limit + 1, after: input.pagination?.cursor });
     if (ids?.length === 1 && rows.length === 0) throw new AppError('MEDIA_BUY_NOT_FOUND', `unknown media_buy_id ${ids[0]}`, input.media_buy_id ? 'media_buy_id' : 'media_buy_ids[0]');
     const page = rows.slice(0, limit);
+    const activityLimit = input.webhook_activity_limit ?? 50;
+    const activity = input.include_webhook_activity
+      ? await webhookQueries.activityForBuys(ctx.app.readModels, ctx.principal.org, page.map((r) => r.media_buy_id), activityLimit)
+      : undefined;
     return {
-      media_buys: page.map((r) => rowView(r, input.include_webhook_activity === true)),
+      media_buys: page.map((r) => rowView(r, activity?.filter((a) => a.media_buy_id === r.media_buy_id).slice(0, activityLimit))),
       pagination: { has_more: rows.length > limit, ...(rows.length > limit ? { cursor: page[page.length - 1]!.media_buy_id } : {}) },
     };
   },
@@ -286,6 +337,7 @@ export const updateMediaBuy = defineTask({
       const { state } = await loadState(ctx.app.store, mediaBuyStream(input.media_buy_id), mediaBuyDecider);
       if (state.status === 'none' || state.terms.owner !== owner) throw new AppError('MEDIA_BUY_NOT_FOUND', `unknown media_buy_id ${input.media_buy_id}`, 'media_buy_id');
       const u = input.updates;
+      await assertCallbacks(ctx, u, 'updates.');
       const now = ctx.app.clock().toISOString();
       const { state: after, events } = await handleCommand(
         ctx.app.store,

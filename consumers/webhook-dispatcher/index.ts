@@ -1,0 +1,78 @@
+import type { BusHandler } from '../../src/bus/port';
+import type { TaskEvent, TaskStatus } from '../../src/domain/task/task';
+import type { WebhookAuth, WebhookEvent } from '../../src/domain/webhook/webhook';
+import { ConcurrencyError, type EventStore, type StoredEvent } from '../../src/eventstore/port';
+import { newIdempotencyKey, taskEnvelope } from '../../src/webhooks/envelope';
+
+export const group = 'webhook-dispatcher';
+
+/**
+ * Statuses that fire a task webhook once the initial response was `submitted` (spec §3 rules
+ * 2–3). `rejected` is included: an operator's rejection after review is a status change the
+ * buyer must hear about, and AdCP lists it among task statuses.
+ */
+const NOTIFY: ReadonlySet<TaskStatus> = new Set(['working', 'input-required', 'completed', 'failed', 'canceled', 'rejected']);
+
+type Submitted = Extract<TaskEvent, { type: 'TaskSubmitted' }>['data'];
+type PushConfig = { url: string; operation_id: string; authentication?: { schemes: string[]; credentials: string } };
+
+export function authOf(config: PushConfig): WebhookAuth {
+  const a = config.authentication;
+  if (!a) return { scheme: 'rfc9421' };
+  return a.schemes[0] === 'HMAC-SHA256' ? { scheme: 'hmac-sha256', secret: a.credentials } : { scheme: 'bearer', token: a.credentials };
+}
+
+/** The delivery stream of one status change: handling the same event twice schedules it once. */
+export const deliveryStreamFor = (e: StoredEvent) => `webhook-${e.streamId}.${e.streamVersion}`;
+
+/**
+ * Task status changes → scheduled webhook fires. Only tasks exist for operations whose initial
+ * response was `submitted` (a synchronous, terminal answer never creates one), so rule 1 holds
+ * by construction. The envelope is serialized here, once: every retry sends these bytes.
+ */
+export function webhookDispatcher(store: EventStore): BusHandler {
+  return async (events) => {
+    for (const e of events) {
+      if (e.type !== 'TaskStatusChanged') continue;
+      const change = (e as unknown as Extract<TaskEvent, { type: 'TaskStatusChanged' }>).data;
+      if (!NOTIFY.has(change.status)) continue;
+      const [first] = await store.readStream(e.streamId, { limit: 1 });
+      const submitted = first?.data as Submitted | undefined;
+      const config = submitted?.push_notification_config as PushConfig | undefined;
+      if (!submitted || !config) continue;
+      const idempotencyKey = newIdempotencyKey();
+      const body = JSON.stringify(
+        taskEnvelope({
+          idempotencyKey,
+          taskId: change.task_id,
+          operationId: config.operation_id,
+          taskType: submitted.task_type,
+          status: change.status,
+          timestamp: change.at,
+          message: change.message,
+          result: change.result,
+          context: submitted.context,
+        }),
+      );
+      const scheduled: Extract<WebhookEvent, { type: 'WebhookScheduled' }> = {
+        type: 'WebhookScheduled',
+        data: {
+          idempotency_key: idempotencyKey,
+          owner: submitted.owner,
+          notification_type: 'task_status',
+          task_id: change.task_id,
+          ...(submitted.task_type === 'create_media_buy' ? { media_buy_id: submitted.resource_id } : {}),
+          url: config.url,
+          auth: authOf(config),
+          body,
+          scheduled_at: new Date().toISOString(),
+        },
+      };
+      try {
+        await store.append(deliveryStreamFor(e), [scheduled], { expectedVersion: 'no_stream' });
+      } catch (err) {
+        if (!(err instanceof ConcurrencyError)) throw err; // a redelivered event: already scheduled
+      }
+    }
+  };
+}

@@ -1,0 +1,165 @@
+import { createHmac } from 'node:crypto';
+import { issueApiKey } from '../../src/application/api-keys';
+import { KAFKA_BROKERS, PG_ADMIN_URL, createTestDatabase, describeWith, eventually } from '../support/infra';
+import { graphql, startTestGateway } from '../support/gateway';
+import { startReceiver, type ReceivedWebhook } from '../support/receiver';
+import { sdkVerifyWebhooks } from '../support/sdk-oracle';
+
+type Gateway = Awaited<ReturnType<typeof startTestGateway>>;
+const future = (days: number) => new Date(Date.now() + days * 86_400_000).toISOString();
+
+function webhookSuite(name: string, env: () => Promise<{ env: Record<string, string>; cleanup: () => Promise<void> }>): void {
+  describe(`signed task webhooks (${name})`, () => {
+    let gw: Gateway;
+    let cleanup: () => Promise<void>;
+    let buyer: string;
+    let seller: string;
+    // The receiver fails the first two deliveries of every `completed` webhook with 503.
+    let receiver: Awaited<ReturnType<typeof startReceiver>>;
+
+    const task = async (taskName: string, body: unknown) => {
+      const res = await fetch(`${gw.url}/api/tasks/${taskName}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${buyer}` },
+        body: JSON.stringify(body),
+      });
+      return { status: res.status, body: (await res.json()) as Record<string, any> };
+    };
+    const order = (buyerRef: string, push: Record<string, unknown>, extra: Record<string, unknown> = {}) => ({
+      buyer_ref: buyerRef,
+      brand_manifest: { url: 'https://acme.example' },
+      packages: [{ product_id: 'news_display_run_of_site', pricing_option_id: 'cpm_usd_fixed', budget: 1200 }],
+      start_time: { type: 'asap' },
+      end_time: future(7),
+      push_notification_config: push,
+      ...extra,
+    });
+    const forTask = (taskId: string) => receiver.received.filter((w) => w.json.task_id === taskId);
+
+    beforeAll(async () => {
+      receiver = await startReceiver((w, seen) => {
+        if (w.json.status !== 'completed') return 200;
+        const earlier = seen.filter((s) => s.json.idempotency_key === w.json.idempotency_key).length;
+        return earlier < 2 ? 503 : 200;
+      });
+      const e = await env();
+      cleanup = e.cleanup;
+      gw = await startTestGateway({ ...e.env, APPROVAL_POLICY: 'manual', ALLOW_PRIVATE_WEBHOOK_URLS: '1', WEBHOOK_KEY_PURPOSE: 'webhook-signing' });
+      const ctx = { now: new Date().toISOString() };
+      buyer = (await issueApiKey(gw.app.store, { org: 'acme', role: 'buyer' }, ctx)).key;
+      seller = (await issueApiKey(gw.app.store, { org: 'publisher', role: 'seller' }, ctx)).key;
+      await eventually(async () => (await fetch(`${gw.url}/readyz`)).status === 200, 20_000, 'readyz');
+    }, 60_000);
+    afterAll(async () => {
+      await gw?.stop();
+      await cleanup?.();
+      await receiver?.close();
+    });
+
+    it('approval → signed working and completed webhooks with the full envelope; 503, 503, 200 keep one idempotency_key; activity shows every attempt', async () => {
+      const url = `${receiver.origin}/webhooks/create_media_buy/agent_1/rt_${Date.now()}`;
+      const context = { trace_id: 'tr-42', nested: { keep: ['verbatim', 1, null] } };
+      const created = await task('create_media_buy', order('wh-approve', { url, operation_id: 'op-approve-1' }, { context }));
+      expect(created.status).toBe(200);
+      expect(created.body).toMatchObject({ status: 'pending', context });
+      const taskId = created.body.task_id as string;
+
+      const approved = await graphql(gw.url, 'mutation($t: ID!) { approveTask(taskId: $t, note: "IO signed") }', { t: taskId }, seller);
+      expect(approved.body).toEqual({ data: { approveTask: 'completed' } });
+
+      const delivered = (await eventually(() => {
+        const ws = forTask(taskId);
+        return ws.some((w) => w.json.status === 'completed' && w.answered === 200) ? ws : undefined;
+      }, 30_000, 'completed webhook delivered after two 503s'))!;
+
+      // No webhook for the initial `submitted` answer; one per later status change.
+      expect(delivered.map((w) => w.json.status)).toEqual(['working', 'completed', 'completed', 'completed']);
+      const [working, ...completed] = delivered as [ReceivedWebhook, ...ReceivedWebhook[]];
+      expect(completed.map((w) => w.answered)).toEqual([503, 503, 200]);
+      expect(new Set(completed.map((w) => w.json.idempotency_key)).size).toBe(1);
+      expect(new Set(completed.map((w) => w.body)).size).toBe(1); // identical bytes on every retry
+      expect(new Set(completed.map((w) => w.headers['signature-input'])).size).toBe(3); // fresh signature each time
+      expect(working.json.idempotency_key).not.toBe(completed[0]!.json.idempotency_key);
+
+      for (const w of delivered) {
+        expect(w.method).toBe('POST');
+        expect(w.path).toBe(new URL(url).pathname);
+        expect(w.headers['content-type']).toBe('application/json');
+        expect(w.json).toMatchObject({
+          task_id: taskId,
+          operation_id: 'op-approve-1',
+          task_type: 'create_media_buy',
+          domain: 'media-buy',
+          context,
+        });
+        expect(w.json.idempotency_key).toMatch(/^[A-Za-z0-9_.:-]{16,255}$/);
+        expect(Date.parse(w.json.timestamp)).not.toBeNaN();
+        expect(typeof w.json.message).toBe('string');
+      }
+      expect(completed[0]!.json.result).toMatchObject({ media_buy_id: created.body.media_buy_id, status: 'active' });
+
+      // The official SDK verifies every delivery against our published JWKS.
+      const jwks = ((await (await fetch(`${gw.url}/.well-known/jwks.json`)).json()) as { keys: Record<string, unknown>[] }).keys;
+      const verdicts = await sdkVerifyWebhooks(
+        jwks,
+        delivered.map((w) => ({ method: w.method, url: w.url, headers: w.headers, body: w.body })),
+      );
+      expect(verdicts.map((v) => v.status)).toEqual(['verified', 'verified', 'verified', 'verified']);
+
+      const activity = (await eventually(async () => {
+        const r = await task('get_media_buys', { media_buy_id: created.body.media_buy_id, include_webhook_activity: true });
+        const a = r.body.media_buys[0].webhook_activity as Record<string, any>[];
+        return a.filter((x) => x.idempotency_key === completed[0]!.json.idempotency_key && x.status !== 'pending').length === 3 ? a : undefined;
+      }, 10_000, 'activity for every attempt'))!;
+      const forCompleted = activity.filter((x) => x.idempotency_key === completed[0]!.json.idempotency_key).sort((a, b) => a.attempt - b.attempt);
+      expect(forCompleted.map((x) => [x.attempt, x.status, x.http_status_code])).toEqual([
+        [1, 'failed', 503],
+        [2, 'failed', 503],
+        [3, 'success', 200],
+      ]);
+      expect(forCompleted[0]).toMatchObject({ url, error_message: expect.stringContaining('503'), task_id: taskId });
+      expect(activity.find((x) => x.idempotency_key === working.json.idempotency_key)).toMatchObject({ attempt: 1, status: 'success', http_status_code: 200 });
+    }, 60_000);
+
+    it('rejection and input-required fire too, with the reason in result; HMAC registrations get X-ADCP-Signature', async () => {
+      const secret = 'a-shared-secret-of-at-least-32-characters!';
+      const url = `${receiver.origin}/webhooks/create_media_buy/agent_1/rt_hmac`;
+      const created = await task('create_media_buy', order('wh-hmac', { url, operation_id: 'op-hmac', authentication: { schemes: ['HMAC-SHA256'], credentials: secret } }));
+      const taskId = created.body.task_id as string;
+      await graphql(gw.url, 'mutation($t: ID!) { requestInput(taskId: $t, reason: "Need the signed IO") }', { t: taskId }, seller);
+      await graphql(gw.url, 'mutation($t: ID!) { rejectTask(taskId: $t, reason: "Budget too small") }', { t: taskId }, seller);
+      const got = (await eventually(() => (forTask(taskId).length >= 2 ? forTask(taskId) : undefined), 20_000, 'two webhooks'))!;
+      expect(got.map((w) => w.json.status)).toEqual(['input-required', 'rejected']);
+      expect(got[0]!.json.result).toMatchObject({ reason: 'APPROVAL_REQUIRED', message: 'Need the signed IO', errors: [] });
+      expect(got[1]!.json.result).toMatchObject({ reason: 'Budget too small' });
+      for (const w of got) {
+        expect(w.headers).not.toHaveProperty('signature');
+        const ts = w.headers['x-adcp-timestamp']!;
+        expect(Math.abs(Number(ts) - Date.now() / 1000)).toBeLessThan(60);
+        const expected = `sha256=${createHmac('sha256', secret).update(`${ts}.${w.body}`).digest('hex')}`;
+        expect(w.headers['x-adcp-signature']).toBe(expected);
+      }
+      // The read models keep no callback secret.
+      const rows = await gw.app.readModels.query<{ c: string }>('SELECT push_notification_config AS c FROM tasks WHERE task_id = ?', [taskId]);
+      expect(rows[0]!.c).not.toContain(secret);
+    }, 60_000);
+
+    it('refuses Bearer for these callbacks, and a registration without operation_id, naming the field', async () => {
+      const bearer = await task('create_media_buy', order('wh-bearer', { url: `${receiver.origin}/x`, operation_id: 'op-b', authentication: { schemes: ['Bearer'], credentials: 'x'.repeat(40) } }));
+      expect(bearer.status).toBe(422);
+      expect(bearer.body.error).toMatchObject({ code: 'VALIDATION_ERROR', field: 'push_notification_config.authentication.schemes[0]' });
+      const noOp = await task('create_media_buy', order('wh-noop', { url: `${receiver.origin}/x` }));
+      expect(noOp.status).toBe(400);
+      expect(noOp.body.error.field).toBe('push_notification_config.operation_id');
+    });
+  });
+}
+
+webhookSuite('SQLite, embedded bus', async () => ({ env: {}, cleanup: async () => {} }));
+
+describeWith('PostgreSQL and Kafka', Boolean(PG_ADMIN_URL && KAFKA_BROKERS), 'webhooks on PostgreSQL + Kafka', () => {
+  webhookSuite('PostgreSQL + Kafka', async () => {
+    const db = await createTestDatabase('adcp_wh');
+    return { env: { EVENT_STORE_URL: db.url, KAFKA_BROKERS: KAFKA_BROKERS!, KAFKA_TOPIC: `adcp.wh.${Date.now()}` }, cleanup: db.drop };
+  });
+});
