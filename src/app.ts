@@ -24,6 +24,7 @@ import { SigningKeystore } from './signing/keystore';
 import { WebhookDeliveryWorker } from './webhooks/delivery-worker';
 import { WebhookPoster } from './webhooks/http-poster';
 import * as dispatcher from '../consumers/webhook-dispatcher';
+import * as reporter from '../consumers/delivery-reporter';
 
 export interface Metrics {
   registry: Registry;
@@ -130,6 +131,7 @@ export async function startApp(
   await projections.start();
   await bus.start();
   await bus.consumer(dispatcher.group).start(dispatcher.webhookDispatcher(store));
+  await bus.consumer(reporter.group).start(reporter.deliveryReporter({ store, readModels, projections }));
   const webhooks = new WebhookDeliveryWorker({
     store,
     readModels,

@@ -11,7 +11,7 @@ const DDL = [
   `CREATE TABLE IF NOT EXISTS webhook_activity (
      idempotency_key TEXT NOT NULL, attempt INTEGER NOT NULL, owner TEXT NOT NULL, media_buy_id TEXT, task_id TEXT,
      notification_type TEXT NOT NULL, url TEXT NOT NULL, status TEXT NOT NULL, http_status_code INTEGER, error_message TEXT,
-     fired_at TEXT NOT NULL, completed_at TEXT, response_time_ms INTEGER, payload_size_bytes INTEGER NOT NULL,
+     fired_at TEXT NOT NULL, completed_at TEXT, response_time_ms INTEGER, payload_size_bytes INTEGER NOT NULL, sequence_number INTEGER,
      PRIMARY KEY (idempotency_key, attempt))`,
   'CREATE INDEX IF NOT EXISTS webhook_activity_buy ON webhook_activity (owner, media_buy_id, fired_at)',
 ];
@@ -27,7 +27,7 @@ export function redactUrl(url: string): string {
  */
 export const webhooks: Projection = {
   name: 'webhooks',
-  version: 1,
+  version: 2,
   tables: ['webhook_deliveries', 'webhook_activity'],
   ddl: { sqlite: DDL, postgres: DDL },
   handles: ['WebhookScheduled', 'WebhookAttempted'],
@@ -38,16 +38,18 @@ export const webhooks: Projection = {
         const d = e.data;
         const url = redactUrl(d.url);
         const size = Buffer.byteLength(d.body);
+        // Activity names a delivery report by its AdCP notification_type (scheduled, final, …).
+        const kind = d.report_type ?? d.notification_type;
         return [
           {
             sql: `INSERT INTO webhook_deliveries (idempotency_key, stream_id, owner, notification_type, task_id, media_buy_id, url, payload_size_bytes, state, attempts, next_attempt_at, scheduled_at)
                   VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'pending', 0, ?, ?)`,
-            params: [d.idempotency_key, stored.streamId, d.owner, d.notification_type, d.task_id ?? null, d.media_buy_id ?? null, url, size, d.scheduled_at, d.scheduled_at],
+            params: [d.idempotency_key, stored.streamId, d.owner, kind, d.task_id ?? null, d.media_buy_id ?? null, url, size, d.scheduled_at, d.scheduled_at],
           },
           {
-            sql: `INSERT INTO webhook_activity (idempotency_key, attempt, owner, media_buy_id, task_id, notification_type, url, status, fired_at, payload_size_bytes)
-                  VALUES (?, 1, ?, ?, ?, ?, ?, 'pending', ?, ?)`,
-            params: [d.idempotency_key, d.owner, d.media_buy_id ?? null, d.task_id ?? null, d.notification_type, url, d.scheduled_at, size],
+            sql: `INSERT INTO webhook_activity (idempotency_key, attempt, owner, media_buy_id, task_id, notification_type, url, status, fired_at, payload_size_bytes, sequence_number)
+                  VALUES (?, 1, ?, ?, ?, ?, ?, 'pending', ?, ?, ?)`,
+            params: [d.idempotency_key, d.owner, d.media_buy_id ?? null, d.task_id ?? null, kind, url, d.scheduled_at, size, d.sequence_number ?? null],
           },
         ];
       }
@@ -67,10 +69,10 @@ export const webhooks: Projection = {
         ];
         if (d.next_attempt_at) {
           out.push({
-            sql: `INSERT INTO webhook_activity (idempotency_key, attempt, owner, media_buy_id, task_id, notification_type, url, status, fired_at, payload_size_bytes)
-                  SELECT idempotency_key, ?, owner, media_buy_id, task_id, notification_type, url, 'pending', ?, payload_size_bytes
-                  FROM webhook_deliveries WHERE idempotency_key = ?`,
-            params: [d.attempt + 1, d.next_attempt_at, d.idempotency_key],
+            sql: `INSERT INTO webhook_activity (idempotency_key, attempt, owner, media_buy_id, task_id, notification_type, url, status, fired_at, payload_size_bytes, sequence_number)
+                  SELECT idempotency_key, ?, owner, media_buy_id, task_id, notification_type, url, 'pending', ?, payload_size_bytes, sequence_number
+                  FROM webhook_activity WHERE idempotency_key = ? AND attempt = ?`,
+            params: [d.attempt + 1, d.next_attempt_at, d.idempotency_key, d.attempt],
           });
         }
         return out;
@@ -95,6 +97,7 @@ export interface WebhookActivityRow {
   completed_at: string | null;
   response_time_ms: number | null;
   payload_size_bytes: number;
+  sequence_number: number | null;
 }
 
 export const webhookQueries = {
@@ -111,7 +114,7 @@ export const webhookQueries = {
   activityForBuys: async (rm: ReadModelStore, owner: string, mediaBuyIds: string[], limit: number) => {
     if (mediaBuyIds.length === 0) return [];
     return rm.query<WebhookActivityRow>(
-      `SELECT idempotency_key, attempt, media_buy_id, task_id, notification_type, url, status, http_status_code, error_message, fired_at, completed_at, response_time_ms, payload_size_bytes
+      `SELECT idempotency_key, attempt, media_buy_id, task_id, notification_type, url, status, http_status_code, error_message, fired_at, completed_at, response_time_ms, payload_size_bytes, sequence_number
        FROM webhook_activity WHERE owner = ? AND media_buy_id IN (${mediaBuyIds.map(() => '?').join(', ')})
        ORDER BY fired_at DESC, attempt DESC LIMIT ?`,
       [owner, ...mediaBuyIds, limit * mediaBuyIds.length],

@@ -105,7 +105,8 @@ export class WebhookDeliveryWorker {
 
   private async attempt(streamId: string): Promise<void> {
     const { state, history } = await loadState(this.deps.store, streamId, webhookDecider);
-    if (state.state !== 'pending') return;
+    // The queue is a read model and may lag the stream: the stream decides whether it is due.
+    if (state.state !== 'pending' || (state.nextAttemptAt && Date.parse(state.nextAttemptAt) > Date.now())) return;
     const body = Buffer.from(state.scheduled.body);
     const startedAt = new Date().toISOString();
     const outcome = await this.deps.poster.post(state.scheduled.url, authHeaders(state.scheduled, body, this.deps.keys), body);

@@ -266,6 +266,85 @@ async function createMediaBuyRest(dir: string): Promise<void> {
   }
 }
 
+/** A loopback webhook receiver in a worker thread (its own event loop, like a separate buyer). */
+const RECEIVER_WORKER = `
+const http = require('node:http');
+const { parentPort } = require('node:worker_threads');
+const server = http.createServer((req, res) => { req.resume(); req.on('end', () => res.writeHead(200).end()); });
+server.keepAliveTimeout = 60000;
+server.listen(0, '127.0.0.1', () => parentPort.postMessage(server.address().port));
+parentPort.on('message', () => server.close(() => process.exit(0)));`;
+
+/**
+ * Signed webhook deliveries through the whole path (scheduled event → projection → worker →
+ * RFC 9421 signature → POST → attempt event → projection) vs a bare loop that signs the same
+ * bodies and POSTs them over keep-alive with the same concurrency, to the same receiver.
+ */
+async function webhookDelivery(dir: string): Promise<void> {
+  const { Worker } = await import('node:worker_threads');
+  const http = await import('node:http');
+  const { loadConfig } = await import('../../src/config');
+  const { startGateway } = await import('../../src/main');
+  const { signWebhook } = await import('../../src/signing/webhook-signer');
+  const count = n(2000);
+  const concurrency = 32;
+  const receiver = new Worker(RECEIVER_WORKER, { eval: true });
+  const port = await new Promise<number>((resolve) => receiver.once('message', resolve));
+  const url = `http://127.0.0.1:${port}/webhooks/create_media_buy/agent_1/route`;
+  const body = (i: number) => JSON.stringify({ idempotency_key: `whk_bench_${i}_${'x'.repeat(12)}`, task_id: `task_${i}`, operation_id: `op_${i}`, task_type: 'create_media_buy', domain: 'media-buy', status: 'completed', timestamp: new Date().toISOString(), message: 'done', result: { media_buy_id: `mb_${i}` } });
+  const gw = await startGateway(loadConfig({ HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'silent', DATA_DIR: path.join(dir, 'wh'), ALLOW_PRIVATE_WEBHOOK_URLS: '1' }));
+  let round = 0;
+  try {
+    const ours = async () => {
+      round++;
+      const t = process.hrtime.bigint();
+      await Promise.all(
+        Array.from({ length: count }, (_, i) =>
+          gw.app.store.append(`webhook-bench-${round}-${i}`, [
+            { type: 'WebhookScheduled', data: { idempotency_key: `whk_bench_${round}_${i}_xxxxxxxx`, owner: 'bench', notification_type: 'task_status', url, auth: { scheme: 'rfc9421' }, body: body(i), scheduled_at: new Date().toISOString() } },
+          ], { expectedVersion: 'no_stream' }),
+        ),
+      );
+      for (;;) {
+        const [row] = await gw.app.readModels.query<{ n: number }>("SELECT COUNT(*) AS n FROM webhook_deliveries WHERE state = 'delivered' AND stream_id LIKE ?", [`webhook-bench-${round}-%`]);
+        if (Number(row!.n) >= count) break;
+        await new Promise((r) => setTimeout(r, 5));
+      }
+      return rate(count, t);
+    };
+    const agent = new http.Agent({ keepAlive: true, maxSockets: concurrency });
+    const key = gw.app.signingKeys.activeKey();
+    const bare = async () => {
+      let next = 0;
+      const t = process.hrtime.bigint();
+      await Promise.all(
+        Array.from({ length: concurrency }, async () => {
+          while (next < count) {
+            const bytes = Buffer.from(body(next++));
+            const signed = signWebhook({ url, body: bytes }, key);
+            await new Promise<void>((resolve, reject) => {
+              const req = http.request(url, { method: 'POST', agent, headers: { ...signed.headers, 'content-length': String(bytes.length) } }, (res) => {
+                res.resume();
+                res.on('end', () => (res.statusCode === 200 ? resolve() : reject(new Error(`HTTP ${res.statusCode}`))));
+              });
+              req.on('error', reject);
+              req.end(bytes);
+            });
+          }
+        }),
+      );
+      return rate(count, t);
+    };
+    const [value, baseline] = await compare(2, ours, bare);
+    agent.destroy();
+    emit({ name: 'webhook_signed_delivery_sqlite', value, unit: 'deliveries/s', baseline, ratio: value / baseline, target: 'ratio >= 0.7' });
+  } finally {
+    await gw.stop();
+    receiver.postMessage('stop');
+    await new Promise((r) => receiver.once('exit', r));
+  }
+}
+
 async function postgresUrl(): Promise<string | undefined> {
   const url = process.env.BENCH_PG_URL ?? process.env.TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
   const c = new pg.Client({ connectionString: url, connectionTimeoutMillis: 2000 });
@@ -338,6 +417,7 @@ export async function runBenchmarks(args: string[]): Promise<void> {
     const want = (name: string) => !only || name.includes(only);
     if (want('append')) await sqliteAppend(dir);
     if (want('create_media_buy')) await createMediaBuyRest(dir);
+    if (want('webhook')) await webhookDelivery(dir);
     if (want('readall') || want('rebuild')) {
       const file = path.join(dir, 'seeded.sqlite');
       const count = n(200_000);

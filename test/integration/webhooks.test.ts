@@ -76,6 +76,9 @@ function webhookSuite(name: string, env: () => Promise<{ env: Record<string, str
       expect(delivered.map((w) => w.json.status)).toEqual(['working', 'completed', 'completed', 'completed']);
       const [working, ...completed] = delivered as [ReceivedWebhook, ...ReceivedWebhook[]];
       expect(completed.map((w) => w.answered)).toEqual([503, 503, 200]);
+      // Exponential back-off from 1 s with ±25 % jitter: ≥ 0.75 s, then ≥ 1.5 s apart.
+      expect(completed[1]!.at - completed[0]!.at).toBeGreaterThanOrEqual(700);
+      expect(completed[2]!.at - completed[1]!.at).toBeGreaterThanOrEqual(1400);
       expect(new Set(completed.map((w) => w.json.idempotency_key)).size).toBe(1);
       expect(new Set(completed.map((w) => w.body)).size).toBe(1); // identical bytes on every retry
       expect(new Set(completed.map((w) => w.headers['signature-input'])).size).toBe(3); // fresh signature each time
@@ -152,6 +155,68 @@ function webhookSuite(name: string, env: () => Promise<{ env: Record<string, str
       expect(noOp.status).toBe(400);
       expect(noOp.body.error.field).toBe('push_notification_config.operation_id');
     });
+
+    it('delivery reports: scheduled daily with increasing sequence_number, then final once the flight completes, then silence', async () => {
+      const url = `${receiver.origin}/reports/acme`;
+      const reports = () => receiver.received.filter((w) => w.path === '/reports/acme' && w.answered === 200).map((w) => w.json);
+      const created = await task('create_media_buy', {
+        ...order('wh-reports', { url: `${receiver.origin}/unused`, operation_id: 'op-reports' }),
+        end_time: future(3),
+        reporting_webhook: { url, reporting_frequency: 'daily' },
+      });
+      const taskId = created.body.task_id as string;
+      await graphql(gw.url, 'mutation($t: ID!) { approveTask(taskId: $t) }', { t: taskId }, seller);
+      await eventually(async () => (await task('get_media_buys', { media_buy_id: created.body.media_buy_id })).body.media_buys?.[0]?.status === 'active', 10_000, 'active');
+      const advance = (seconds: number) => graphql(gw.url, 'mutation($s: Int!) { advanceClock(seconds: $s) }', { s: seconds }, seller);
+
+      await advance(86_400);
+      await eventually(() => reports().length >= 1, 20_000, 'first daily report');
+      await advance(2 * 86_400);
+      await advance(2 * 86_400); // past the end of the flight: the buy completes
+      // At-least-once with no ordering: wait for the final and every report numbered before it.
+      const complete = () => {
+        const final = reports().find((r) => r.result.notification_type === 'final');
+        return final && reports().length === final.result.sequence_number ? reports().sort((x, y) => x.result.sequence_number - y.result.sequence_number) : undefined;
+      };
+      const all = (await eventually(complete, 30_000, 'final report and all before it'))!;
+      await advance(86_400);
+      await new Promise((r) => setTimeout(r, 1500)); // give a wrong extra report the chance to show
+      expect(reports()).toHaveLength(all.length);
+
+      const mine = all.filter((r) => r.result.media_buy_deliveries[0].media_buy_id === created.body.media_buy_id);
+      expect(mine).toHaveLength(all.length);
+      const kinds = mine.map((r) => r.result.notification_type);
+      expect(kinds.at(-1)).toBe('final');
+      expect(kinds.slice(0, -1).every((k) => k === 'scheduled')).toBe(true);
+      expect(kinds.length).toBeGreaterThanOrEqual(3); // a 3-day flight crosses at least two UTC midnights
+      expect(mine.map((r) => r.result.sequence_number)).toEqual(mine.map((_, i) => i + 1));
+      for (const r of mine) {
+        expect(r).toMatchObject({ task_type: 'media_buy_delivery', status: 'completed', operation_id: `delivery_report_${created.body.media_buy_id}` });
+        expect(r.idempotency_key).toMatch(/^[A-Za-z0-9_.:-]{16,255}$/);
+        expect(r).not.toHaveProperty('notification_id');
+        expect(r.result).not.toHaveProperty('aggregated_totals');
+        expect(r.result).toMatchObject({ currency: 'USD', reporting_period: { start: expect.any(String), end: expect.any(String) } });
+        const d = r.result.media_buy_deliveries[0];
+        const spend = d.by_package.reduce((s: number, p: { spend: number }) => s + p.spend, 0);
+        expect(d.totals.spend).toBeCloseTo(spend, 2);
+        expect(d.totals.impressions).toBe(d.by_package.reduce((s: number, p: { impressions: number }) => s + p.impressions, 0));
+      }
+      const scheduled = mine.slice(0, -1);
+      for (let i = 1; i < scheduled.length; i++) expect(scheduled[i].result.reporting_period.start).toBe(scheduled[i - 1].result.reporting_period.end);
+      const final = mine.at(-1)!;
+      expect(final.result.media_buy_deliveries[0].status).toBe('completed');
+      const delivery = (await task('get_media_buy_delivery', { media_buy_id: created.body.media_buy_id })).body;
+      expect(final.result.media_buy_deliveries[0].totals).toEqual({ impressions: delivery.delivery.impressions, spend: delivery.delivery.spend, clicks: delivery.delivery.clicks });
+
+      const activity = (await task('get_media_buys', { media_buy_id: created.body.media_buy_id, include_webhook_activity: true })).body.media_buys[0].webhook_activity;
+      // The receiver 503s every `completed` body twice, reports included: one key per report, retried.
+      type Activity = { notification_type?: string; idempotency_key: string; sequence_number: number; status: string };
+      const keysOf = (kind: string) => new Set((activity as Activity[]).filter((a) => a.notification_type === kind).map((a) => a.idempotency_key));
+      expect(keysOf('final').size).toBe(1);
+      expect(keysOf('scheduled').size).toBe(scheduled.length);
+      const seqs = new Set((activity as Activity[]).filter((a) => a.notification_type === 'scheduled' && a.status === 'success').map((a) => a.sequence_number));
+      expect([...seqs].sort()).toEqual(scheduled.map((_, i) => i + 1));
+    }, 60_000);
   });
 }
 

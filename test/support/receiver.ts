@@ -9,13 +9,15 @@ export interface ReceivedWebhook {
   body: string;
   json: Record<string, any>;
   answered: number;
+  /** Arrival time (ms since the epoch). */
+  at: number;
 }
 
 /**
  * A buyer's webhook endpoint on 127.0.0.1 that records every request (raw body included) and
  * answers with whatever `respond` decides (default 200).
  */
-export async function startReceiver(respond: (w: Omit<ReceivedWebhook, 'answered'>, seen: ReceivedWebhook[]) => number = () => 200) {
+export async function startReceiver(respond: (w: Omit<ReceivedWebhook, 'answered' | 'at'>, seen: ReceivedWebhook[]) => number = () => 200) {
   const received: ReceivedWebhook[] = [];
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -25,7 +27,7 @@ export async function startReceiver(respond: (w: Omit<ReceivedWebhook, 'answered
       const headers = Object.fromEntries(Object.entries(req.headers).map(([k, v]) => [k, Array.isArray(v) ? v.join(', ') : String(v)]));
       const base = { method: req.method!, url: `${origin}${req.url}`, path: req.url!, headers, body, json: safeJson(body) };
       const status = respond(base, received);
-      received.push({ ...base, answered: status });
+      received.push({ ...base, answered: status, at: Date.now() });
       res.writeHead(status, { 'content-type': 'application/json' }).end('{}');
     });
   });

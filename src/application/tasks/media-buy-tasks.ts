@@ -27,6 +27,17 @@ export const pushNotificationConfigSchema = z
   })
   .passthrough();
 
+/** AdCP `reporting_webhook`: where and how often delivery reports go (daily unless told). */
+export const reportingWebhookSchema = z
+  .object({
+    url: z.string().url(),
+    reporting_frequency: z.enum(['hourly', 'daily', 'monthly']).default('daily'),
+    authentication: z
+      .object({ schemes: z.array(z.enum(['Bearer', 'HMAC-SHA256'])).length(1), credentials: z.string().min(32, 'must be at least 32 characters') })
+      .optional(),
+  })
+  .passthrough();
+
 const packageInput = z
   .object({
     buyer_ref: z.string().min(1).max(255).optional(),
@@ -54,7 +65,7 @@ const createInput = z
     ]),
     end_time: isoDate,
     push_notification_config: pushNotificationConfigSchema.optional(),
-    reporting_webhook: z.object({ url: z.string().url() }).passthrough().optional(),
+    reporting_webhook: reportingWebhookSchema.optional(),
     idempotency_key: z.string().regex(/^[A-Za-z0-9_.:-]{16,255}$/, 'must be 16-255 of A-Z a-z 0-9 _ . : -').optional(),
     context: z.record(z.string(), z.unknown()).optional(),
   })
@@ -250,6 +261,7 @@ function activityRecord(a: WebhookActivityRow) {
     idempotency_key: a.idempotency_key,
     ...(a.notification_type !== 'task_status' ? { notification_type: a.notification_type } : {}),
     ...(a.task_id ? { task_id: a.task_id } : {}),
+    ...(a.sequence_number !== null ? { sequence_number: Number(a.sequence_number) } : {}),
     fired_at: a.fired_at,
     completed_at: a.completed_at,
     attempt: Number(a.attempt),
@@ -317,7 +329,7 @@ const updateInput = z
         targeting: z.record(z.string(), z.unknown()).optional(),
         packages: z.array(packageUpdate).optional(),
         push_notification_config: pushNotificationConfigSchema.optional(),
-        reporting_webhook: z.object({ url: z.string().url() }).passthrough().optional(),
+        reporting_webhook: reportingWebhookSchema.optional(),
       })
       .passthrough(),
     idempotency_key: z.string().regex(/^[A-Za-z0-9_.:-]{16,255}$/, 'must be 16-255 of A-Z a-z 0-9 _ . : -').optional(),

@@ -32,6 +32,9 @@ export type WebhookEvent =
         readonly notification_type: 'task_status' | 'delivery_report' | 'media_buy_status';
         readonly task_id?: string;
         readonly media_buy_id?: string;
+        /** Delivery reports: the AdCP notification_type (scheduled, final, …) and sequence_number. */
+        readonly report_type?: 'scheduled' | 'final' | 'delayed' | 'adjusted';
+        readonly sequence_number?: number;
         readonly url: string;
         readonly auth: WebhookAuth;
         readonly body: string;
@@ -56,7 +59,13 @@ export type WebhookCommand =
 
 export type WebhookState =
   | { readonly state: 'none' }
-  | { readonly state: 'pending' | 'delivered' | 'failed'; readonly attempts: number; readonly firstAttemptAt?: string; readonly scheduled: Extract<WebhookEvent, { type: 'WebhookScheduled' }>['data'] };
+  | {
+      readonly state: 'pending' | 'delivered' | 'failed';
+      readonly attempts: number;
+      readonly firstAttemptAt?: string;
+      /** When the next attempt may start (undefined: now). */
+      readonly nextAttemptAt?: string;
+      readonly scheduled: Extract<WebhookEvent, { type: 'WebhookScheduled' }>['data'] };
 
 export const webhookStream = (idempotencyKey: string) => `webhook-${idempotencyKey}`;
 
@@ -123,7 +132,7 @@ export const webhookDecider: Decider<WebhookCommand, WebhookEvent, WebhookState>
         if (state.state === 'none') return state;
         const d = event.data;
         const next = d.status === 'success' ? 'delivered' : d.next_attempt_at ? 'pending' : 'failed';
-        return { ...state, state: next, attempts: d.attempt, firstAttemptAt: state.firstAttemptAt ?? d.started_at };
+        return { ...state, state: next, attempts: d.attempt, firstAttemptAt: state.firstAttemptAt ?? d.started_at, nextAttemptAt: d.next_attempt_at ?? undefined };
       }
       default:
         return assertNever(event);
