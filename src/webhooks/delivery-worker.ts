@@ -1,7 +1,8 @@
 import type { Logger } from 'pino';
 import { webhookQueries } from '../../projections/webhooks';
 import { loadState } from '../application/command-handler';
-import { webhookDecider, type WebhookEvent } from '../domain/webhook/webhook';
+import { LRUCache } from 'lru-cache';
+import { webhookDecider, type WebhookEvent, type WebhookState } from '../domain/webhook/webhook';
 import { ConcurrencyError, type EventStore } from '../eventstore/port';
 import type { ProjectionRunner } from '../projections/runner';
 import type { ReadModelStore } from '../readmodel/port';
@@ -42,12 +43,26 @@ export function authHeaders(s: Scheduled, body: Buffer, keys: SigningKeystore): 
  * appended to the delivery's stream at the version it read, so two instances racing on one
  * delivery record it once (and the receiver dedupes the at-most-one extra POST by
  * idempotency_key). A crash between POST and append repeats that attempt: at-least-once.
+ *
+ * The state of recently seen deliveries is kept in memory (from the events this instance
+ * appended or its projections applied), which spares a stream read per attempt and lets the
+ * worker skip queue rows the read model has not caught up on; the expected version on append
+ * keeps that cache honest (a conflict drops the entry and the stream is read again).
  */
 export class WebhookDeliveryWorker {
   private timer?: NodeJS.Timeout;
+  private immediate?: NodeJS.Immediate;
+  private timerAt = Infinity;
   private inFlight = new Map<string, Promise<void>>();
+  private known = new LRUCache<string, { state: WebhookState; version: number }>({ max: 20_000 });
+  /** Due stream ids from the last look at the queue, taken as slots free up. */
+  private backlog: string[] = [];
+  /** Set when new fires were scheduled or the poll interval passed: look at the queue again. */
+  private refresh = true;
+  private queriedAt = 0;
   private stopped = false;
   private ticking = false;
+  private tickAgain = false;
   private readonly concurrency: number;
   private readonly pollMs: number;
 
@@ -55,7 +70,16 @@ export class WebhookDeliveryWorker {
     this.concurrency = deps.concurrency ?? 32;
     this.pollMs = deps.pollMs ?? 500;
     deps.projections.onApplied((events) => {
-      if (events.some((e) => e.type === 'WebhookScheduled' || e.type === 'WebhookAttempted')) this.schedule(0);
+      let scheduled = false;
+      for (const e of events) {
+        if (e.type !== 'WebhookScheduled') continue;
+        scheduled = true;
+        if (e.streamVersion === 1) this.known.set(e.streamId, { state: webhookDecider.evolve(webhookDecider.initialState(), e as unknown as WebhookEvent), version: 1 });
+      }
+      if (scheduled) {
+        this.refresh = true;
+        this.schedule(0);
+      }
     });
   }
 
@@ -66,45 +90,92 @@ export class WebhookDeliveryWorker {
   async stop(): Promise<void> {
     this.stopped = true;
     clearTimeout(this.timer);
+    if (this.immediate) clearImmediate(this.immediate);
     await Promise.allSettled(this.inFlight.values());
     this.deps.poster.close();
   }
 
+  /** Runs a tick in `ms` unless one is already due sooner (0: on the next turn of the loop). */
   private schedule(ms: number): void {
     if (this.stopped) return;
+    if (this.ticking) {
+      if (ms === 0) this.tickAgain = true;
+      return;
+    }
+    if (ms === 0) {
+      // setTimeout(0) waits at least a millisecond; a refill should not.
+      this.immediate ??= setImmediate(() => {
+        this.immediate = undefined;
+        void this.tick();
+      });
+      return;
+    }
+    const at = Date.now() + ms;
+    if (this.timer && at >= this.timerAt) return;
     clearTimeout(this.timer);
-    this.timer = setTimeout(() => void this.tick(), ms);
+    this.timerAt = at;
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      this.timerAt = Infinity;
+      void this.tick();
+    }, ms);
+  }
+
+  private isDue(streamId: string, now: number): boolean {
+    const k = this.known.get(streamId);
+    if (!k) return true; // unknown here: the stream will tell
+    return k.state.state === 'pending' && (!k.state.nextAttemptAt || Date.parse(k.state.nextAttemptAt) <= now);
   }
 
   private async tick(): Promise<void> {
-    if (this.ticking || this.stopped) return;
+    if (this.stopped || this.ticking) return;
     this.ticking = true;
+    this.tickAgain = false;
     try {
-      const free = this.concurrency - this.inFlight.size;
-      if (free > 0) {
-        const due = await webhookQueries.due(this.deps.readModels, new Date().toISOString(), free + this.inFlight.size);
-        for (const { stream_id } of due) {
-          if (this.inFlight.size >= this.concurrency) break;
-          if (this.inFlight.has(stream_id)) continue;
-          const p = this.attempt(stream_id)
-            .catch((err: unknown) => this.deps.log.error({ err, stream: stream_id }, 'webhook attempt failed to record; will retry'))
-            .finally(() => {
-              this.inFlight.delete(stream_id);
-              this.schedule(0);
-            });
-          this.inFlight.set(stream_id, p);
-        }
+      const now = Date.now();
+      const stale = this.refresh || this.backlog.length === 0 || now - this.queriedAt >= this.pollMs;
+      if (this.inFlight.size < this.concurrency && stale) {
+        this.refresh = false;
+        this.queriedAt = now;
+        // Rows the read model still shows as due though this instance knows better are skipped,
+        // so ask for enough to fill every free slot past them.
+        const due = await webhookQueries.due(this.deps.readModels, new Date(now).toISOString(), this.concurrency * 4);
+        this.backlog = due.map((r) => r.stream_id).reverse();
       }
+      this.pump();
     } catch (err) {
       this.deps.log.warn({ err }, 'webhook queue read failed; retrying');
     } finally {
       this.ticking = false;
-      this.schedule(this.pollMs);
+      this.schedule(this.tickAgain ? 0 : this.pollMs);
+    }
+  }
+
+  /** Starts attempts from the backlog while slots are free; a finished attempt pumps again. */
+  private pump(): void {
+    const now = Date.now();
+    while (!this.stopped && this.inFlight.size < this.concurrency && this.backlog.length > 0) {
+      const streamId = this.backlog.pop()!;
+      if (this.inFlight.has(streamId) || !this.isDue(streamId, now)) continue;
+      const p = this.attempt(streamId)
+        .catch((err: unknown) => this.deps.log.error({ err, stream: streamId }, 'webhook attempt failed to record; will retry'))
+        .finally(() => {
+          this.inFlight.delete(streamId);
+          this.pump();
+          if (this.backlog.length === 0) this.schedule(0);
+        });
+      this.inFlight.set(streamId, p);
     }
   }
 
   private async attempt(streamId: string): Promise<void> {
-    const { state, history } = await loadState(this.deps.store, streamId, webhookDecider);
+    let cached = this.known.get(streamId);
+    if (!cached) {
+      const { state, history } = await loadState(this.deps.store, streamId, webhookDecider);
+      cached = { state, version: history.length };
+      this.known.set(streamId, cached);
+    }
+    const { state, version } = cached;
     // The queue is a read model and may lag the stream: the stream decides whether it is due.
     if (state.state !== 'pending' || (state.nextAttemptAt && Date.parse(state.nextAttemptAt) > Date.now())) return;
     const body = Buffer.from(state.scheduled.body);
@@ -114,11 +185,12 @@ export class WebhookDeliveryWorker {
     const events = webhookDecider.decide({ type: 'RecordAttempt', outcome, startedAt, now, jitter: Math.random() }, state);
     try {
       await this.deps.store.append(streamId, events.map((e) => ({ type: e.type, data: e.data, metadata: { time: now, principal: 'webhook-worker' } })), {
-        expectedVersion: history.length,
+        expectedVersion: version,
       });
+      this.known.set(streamId, { state: events.reduce<WebhookState>((s, e) => webhookDecider.evolve(s, e), state), version: version + events.length });
     } catch (err) {
+      this.known.delete(streamId);
       if (!(err instanceof ConcurrencyError)) throw err; // another instance recorded this attempt
     }
   }
 }
-

@@ -335,7 +335,7 @@ async function webhookDelivery(dir: string): Promise<void> {
       );
       return rate(count, t);
     };
-    const [value, baseline] = await compare(2, ours, bare);
+    const [value, baseline] = await compare(3, ours, bare);
     agent.destroy();
     emit({ name: 'webhook_signed_delivery_sqlite', value, unit: 'deliveries/s', baseline, ratio: value / baseline, target: 'ratio >= 0.7' });
   } finally {
