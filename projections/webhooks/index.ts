@@ -3,16 +3,13 @@ import type { Projection } from '../../src/projections/projection';
 import type { ReadModelStore, Sql } from '../../src/readmodel/port';
 
 const DDL = [
-  `CREATE TABLE IF NOT EXISTS webhook_deliveries (
-     idempotency_key TEXT PRIMARY KEY, stream_id TEXT NOT NULL, owner TEXT NOT NULL, notification_type TEXT NOT NULL, task_id TEXT, media_buy_id TEXT,
-     url TEXT NOT NULL, payload_size_bytes INTEGER NOT NULL, state TEXT NOT NULL, attempts INTEGER NOT NULL,
-     next_attempt_at TEXT, scheduled_at TEXT NOT NULL)`,
-  'CREATE INDEX IF NOT EXISTS webhook_deliveries_due ON webhook_deliveries (state, next_attempt_at)',
   `CREATE TABLE IF NOT EXISTS webhook_activity (
-     idempotency_key TEXT NOT NULL, attempt INTEGER NOT NULL, owner TEXT NOT NULL, media_buy_id TEXT, task_id TEXT,
+     idempotency_key TEXT NOT NULL, attempt INTEGER NOT NULL, stream_id TEXT NOT NULL, owner TEXT NOT NULL, media_buy_id TEXT, task_id TEXT,
      notification_type TEXT NOT NULL, url TEXT NOT NULL, status TEXT NOT NULL, http_status_code INTEGER, error_message TEXT,
      fired_at TEXT NOT NULL, completed_at TEXT, response_time_ms INTEGER, payload_size_bytes INTEGER NOT NULL, sequence_number INTEGER,
      PRIMARY KEY (idempotency_key, attempt))`,
+  // The delivery worker's queue: attempts still `pending`, by the time they are due.
+  'CREATE INDEX IF NOT EXISTS webhook_activity_due ON webhook_activity (status, fired_at)',
   'CREATE INDEX IF NOT EXISTS webhook_activity_buy ON webhook_activity (owner, media_buy_id, fired_at)',
 ];
 
@@ -22,13 +19,14 @@ export function redactUrl(url: string): string {
 }
 
 /**
- * Webhook fires: the due-queue the delivery worker polls, and one activity row per attempt
- * (plus the queued next one as `pending`) for `get_media_buys(include_webhook_activity)`.
+ * One row per webhook attempt (AdCP webhook-activity records for
+ * `get_media_buys(include_webhook_activity)`). The next attempt of a fire is recorded as a
+ * `pending` row dated when it is due, which makes the same table the delivery worker's queue.
  */
 export const webhooks: Projection = {
   name: 'webhooks',
-  version: 2,
-  tables: ['webhook_deliveries', 'webhook_activity'],
+  version: 3,
+  tables: ['webhook_activity'],
   ddl: { sqlite: DDL, postgres: DDL },
   handles: ['WebhookScheduled', 'WebhookAttempted'],
   evolve(stored): Sql[] {
@@ -36,41 +34,29 @@ export const webhooks: Projection = {
     switch (e.type) {
       case 'WebhookScheduled': {
         const d = e.data;
-        const url = redactUrl(d.url);
-        const size = Buffer.byteLength(d.body);
         // Activity names a delivery report by its AdCP notification_type (scheduled, final, …).
         const kind = d.report_type ?? d.notification_type;
         return [
           {
-            sql: `INSERT INTO webhook_deliveries (idempotency_key, stream_id, owner, notification_type, task_id, media_buy_id, url, payload_size_bytes, state, attempts, next_attempt_at, scheduled_at)
-                  VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'pending', 0, ?, ?)`,
-            params: [d.idempotency_key, stored.streamId, d.owner, kind, d.task_id ?? null, d.media_buy_id ?? null, url, size, d.scheduled_at, d.scheduled_at],
-          },
-          {
-            sql: `INSERT INTO webhook_activity (idempotency_key, attempt, owner, media_buy_id, task_id, notification_type, url, status, fired_at, payload_size_bytes, sequence_number)
-                  VALUES (?, 1, ?, ?, ?, ?, ?, 'pending', ?, ?, ?)`,
-            params: [d.idempotency_key, d.owner, d.media_buy_id ?? null, d.task_id ?? null, kind, url, d.scheduled_at, size, d.sequence_number ?? null],
+            sql: `INSERT INTO webhook_activity (idempotency_key, attempt, stream_id, owner, media_buy_id, task_id, notification_type, url, status, fired_at, payload_size_bytes, sequence_number)
+                  VALUES (?, 1, ?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?)`,
+            params: [d.idempotency_key, stored.streamId, d.owner, d.media_buy_id ?? null, d.task_id ?? null, kind, redactUrl(d.url), d.scheduled_at, Buffer.byteLength(d.body), d.sequence_number ?? null],
           },
         ];
       }
       case 'WebhookAttempted': {
         const d = e.data;
-        const state = d.status === 'success' ? 'delivered' : d.next_attempt_at ? 'pending' : 'failed';
         const out: Sql[] = [
           {
             sql: `UPDATE webhook_activity SET status = ?, http_status_code = ?, error_message = ?, fired_at = ?, completed_at = ?, response_time_ms = ?
                   WHERE idempotency_key = ? AND attempt = ?`,
             params: [d.status, d.http_status_code, d.error_message, d.started_at, d.at, d.response_time_ms, d.idempotency_key, d.attempt],
           },
-          {
-            sql: 'UPDATE webhook_deliveries SET state = ?, attempts = ?, next_attempt_at = ? WHERE idempotency_key = ?',
-            params: [state, d.attempt, d.next_attempt_at, d.idempotency_key],
-          },
         ];
         if (d.next_attempt_at) {
           out.push({
-            sql: `INSERT INTO webhook_activity (idempotency_key, attempt, owner, media_buy_id, task_id, notification_type, url, status, fired_at, payload_size_bytes, sequence_number)
-                  SELECT idempotency_key, ?, owner, media_buy_id, task_id, notification_type, url, 'pending', ?, payload_size_bytes, sequence_number
+            sql: `INSERT INTO webhook_activity (idempotency_key, attempt, stream_id, owner, media_buy_id, task_id, notification_type, url, status, fired_at, payload_size_bytes, sequence_number)
+                  SELECT idempotency_key, ?, stream_id, owner, media_buy_id, task_id, notification_type, url, 'pending', ?, payload_size_bytes, sequence_number
                   FROM webhook_activity WHERE idempotency_key = ? AND attempt = ?`,
             params: [d.attempt + 1, d.next_attempt_at, d.idempotency_key, d.attempt],
           });
@@ -101,15 +87,9 @@ export interface WebhookActivityRow {
 }
 
 export const webhookQueries = {
-  /** Deliveries whose next attempt is due at `now` (ISO strings compare in time order). */
+  /** Fires whose next attempt is due at `now` (ISO strings compare in time order). */
   due: (rm: ReadModelStore, now: string, limit: number) =>
-    rm.query<{ stream_id: string }>(
-      "SELECT stream_id FROM webhook_deliveries WHERE state = 'pending' AND next_attempt_at <= ? ORDER BY next_attempt_at LIMIT ?",
-      [now, limit],
-    ),
-  /** The earliest pending due time, so the worker can sleep until then. */
-  nextDue: async (rm: ReadModelStore) =>
-    (await rm.query<{ at: string | null }>("SELECT MIN(next_attempt_at) AS at FROM webhook_deliveries WHERE state = 'pending'"))[0]?.at ?? null,
+    rm.query<{ stream_id: string }>("SELECT stream_id FROM webhook_activity WHERE status = 'pending' AND fired_at <= ? ORDER BY fired_at LIMIT ?", [now, limit]),
   /** The caller's own fires about these buys, most recent first (AdCP: one record per attempt). */
   activityForBuys: async (rm: ReadModelStore, owner: string, mediaBuyIds: string[], limit: number) => {
     if (mediaBuyIds.length === 0) return [];

@@ -118,7 +118,13 @@ export class SqliteEventStore implements EventStore {
   readonly db: Database.Database;
   private wake = new LocalWake();
   private pollIntervalMs: number;
-  private appendTx: (streamId: string, events: readonly NewEvent[], expected: ExpectedVersion) => AppendResult;
+  private appendTx: (streamId: string, events: readonly NewEvent[], expected: ExpectedVersion) => { result: AppendResult; rows: Row[] };
+  /**
+   * The events this process committed most recently, with contiguous positions. readAll serves
+   * a range from here when it lies inside it: contiguity proves no other writer's event sits in
+   * between, and subscribers following the head (projections, consumers) skip a query per batch.
+   */
+  private recent: { row: Row; stored?: StoredEvent }[] = [];
   private groupTx: (fn: () => void) => void;
   private stmts;
 
@@ -143,19 +149,21 @@ export class SqliteEventStore implements EventStore {
       const current = this.stmts.version.get(streamId)?.v ?? 0;
       checkExpectedVersion(streamId, expected, current);
       const now = new Date().toISOString();
-      let position = 0;
-      events.forEach((e, i) => {
-        const info = this.stmts.insert.run(
-          e.id ?? newEventId(),
-          streamId,
-          current + i + 1,
-          e.type,
-          JSON.stringify(e.data ?? null),
-          JSON.stringify({ time: now, ...e.metadata }),
-        );
-        position = Number(info.lastInsertRowid);
+      const rows: Row[] = events.map((e, i) => {
+        const row = {
+          event_id: e.id ?? newEventId(),
+          stream_id: streamId,
+          stream_version: current + i + 1,
+          type: e.type,
+          data: JSON.stringify(e.data ?? null),
+          metadata: JSON.stringify({ time: now, ...e.metadata }),
+          position: 0,
+        };
+        const info = this.stmts.insert.run(row.event_id, streamId, row.stream_version, row.type, row.data, row.metadata);
+        row.position = Number(info.lastInsertRowid);
+        return row;
       });
-      return { nextVersion: current + events.length, position };
+      return { result: { nextVersion: current + events.length, position: rows.at(-1)?.position ?? 0 }, rows };
     });
     // IMMEDIATE takes the write lock before reading the version, so two processes cannot both
     // pass the expected-version check.
@@ -173,7 +181,7 @@ export class SqliteEventStore implements EventStore {
     const expected = options.expectedVersion ?? 'any';
     validateAppend(streamId, events, expected);
     if (events.length === 0) {
-      const result = this.appendTx(streamId, events, expected);
+      const { result } = this.appendTx(streamId, events, expected);
       result.position = await this.headPosition();
       return result;
     }
@@ -192,7 +200,7 @@ export class SqliteEventStore implements EventStore {
    */
   private commitPending(): void {
     const batch = this.pending.splice(0);
-    const outcomes: ({ ok: AppendResult } | { err: unknown })[] = [];
+    const outcomes: ({ ok: { result: AppendResult; rows: Row[] } } | { err: unknown })[] = [];
     try {
       this.groupTx(() => {
         for (const a of batch) {
@@ -207,12 +215,23 @@ export class SqliteEventStore implements EventStore {
       for (const a of batch) a.reject(err);
       return;
     }
+    for (const o of outcomes) if ('ok' in o) this.remember(o.ok.rows);
     batch.forEach((a, i) => {
       const o = outcomes[i]!;
-      if ('ok' in o) a.resolve(o.ok);
+      if ('ok' in o) a.resolve(o.ok.result);
       else a.reject(o.err);
     });
     this.wake.notify();
+  }
+
+  private remember(rows: Row[]): void {
+    for (const r of rows) {
+      const last = this.recent.at(-1);
+      // Another process appended in between (or this is the first): start a new contiguous run.
+      if (last && r.position !== last.row.position + 1) this.recent = [];
+      this.recent.push({ row: r }); // parsed on first read, then shared by every reader
+    }
+    if (this.recent.length > 8192) this.recent = this.recent.slice(-4096);
   }
 
   async readStream(streamId: string, options: ReadStreamOptions = {}): Promise<StoredEvent[]> {
@@ -220,7 +239,13 @@ export class SqliteEventStore implements EventStore {
   }
 
   async readAll(options: ReadAllOptions = {}): Promise<StoredEvent[]> {
-    return this.stmts.readAll.all(options.fromPosition ?? 0, options.limit ?? 1000).map(toStored);
+    const from = options.fromPosition ?? 0;
+    const limit = options.limit ?? 1000;
+    const first = this.recent[0]?.row.position;
+    if (first !== undefined && from >= first && from <= this.recent.at(-1)!.row.position) {
+      return this.recent.slice(from - first, from - first + limit).map((e) => (e.stored ??= toStored(e.row)));
+    }
+    return this.stmts.readAll.all(from, limit).map(toStored);
   }
 
   async headPosition(): Promise<number> {
