@@ -6,6 +6,7 @@ import { delivery } from './delivery';
 import { mediaBuys } from './media-buys';
 import { eventStats } from './event-stats';
 import { webhooks } from './webhooks';
+import { impairments } from './impairments';
 
 /** Every read model the gateway maintains. */
-export const allProjections: readonly Projection[] = [eventStats, apiKeys, catalog, mediaBuys, creatives, delivery, webhooks];
+export const allProjections: readonly Projection[] = [eventStats, apiKeys, catalog, mediaBuys, creatives, delivery, webhooks, impairments];

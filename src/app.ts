@@ -25,6 +25,7 @@ import { WebhookDeliveryWorker } from './webhooks/delivery-worker';
 import { WebhookPoster } from './webhooks/http-poster';
 import * as dispatcher from '../consumers/webhook-dispatcher';
 import * as reporter from '../consumers/delivery-reporter';
+import * as impairmentMonitor from '../consumers/impairment-monitor';
 
 export interface Metrics {
   registry: Registry;
@@ -132,6 +133,7 @@ export async function startApp(
   await bus.start();
   await bus.consumer(dispatcher.group).start(dispatcher.webhookDispatcher(store));
   await bus.consumer(reporter.group).start(reporter.deliveryReporter({ store, readModels, projections }));
+  await bus.consumer(impairmentMonitor.group).start(impairmentMonitor.impairmentMonitor({ store, readModels, projections }));
   const webhooks = new WebhookDeliveryWorker({
     store,
     readModels,

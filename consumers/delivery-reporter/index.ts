@@ -95,7 +95,7 @@ export function deliveryReporter(deps: ReporterDeps): BusHandler {
         idempotency_key: idempotencyKey,
         owner: terms.owner,
         notification_type: 'delivery_report',
-        report_type: report.notification_type,
+        adcp_notification_type: report.notification_type,
         sequence_number: report.sequence,
         media_buy_id: terms.media_buy_id,
         url: buy.webhook.url,

@@ -35,7 +35,7 @@ export const webhooks: Projection = {
       case 'WebhookScheduled': {
         const d = e.data;
         // Activity names a delivery report by its AdCP notification_type (scheduled, final, …).
-        const kind = d.report_type ?? d.notification_type;
+        const kind = d.adcp_notification_type ?? d.notification_type;
         return [
           {
             sql: `INSERT INTO webhook_activity (idempotency_key, attempt, stream_id, owner, media_buy_id, task_id, notification_type, url, status, fired_at, payload_size_bytes, sequence_number)

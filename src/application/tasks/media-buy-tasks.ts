@@ -3,6 +3,8 @@ import { z } from 'zod';
 import { catalogQueries } from '../../../projections/catalog';
 import { mediaBuyQueries, type MediaBuyRow } from '../../../projections/media-buys';
 import { webhookQueries, type WebhookActivityRow } from '../../../projections/webhooks';
+import { impairmentQueries } from '../../../projections/impairments';
+import type { Impairment } from '../../domain/impairment/impairment';
 import { assertDeliverableUrl } from '../../webhooks/url-guard';
 import { isAuction, type Product } from '../../domain/catalog/catalog';
 import { mediaBuyDecider, mediaBuyStream, type MediaBuyTerms, type PackageTerms } from '../../domain/media-buy/media-buy';
@@ -274,12 +276,13 @@ function activityRecord(a: WebhookActivityRow) {
   };
 }
 
-function rowView(r: MediaBuyRow, activity?: WebhookActivityRow[]) {
+function rowView(r: MediaBuyRow, impairments: Impairment[], activity?: WebhookActivityRow[]) {
   return mediaBuyView(r.terms, r.status, {
     revision: Number(r.revision),
     created_at: r.created_at,
     updated_at: r.updated_at,
-    impairments: [],
+    health: impairments.length > 0 ? 'impaired' : 'ok',
+    impairments: impairments.map(({ owner: _owner, media_buy_id: _buy, ...i }) => i),
     ...(r.task_id ? { task_id: r.task_id } : {}),
     ...(activity ? { webhook_activity: activity.map(activityRecord) } : {}),
   });
@@ -299,8 +302,9 @@ export const getMediaBuys = defineTask({
     const activity = input.include_webhook_activity
       ? await webhookQueries.activityForBuys(ctx.app.readModels, ctx.principal.org, page.map((r) => r.media_buy_id), activityLimit)
       : undefined;
+    const open = await impairmentQueries.openFor(ctx.app.readModels, ctx.principal.org, page.map((r) => r.media_buy_id));
     return {
-      media_buys: page.map((r) => rowView(r, activity?.filter((a) => a.media_buy_id === r.media_buy_id).slice(0, activityLimit))),
+      media_buys: page.map((r) => rowView(r, open.filter((i) => i.media_buy_id === r.media_buy_id), activity?.filter((a) => a.media_buy_id === r.media_buy_id).slice(0, activityLimit))),
       pagination: { has_more: rows.length > limit, ...(rows.length > limit ? { cursor: page[page.length - 1]!.media_buy_id } : {}) },
     };
   },

@@ -32,8 +32,8 @@ export type WebhookEvent =
         readonly notification_type: 'task_status' | 'delivery_report' | 'media_buy_status';
         readonly task_id?: string;
         readonly media_buy_id?: string;
-        /** Delivery reports: the AdCP notification_type (scheduled, final, …) and sequence_number. */
-        readonly report_type?: 'scheduled' | 'final' | 'delayed' | 'adjusted';
+        /** AdCP's notification_type for media-buy notifications (reports, impairments); reports carry a sequence_number. */
+        readonly adcp_notification_type?: 'scheduled' | 'final' | 'delayed' | 'adjusted' | 'impairment';
         readonly sequence_number?: number;
         readonly url: string;
         readonly auth: WebhookAuth;
