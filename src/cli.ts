@@ -28,6 +28,8 @@ const USAGE = `usage: adcp-gateway <command>
   keys rotate [--alg ed25519|ecdsa-p256-sha256]
                                           new webhook-signing key (prints its kid)
   schema [--check]                        write schema/schema.graphql and schema/openapi.json (or fail if stale)
+  webhooks verify --jwks <file> [--now <unix>]
+                                          check a signed webhook ({"method","url","headers","body"} on stdin)
   bench                                   run the benchmarks (JSON lines)
 
 Configuration comes from the environment; see README.md.`;
@@ -195,6 +197,10 @@ export async function main(argv: string[]): Promise<number> {
       case 'schema':
         await schemaCommand(rest);
         return 0;
+      case 'webhooks': {
+        const { webhooksVerifyCommand } = await import('./webhooks/receiver/verify-command');
+        return await webhooksVerifyCommand(rest);
+      }
       case 'bench': {
         const { runBenchmarks } = await import('../test/bench/run');
         await runBenchmarks(rest);

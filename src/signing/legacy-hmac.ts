@@ -23,3 +23,33 @@ export function hmacMatches(presented: string | null | undefined, expected: stri
   const b = Buffer.from(expected);
   return a.length === b.length && timingSafeEqual(a, b);
 }
+
+export type LegacyHmacFailure = 'signature_missing' | 'timestamp_malformed' | 'timestamp_out_of_window' | 'signature_mismatch';
+
+/** The legacy scheme's clock-skew bound (spec §8). */
+export const LEGACY_SKEW_SECONDS = 300;
+
+/**
+ * Receiver side of legacy HMAC, in the spec's order: both headers present, a numeric timestamp
+ * within ±300 s, then a constant-time compare of the exact bytes received. Returns the failure,
+ * or undefined when the signature is good.
+ */
+export function checkLegacyHmac(
+  secret: string,
+  headers: { signature?: string | null; timestamp?: string | number | null },
+  body: Buffer | string,
+  now = Math.floor(Date.now() / 1000),
+): LegacyHmacFailure | undefined {
+  const { signature, timestamp } = headers;
+  if (!signature || timestamp === undefined || timestamp === null || timestamp === '') return 'signature_missing';
+  if (!/^\d{1,12}$/.test(String(timestamp))) return 'timestamp_malformed';
+  if (Math.abs(now - Number(timestamp)) > LEGACY_SKEW_SECONDS) return 'timestamp_out_of_window';
+  return hmacMatches(signature, hmacSignature(secret, String(timestamp), body)) ? undefined : 'signature_mismatch';
+}
+
+/** A secret is refused at registration when short or without entropy (one repeated character). */
+export function weakLegacySecret(secret: string): string | undefined {
+  if (secret.length < MIN_LEGACY_SECRET_LENGTH) return `must be at least ${MIN_LEGACY_SECRET_LENGTH} characters`;
+  if (/^(.)\1*$/s.test(secret)) return 'must not repeat a single character';
+  return undefined;
+}

@@ -1,0 +1,116 @@
+import { MemoryReplayStore, verifyWebhook, WebhookVerificationError, type VerifierOptions } from '../../../src/signing/webhook-verifier';
+import { duplicateKeys } from '../../../src/signing/strict-json';
+import { signWebhook } from '../../../src/signing/webhook-signer';
+import { readVector, vectorFiles, webhookKeys, type TestJwk, type WebhookVector } from '../../support/vectors';
+import { createPrivateKey } from 'node:crypto';
+
+const keys = webhookKeys();
+/** The vector's JWKS: keys.json filtered to jwks_ref, private members dropped, overrides applied. */
+function jwksFor(v: WebhookVector): Map<string, TestJwk> {
+  const out = new Map<string, TestJwk>();
+  for (const kid of v.jwks_ref) {
+    const k = keys.find((x) => x.kid === kid);
+    if (!k) continue;
+    const { _private_d_for_test_only: _d, ...pub } = k;
+    out.set(kid, pub as TestJwk);
+  }
+  for (const [kid, jwk] of Object.entries(v.jwks_override ?? {})) out.set(kid, jwk as TestJwk);
+  return out;
+}
+
+/** The verifier wired as each vector's `test_harness_state` describes. */
+async function harness(v: WebhookVector): Promise<VerifierOptions> {
+  const jwks = jwksFor(v);
+  const replay = new MemoryReplayStore();
+  const state = (v.test_harness_state ?? {}) as {
+    replay_cache_entries?: { keyid: string; nonce: string }[];
+    revoked_kids?: string[];
+    per_keyid_cap_filled_for?: string;
+    revocation_list_stale_seconds?: number;
+  };
+  const now = v.reference_now;
+  for (const e of state.replay_cache_entries ?? []) await replay.insert(e.keyid, e.nonce, now + 300, now);
+  const cap = 16;
+  if (state.per_keyid_cap_filled_for) for (let i = 0; i < cap; i++) await replay.insert(state.per_keyid_cap_filled_for, `prefill-${i}`, now + 300, now);
+  return {
+    resolveKey: async (kid) => jwks.get(kid) as never,
+    replay,
+    perKeyidCap: cap,
+    // Stale past the spec's grace: 4 × a 30-minute polling interval.
+    revocation: { revokedKids: new Set(state.revoked_kids ?? []), stale: (state.revocation_list_stale_seconds ?? 0) > 4 * 1800 },
+    now,
+  };
+}
+
+async function outcome(v: WebhookVector) {
+  try {
+    await verifyWebhook({ ...v.request, body: v.request.body }, await harness(v));
+    return { success: true };
+  } catch (err) {
+    if (!(err instanceof WebhookVerificationError)) throw err;
+    return { success: false, error_code: err.code };
+  }
+}
+
+const load = (kind: string) => vectorFiles('webhook-signing', kind).map((f) => [f, readVector<WebhookVector>('webhook-signing', kind, f)] as const);
+
+describe('webhook verifier against every webhook-signing vector', () => {
+  it('has the published 8 positives and 21 negatives', () => {
+    expect(load('positive')).toHaveLength(8);
+    expect(load('negative')).toHaveLength(21);
+  });
+
+  it.each(load('positive'))('accepts %s', async (_f, v) => {
+    expect(await outcome(v)).toEqual({ success: true });
+  });
+
+  it.each(load('negative'))('rejects %s with its code', async (_f, v) => {
+    expect(await outcome(v)).toEqual({ success: false, error_code: v.expected_outcome.error_code });
+  });
+
+  it('016 black box: the same signed request delivered twice is refused the second time', async () => {
+    const v = readVector<WebhookVector>('webhook-signing', 'positive', '001-basic-post.json');
+    const opts = await harness(v);
+    await expect(verifyWebhook(v.request, opts)).resolves.toMatchObject({ keyid: 'test-ed25519-webhook-2026' });
+    await expect(verifyWebhook(v.request, opts)).rejects.toMatchObject({ code: 'webhook_signature_replayed' });
+  });
+});
+
+describe('webhook verifier beyond the vectors', () => {
+  const jwk = keys.find((k) => k.kid === 'test-ed25519-webhook-2026')!;
+  const key = { kid: jwk.kid, alg: 'ed25519' as const, privateKey: createPrivateKey({ key: { kty: 'OKP', crv: 'Ed25519', x: jwk.x, d: jwk._private_d_for_test_only }, format: 'jwk' }) };
+  const { _private_d_for_test_only: _d, ...pub } = jwk;
+  const opts = (): VerifierOptions => ({ resolveKey: async (kid) => (kid === jwk.kid ? (pub as never) : undefined), replay: new MemoryReplayStore() });
+  const url = 'https://buyer.example/hooks/x?a=1';
+
+  it('accepts our own signer (base64url digest), and refuses duplicate JSON keys after the crypto passed', async () => {
+    const body = '{"idempotency_key":"whk_aaaaaaaaaaaaaaaa","status":"completed"}';
+    const signed = signWebhook({ url, body }, key);
+    await expect(verifyWebhook({ method: 'POST', url, headers: signed.headers, body }, opts())).resolves.toMatchObject({ keyid: jwk.kid });
+    const dup = '{"status":"approved","status":"rejected"}';
+    const s2 = signWebhook({ url, body: dup }, key);
+    await expect(verifyWebhook({ method: 'POST', url, headers: s2.headers, body: dup }, opts())).rejects.toMatchObject({ code: 'webhook_body_malformed' });
+  });
+
+  it('refuses a Host that does not match the signed authority (cross-vhost replay)', async () => {
+    const body = '{}';
+    const signed = signWebhook({ url, body }, key);
+    await expect(verifyWebhook({ method: 'POST', url, headers: { ...signed.headers, Host: 'evil.example' }, body }, opts())).rejects.toMatchObject({ code: 'webhook_target_uri_malformed' });
+    await expect(verifyWebhook({ method: 'POST', url, headers: { ...signed.headers, Host: 'BUYER.example:443' }, body }, opts())).resolves.toBeTruthy();
+  });
+
+  it('refuses a duplicate sig1 label and a different URL or method', async () => {
+    const body = '{}';
+    const signed = signWebhook({ url, body }, key);
+    const twice = { ...signed.headers, 'Signature-Input': `${signed.headers['Signature-Input']}, ${signed.headers['Signature-Input']}` };
+    await expect(verifyWebhook({ method: 'POST', url, headers: twice, body }, opts())).rejects.toMatchObject({ code: 'webhook_signature_header_malformed' });
+    await expect(verifyWebhook({ method: 'POST', url: `${url}&b=2`, headers: signed.headers, body }, opts())).rejects.toMatchObject({ code: 'webhook_signature_invalid' });
+    await expect(verifyWebhook({ method: 'PUT', url, headers: signed.headers, body }, opts())).rejects.toMatchObject({ code: 'webhook_signature_invalid' });
+  });
+
+  it('finds duplicate keys at any depth, not inside strings', () => {
+    expect(duplicateKeys('{"a":1,"b":{"c":1,"c":2},"d":[{"e":1,"e":2}]}')).toEqual(['c', 'e']);
+    expect(duplicateKeys('{"a":"\\"a\\":1","b":["a","a"]}')).toEqual([]);
+    expect(() => duplicateKeys('{"a":')).toThrow(SyntaxError);
+  });
+});
