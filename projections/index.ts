@@ -7,6 +7,7 @@ import { mediaBuys } from './media-buys';
 import { eventStats } from './event-stats';
 import { webhooks } from './webhooks';
 import { impairments } from './impairments';
+import { receivedWebhooks } from './received-webhooks';
 
 /** Every read model the gateway maintains. */
-export const allProjections: readonly Projection[] = [eventStats, apiKeys, catalog, mediaBuys, creatives, delivery, webhooks, impairments];
+export const allProjections: readonly Projection[] = [eventStats, apiKeys, catalog, mediaBuys, creatives, delivery, webhooks, impairments, receivedWebhooks];

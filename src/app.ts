@@ -23,6 +23,7 @@ import { SqliteReadModelStore } from './readmodel/sqlite';
 import { SigningKeystore } from './signing/keystore';
 import { WebhookDeliveryWorker } from './webhooks/delivery-worker';
 import { WebhookPoster } from './webhooks/http-poster';
+import { WebhookReceiver } from './webhooks/receiver/receiver';
 import * as dispatcher from '../consumers/webhook-dispatcher';
 import * as reporter from '../consumers/delivery-reporter';
 import * as impairmentMonitor from '../consumers/impairment-monitor';
@@ -52,6 +53,8 @@ export interface App {
   /** Webhook-signing keys, published at /.well-known/jwks.json. */
   signingKeys: SigningKeystore;
   webhooks: WebhookDeliveryWorker;
+  /** The buyer-side receiver: endpoints, verification, dedup. */
+  receiver: WebhookReceiver;
 }
 
 export async function openEventStore(config: Config): Promise<EventStore> {
@@ -143,12 +146,13 @@ export async function startApp(
     log,
   });
   webhooks.start();
+  const receiver = await WebhookReceiver.open(store, readModels, { overrides: config.originOverrides });
   const gatewayClock = new GatewayClock(store);
   await gatewayClock.load();
   const clock = options.clock ?? gatewayClock.now;
   const adServer = new DeliverySimulator(store, readModels, clock, log);
   await adServer.start();
-  return { config, store, readModels, cache, bus, projections, metrics: createMetrics(), log, clock, gatewayClock, adServer, signingKeys, webhooks };
+  return { config, store, readModels, cache, bus, projections, metrics: createMetrics(), log, clock, gatewayClock, adServer, signingKeys, webhooks, receiver };
 }
 
 /** Stops consumers before closing the stores they read. */

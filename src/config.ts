@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { z } from 'zod';
+import { parseOriginOverrides } from './shared/guarded-fetch';
 
 /**
  * The one place that reads process.env. Every key is documented in the README's configuration
@@ -35,6 +36,10 @@ const envSchema = z.object({
     .string()
     .url()
     .regex(/^https?:\/\/[^/?#]+\/?$/, { message: 'must be an origin such as https://ads.example.com' })
+    .optional(),
+  REGISTRY_ORIGIN_OVERRIDES: z
+    .string()
+    .regex(/^[a-z0-9.-]+=https?:\/\/[^,\s]+(,[a-z0-9.-]+=https?:\/\/[^,\s]+)*$/, { message: 'must be domain=http://host:port[,…]' })
     .optional(),
   ALLOW_PRIVATE_WEBHOOK_URLS: z.enum(['0', '1']).default('0'),
   WEBHOOK_KEY_PURPOSE: z.enum(['request-signing', 'webhook-signing']).default('request-signing'),
@@ -72,6 +77,8 @@ export interface Config {
   publicUrl?: string;
   /** Test seam: webhooks may go to loopback / private addresses (and plain http). */
   allowPrivateWebhookUrls: boolean;
+  /** Test seam: live fetches (brand.json, JWKS, adagents.json) for these domains go to these origins. */
+  originOverrides: ReadonlyMap<string, string>;
   webhookSigning: { purpose: 'request-signing' | 'webhook-signing'; keysFile: string; inlineKeys?: string };
 }
 
@@ -126,6 +133,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     catalogFile: e.CATALOG_FILE ? path.resolve(e.CATALOG_FILE) : undefined,
     publicUrl: e.PUBLIC_URL?.replace(/\/$/, ''),
     allowPrivateWebhookUrls: e.ALLOW_PRIVATE_WEBHOOK_URLS === '1',
+    originOverrides: parseOriginOverrides(e.REGISTRY_ORIGIN_OVERRIDES),
     webhookSigning: {
       purpose: e.WEBHOOK_KEY_PURPOSE,
       keysFile: path.resolve(e.WEBHOOK_SIGNING_KEYS_FILE ?? path.join(dataDir, 'webhook-signing-keys.json')),

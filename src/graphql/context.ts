@@ -6,4 +6,6 @@ export interface GraphQLContext {
   app: App;
   principal: Principal | null;
   requestId: string;
+  /** The origin this gateway is reached at (PUBLIC_URL, else the request's). */
+  origin: string;
 }

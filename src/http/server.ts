@@ -12,7 +12,8 @@ import { AppError, httpStatusOf } from '../shared/errors';
 import { authenticate } from './auth';
 import { fromFastifyError, sendError } from './errors';
 import { docsPage, printOpenApi } from './openapi';
-import { registerWellKnownRoutes } from './well-known';
+import { publicOrigin, registerWellKnownRoutes } from './well-known';
+import { registerReceiverRoutes } from './receiver-route';
 import { registerTaskRoutes } from './tasks-route';
 
 /**
@@ -87,6 +88,7 @@ export async function buildServer(app: App): Promise<FastifyInstance> {
   // from inside Apollo's stop, which deadlocks when Apollo is stopped from Fastify's onClose.
   registerTaskRoutes(fastify, app);
   registerWellKnownRoutes(fastify, app);
+  await registerReceiverRoutes(fastify, app);
   const openapi = printOpenApi();
   const docs = docsPage();
   fastify.get('/openapi.json', async (_req, reply) => reply.type('application/json').send(openapi));
@@ -114,7 +116,7 @@ export async function buildServer(app: App): Promise<FastifyInstance> {
   const handler = fastifyApolloHandler(apollo, {
     context: async (req) => {
       try {
-        return { app, principal: await authenticate(req, app), requestId: req.id };
+        return { app, principal: await authenticate(req, app), requestId: req.id, origin: publicOrigin(app, req) };
       } catch (err) {
         if (!(err instanceof AppError)) throw err;
         // Apollo answers a context failure with the status and headers carried in extensions.http.

@@ -27,6 +27,11 @@ export interface ReadModelStore {
   /** Drops the given tables and forgets the checkpoint (for rebuilds). */
   reset(name: string, tables: readonly string[]): Promise<void>;
   query<T>(sql: string, params?: readonly unknown[]): Promise<T[]>;
+  /**
+   * One write outside any projection, for operational tables that are not read models (the
+   * webhook receiver's nonce cache). Returns how many rows it changed.
+   */
+  execute(sql: string, params?: readonly unknown[]): Promise<number>;
   close(): Promise<void>;
 }
 

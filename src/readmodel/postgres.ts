@@ -100,6 +100,10 @@ export class PostgresReadModelStore implements ReadModelStore {
     return rows as T[];
   }
 
+  async execute(sql: string, params: readonly unknown[] = []): Promise<number> {
+    return (await this.pool.query(this.text(sql), params as unknown[])).rowCount ?? 0;
+  }
+
   async close(): Promise<void> {
     await this.pool.end();
   }

@@ -68,6 +68,10 @@ export class SqliteReadModelStore implements ReadModelStore {
     return this.stmt(sql).all(...(params as unknown[])) as T[];
   }
 
+  async execute(sql: string, params: readonly unknown[] = []): Promise<number> {
+    return this.stmt(sql).run(...(params as unknown[])).changes;
+  }
+
   private closed = false;
 
   async close(): Promise<void> {

@@ -1,4 +1,4 @@
-import { createHash, createPublicKey, timingSafeEqual, verify, type JsonWebKey } from 'node:crypto';
+import { createHash, createPublicKey, timingSafeEqual, verify, type JsonWebKey, type KeyObject } from 'node:crypto';
 import { parseDictionary, serializeInnerList, type InnerList } from 'structured-headers';
 import { canonicalTarget, MalformedTargetUriError } from './canonical-url';
 import { duplicateKeys } from './strict-json';
@@ -46,10 +46,15 @@ export interface ReplayStore {
 /** A single-process replay store (the CLI, tests). Receivers that run as several instances use the database one. */
 export class MemoryReplayStore implements ReplayStore {
   private seen = new Map<string, Map<string, number>>();
+  private sweptAt = new Map<string, number>();
   async count(keyid: string, now: number): Promise<number> {
     const m = this.seen.get(keyid);
     if (!m) return 0;
-    for (const [n, exp] of m) if (exp <= now) m.delete(n);
+    // Expired entries are dropped at most once a second per keyid, not on every count.
+    if ((this.sweptAt.get(keyid) ?? 0) < now) {
+      this.sweptAt.set(keyid, now);
+      for (const [n, exp] of m) if (exp <= now) m.delete(n);
+    }
     return m.size;
   }
   async has(keyid: string, nonce: string, now: number): Promise<boolean> {
@@ -94,6 +99,8 @@ export interface VerifiedWebhook {
 }
 
 const SKEW_SECONDS = 60;
+/** Imported keys per JWK object (resolvers hand out the same object while it is cached). */
+const publicKeys = new WeakMap<object, KeyObject>();
 const ALGORITHMS: ReadonlySet<string> = new Set(['ed25519', 'ecdsa-p256-sha256']);
 const PURPOSES: ReadonlySet<string> = new Set(['request-signing', 'webhook-signing']);
 
@@ -252,12 +259,15 @@ export async function verifyWebhook(req: WebhookRequest, options: VerifierOption
     }
   };
   const base = [...(components as string[]).map((c) => `"${c}": ${value(c)}`), `"@signature-params": ${serializeInnerList(sig1)}`].join('\n');
-  let key;
-  try {
-    const { kty, crv, x, y } = jwk as { kty: string; crv: string; x: string; y?: string };
-    key = createPublicKey({ key: { kty, crv, x, ...(y ? { y } : {}) }, format: 'jwk' });
-  } catch {
-    return fail('webhook_signature_key_purpose_invalid', '8', 'the JWK is not a usable public key');
+  let key = publicKeys.get(jwk!);
+  if (!key) {
+    try {
+      const { kty, crv, x, y } = jwk as { kty: string; crv: string; x: string; y?: string };
+      key = createPublicKey({ key: { kty, crv, x, ...(y ? { y } : {}) }, format: 'jwk' });
+      publicKeys.set(jwk!, key);
+    } catch {
+      return fail('webhook_signature_key_purpose_invalid', '8', 'the JWK is not a usable public key');
+    }
   }
   const ok = alg === 'ed25519' ? verify(null, Buffer.from(base), key, signature) : verify('sha256', Buffer.from(base), { key, dsaEncoding: 'ieee-p1363' }, signature);
   if (!ok) fail('webhook_signature_invalid', '10', 'signature does not verify');

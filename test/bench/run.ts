@@ -352,6 +352,41 @@ async function webhookDelivery(dir: string): Promise<void> {
   }
 }
 
+/**
+ * The receiver's verifier (the whole 14-step checklist, with a replay cache) against bare
+ * `crypto.verify` over the same signature bases and signatures, in the same run.
+ */
+async function webhookVerification(): Promise<void> {
+  const crypto = await import('node:crypto');
+  const { signWebhook } = await import('../../src/signing/webhook-signer');
+  const { verifyWebhook, MemoryReplayStore } = await import('../../src/signing/webhook-verifier');
+  const count = n(5000);
+  const { privateKey, publicKey } = crypto.generateKeyPairSync('ed25519');
+  const jwk = { ...publicKey.export({ format: 'jwk' }), kid: 'bench', alg: 'EdDSA', use: 'sig', key_ops: ['verify'], adcp_use: 'request-signing' };
+  const url = 'https://buyer.example/webhooks/create_media_buy/agent_1/route';
+  const signed = Array.from({ length: count }, (_, i) => {
+    const body = JSON.stringify({ idempotency_key: `whk_bench_${i}_xxxxxxxxxx`, task_id: `task_${i}`, operation_id: 'op', task_type: 'create_media_buy', status: 'completed', timestamp: new Date().toISOString(), result: { media_buy_id: `mb_${i}` } });
+    const s = signWebhook({ url, body }, { kid: 'bench', alg: 'ed25519', privateKey });
+    return { body, headers: s.headers, base: Buffer.from(s.signatureBase), sig: Buffer.from(/^sig1=:([^:]+):$/.exec(s.headers.Signature)![1]!, 'base64url') };
+  });
+  const ours = async () => {
+    const replay = new MemoryReplayStore();
+    const t = process.hrtime.bigint();
+    for (const s of signed) await verifyWebhook({ method: 'POST', url, headers: s.headers, body: s.body }, { resolveKey: async () => jwk as never, replay, perKeyidCap: count * 2 });
+    return rate(count, t);
+  };
+  const bare = async () => {
+    const t = process.hrtime.bigint();
+    for (const s of signed) {
+      if (!crypto.verify(null, s.base, publicKey, s.sig)) throw new Error('bare verify failed');
+      await Promise.resolve(); // the verifier is async too
+    }
+    return rate(count, t);
+  };
+  const [value, baseline] = await compare(3, ours, bare);
+  emit({ name: 'webhook_verification', value, unit: 'verifications/s', baseline, ratio: value / baseline, target: 'ratio >= 0.8' });
+}
+
 async function postgresUrl(): Promise<string | undefined> {
   const url = process.env.BENCH_PG_URL ?? process.env.TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
   const c = new pg.Client({ connectionString: url, connectionTimeoutMillis: 2000 });
@@ -424,7 +459,8 @@ export async function runBenchmarks(args: string[]): Promise<void> {
     const want = (name: string) => !only || name.includes(only);
     if (want('append')) await sqliteAppend(dir);
     if (want('create_media_buy')) await createMediaBuyRest(dir);
-    if (want('webhook')) await webhookDelivery(dir);
+    if (want('webhook_signed_delivery')) await webhookDelivery(dir);
+    if (want('webhook_verification')) await webhookVerification();
     if (want('readall') || want('rebuild')) {
       const file = path.join(dir, 'seeded.sqlite');
       const count = n(200_000);

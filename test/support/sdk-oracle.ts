@@ -26,6 +26,26 @@ export async function sdkVerifyWebhooks(jwks: Record<string, unknown>[], request
   return JSON.parse(stdout) as OracleVerdict[];
 }
 
+/** Signs each request with the SDK's webhook signer (6.11.0): the headers it would send. */
+export async function sdkSignWebhooks(key: { kid: string; privateJwk: Record<string, unknown> }, requests: { url: string; body: string }[]): Promise<Record<string, string>[]> {
+  const child = run(process.execPath, [__filename, 'sign-webhooks'], { maxBuffer: 16 * 1024 * 1024 });
+  child.child.stdin!.end(JSON.stringify({ key, requests }));
+  const { stdout } = await child;
+  return JSON.parse(stdout) as Record<string, string>[];
+}
+
+async function sign(): Promise<void> {
+  let input = '';
+  for await (const chunk of process.stdin) input += chunk;
+  const job = JSON.parse(input) as { key: { kid: string; privateJwk: Record<string, unknown> }; requests: { url: string; body: string }[] };
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const sdk = require('@adcp/sdk/signing/client') as typeof import('@adcp/sdk/signing/client');
+  const out = job.requests.map(
+    (r) => sdk.signWebhook({ method: 'POST', url: r.url, headers: { 'Content-Type': 'application/json' }, body: r.body }, { keyid: job.key.kid, alg: 'ed25519', privateKey: job.key.privateJwk as never }).headers,
+  );
+  process.stdout.write(JSON.stringify(out));
+}
+
 async function main(): Promise<void> {
   let input = '';
   for await (const chunk of process.stdin) input += chunk;
@@ -44,6 +64,13 @@ async function main(): Promise<void> {
     }
   }
   process.stdout.write(JSON.stringify(out));
+}
+
+if (require.main === module && process.argv[2] === 'sign-webhooks') {
+  sign().catch((err: unknown) => {
+    process.stderr.write(String((err as Error).stack ?? err));
+    process.exit(1);
+  });
 }
 
 if (require.main === module && process.argv[2] === 'verify-webhooks') {

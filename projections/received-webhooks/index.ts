@@ -1,0 +1,102 @@
+import type { EndpointEvent, ReceivedEvent } from '../../src/domain/receiver/receiver';
+import type { Projection } from '../../src/projections/projection';
+import type { ReadModelStore, Sql } from '../../src/readmodel/port';
+import { detectFormat, extractData } from '../../src/webhooks/receiver/envelope';
+
+const DDL = [
+  `CREATE TABLE IF NOT EXISTS webhook_endpoints (
+     endpoint_id TEXT PRIMARY KEY, owner TEXT NOT NULL, agent_id TEXT NOT NULL, sender_domain TEXT NOT NULL, mode TEXT NOT NULL, created_at TEXT NOT NULL)`,
+  `CREATE TABLE IF NOT EXISTS received_webhooks (
+     sender TEXT NOT NULL, dedup_key TEXT NOT NULL, owner TEXT NOT NULL, endpoint_id TEXT NOT NULL, task_id TEXT, task_type TEXT,
+     status TEXT, notification_id TEXT, notification_type TEXT, sent_at TEXT, received_at TEXT NOT NULL, data TEXT,
+     PRIMARY KEY (sender, dedup_key))`,
+  'CREATE INDEX IF NOT EXISTS received_webhooks_owner ON received_webhooks (owner, received_at)',
+  'CREATE INDEX IF NOT EXISTS received_webhooks_sender ON received_webhooks (sender, received_at)',
+  // The latest status the buyer knows per task: a stale status never overwrites a newer one.
+  `CREATE TABLE IF NOT EXISTS received_task_status (
+     owner TEXT NOT NULL, sender TEXT NOT NULL, task_id TEXT NOT NULL, task_type TEXT, status TEXT NOT NULL, sent_at TEXT NOT NULL,
+     message TEXT, data TEXT, PRIMARY KEY (owner, sender, task_id))`,
+  // State-shaped notifications (impairments) by notification_id: re-emissions apply once.
+  `CREATE TABLE IF NOT EXISTS received_notifications (
+     owner TEXT NOT NULL, sender TEXT NOT NULL, notification_id TEXT NOT NULL, sent_at TEXT NOT NULL, data TEXT,
+     PRIMARY KEY (owner, sender, notification_id))`,
+];
+
+/**
+ * The buyer's view of what senders told it: every accepted webhook, the latest status of each
+ * task (ordered by the sender's `timestamp`, so an old retry arriving late changes nothing) and
+ * the latest state of each persistent-channel notification.
+ */
+export const receivedWebhooks: Projection = {
+  name: 'received-webhooks',
+  version: 1,
+  tables: ['webhook_endpoints', 'received_webhooks', 'received_task_status', 'received_notifications'],
+  ddl: { sqlite: DDL, postgres: DDL },
+  handles: ['WebhookEndpointRegistered', 'WebhookReceived'],
+  evolve(stored): Sql[] {
+    const e = stored as unknown as EndpointEvent | ReceivedEvent;
+    if (e.type === 'WebhookEndpointRegistered') {
+      const d = e.data;
+      return [{ sql: 'INSERT INTO webhook_endpoints (endpoint_id, owner, agent_id, sender_domain, mode, created_at) VALUES (?, ?, ?, ?, ?, ?)', params: [d.endpoint_id, d.owner, d.agent_id, d.sender_domain, d.mode, d.at] }];
+    }
+    const d = e.data;
+    const payload = JSON.parse(d.body) as Record<string, any>;
+    const format = detectFormat(payload) ?? d.format;
+    const data = extractData(payload, format);
+    const taskId: string | undefined = format === 'mcp' ? payload.task_id : payload.id;
+    const status: string | undefined = format === 'mcp' ? payload.status : payload.status?.state;
+    const sentAt: string = (format === 'mcp' ? payload.timestamp : payload.status?.timestamp) ?? d.received_at;
+    const notificationId: string | undefined = typeof payload.notification_id === 'string' ? payload.notification_id : undefined;
+    const dataJson = data === null || data === undefined ? null : JSON.stringify(data);
+    const out: Sql[] = [
+      {
+        sql: `INSERT INTO received_webhooks (sender, dedup_key, owner, endpoint_id, task_id, task_type, status, notification_id, notification_type, sent_at, received_at, data)
+              VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (sender, dedup_key) DO NOTHING`,
+        params: [d.sender, d.dedup_key, d.owner, d.endpoint_id, taskId ?? null, payload.task_type ?? null, status ?? null, notificationId ?? null, (data as { notification_type?: string } | null)?.notification_type ?? null, sentAt, d.received_at, dataJson],
+      },
+    ];
+    if (notificationId) {
+      out.push({
+        sql: `INSERT INTO received_notifications (owner, sender, notification_id, sent_at, data) VALUES (?, ?, ?, ?, ?)
+              ON CONFLICT (owner, sender, notification_id) DO UPDATE SET sent_at = excluded.sent_at, data = excluded.data WHERE excluded.sent_at > received_notifications.sent_at`,
+        params: [d.owner, d.sender, notificationId, sentAt, dataJson],
+      });
+    } else if (taskId && status) {
+      out.push({
+        sql: `INSERT INTO received_task_status (owner, sender, task_id, task_type, status, sent_at, message, data) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+              ON CONFLICT (owner, sender, task_id) DO UPDATE SET status = excluded.status, sent_at = excluded.sent_at, message = excluded.message, data = excluded.data
+              WHERE excluded.sent_at > received_task_status.sent_at`,
+        params: [d.owner, d.sender, taskId, payload.task_type ?? null, status, sentAt, payload.message ?? null, dataJson],
+      });
+    }
+    return out;
+  },
+};
+
+const parse = <T extends { data: string | null }>(r: T) => ({ ...r, data: r.data === null ? null : (JSON.parse(r.data) as unknown) });
+
+export const receivedQueries = {
+  endpoint: async (rm: ReadModelStore, endpointId: string) =>
+    (await rm.query<{ endpoint_id: string; owner: string; agent_id: string; sender_domain: string; mode: string }>('SELECT * FROM webhook_endpoints WHERE endpoint_id = ?', [endpointId]))[0],
+  /** How many webhooks a sender got accepted since `since` (the per-sender bound). */
+  countSince: async (rm: ReadModelStore, sender: string, since: string) =>
+    Number((await rm.query<{ n: number }>('SELECT COUNT(*) AS n FROM received_webhooks WHERE sender = ? AND received_at > ?', [sender, since]))[0]?.n ?? 0),
+  list: async (rm: ReadModelStore, owner: string, opts: { taskId?: string; limit: number }) =>
+    (
+      await rm.query<{ sender: string; dedup_key: string; task_id: string | null; task_type: string | null; status: string | null; notification_id: string | null; notification_type: string | null; sent_at: string; received_at: string; data: string | null }>(
+        `SELECT sender, dedup_key, task_id, task_type, status, notification_id, notification_type, sent_at, received_at, data FROM received_webhooks
+         WHERE owner = ?${opts.taskId ? ' AND task_id = ?' : ''} ORDER BY received_at DESC, dedup_key LIMIT ?`,
+        opts.taskId ? [owner, opts.taskId, opts.limit] : [owner, opts.limit],
+      )
+    ).map(parse),
+  taskStatus: async (rm: ReadModelStore, owner: string, taskId: string) =>
+    (await rm.query<{ sender: string; task_id: string; task_type: string | null; status: string; sent_at: string; message: string | null; data: string | null }>(
+      'SELECT sender, task_id, task_type, status, sent_at, message, data FROM received_task_status WHERE owner = ? AND task_id = ?',
+      [owner, taskId],
+    )).map(parse),
+  notification: async (rm: ReadModelStore, owner: string, notificationId: string) =>
+    (await rm.query<{ sender: string; notification_id: string; sent_at: string; data: string | null }>(
+      'SELECT sender, notification_id, sent_at, data FROM received_notifications WHERE owner = ? AND notification_id = ?',
+      [owner, notificationId],
+    )).map(parse),
+};

@@ -1,0 +1,52 @@
+import { GraphQLJSONObject } from 'graphql-scalars';
+import { Arg, Ctx, Int, Mutation, Query, Resolver } from 'type-graphql';
+import { receivedQueries } from '../../../projections/received-webhooks';
+import type { EndpointMode } from '../../domain/receiver/receiver';
+import { AppError } from '../../shared/errors';
+import type { GraphQLContext } from '../context';
+
+function requireBuyer(ctx: GraphQLContext) {
+  if (!ctx.principal || ctx.principal.role !== 'buyer') throw new AppError('UNAUTHENTICATED', 'a Bearer API key with role buyer is required');
+  return ctx.principal;
+}
+
+const MODES: readonly EndpointMode[] = ['rfc9421', 'hmac-sha256', 'bearer'];
+
+/** The buyer side of webhooks: where sellers send them, and what arrived. */
+@Resolver()
+export class ReceiverResolver {
+  @Mutation(() => GraphQLJSONObject, {
+    description:
+      'Registers a webhook endpoint for one seller agent (its brand.json domain and agents[].id). mode rfc9421 (default; keys from the seller’s brand.json), hmac-sha256 or bearer (legacy; secret ≥ 32 characters). Returns the URL to put in push_notification_config: replace {task_type}. Buyer key required.',
+  })
+  async registerWebhookEndpoint(
+    @Ctx() ctx: GraphQLContext,
+    @Arg('agentId') agentId: string,
+    @Arg('senderDomain') senderDomain: string,
+    @Arg('mode', () => String, { nullable: true }) mode?: string,
+    @Arg('secret', () => String, { nullable: true }) secret?: string,
+  ) {
+    const principal = requireBuyer(ctx);
+    const m = (mode ?? 'rfc9421') as EndpointMode;
+    if (!MODES.includes(m)) throw new AppError('VALIDATION_ERROR', `mode must be one of ${MODES.join(', ')}`, 'mode');
+    const registered = await ctx.app.receiver.registerEndpoint(principal.org, { agentId, senderDomain, mode: m, ...(secret ? { secret } : {}) }, { now: new Date().toISOString(), principal: principal.keyId });
+    await ctx.app.projections.waitFor(ctx.app.store.appendedUpTo());
+    return { ...registered, url_template: `${ctx.origin}${registered.path_template}` };
+  }
+
+  @Query(() => [GraphQLJSONObject], { description: 'Webhooks this buyer accepted (after verification and dedup), newest first; filter by task.' })
+  async receivedWebhooks(
+    @Ctx() ctx: GraphQLContext,
+    @Arg('taskId', () => String, { nullable: true }) taskId?: string,
+    @Arg('limit', () => Int, { nullable: true }) limit?: number,
+  ) {
+    const principal = requireBuyer(ctx);
+    return receivedQueries.list(ctx.app.readModels, principal.org, { ...(taskId ? { taskId } : {}), limit: Math.min(Math.max(limit ?? 50, 1), 500) });
+  }
+
+  @Query(() => GraphQLJSONObject, { nullable: true, description: 'The latest task status senders reported to this buyer (a late, older status never replaces a newer one).' })
+  async receivedTaskStatus(@Ctx() ctx: GraphQLContext, @Arg('taskId') taskId: string) {
+    const principal = requireBuyer(ctx);
+    return (await receivedQueries.taskStatus(ctx.app.readModels, principal.org, taskId))[0] ?? null;
+  }
+}

@@ -1,0 +1,180 @@
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { LRUCache } from 'lru-cache';
+import { receivedQueries } from '../../../projections/received-webhooks';
+import { handleCommand, loadState } from '../../application/command-handler';
+import { endpointDecider, endpointStream, type EndpointEvent, type EndpointMode, type ReceivedEvent } from '../../domain/receiver/receiver';
+import { ConcurrencyError, type EventStore } from '../../eventstore/port';
+import type { ReadModelStore } from '../../readmodel/port';
+import { AppError } from '../../shared/errors';
+import type { OriginOverrides } from '../../shared/guarded-fetch';
+import { checkLegacyHmac, weakLegacySecret } from '../../signing/legacy-hmac';
+import { duplicateKeys } from '../../signing/strict-json';
+import { verifyWebhook, WebhookVerificationError, type WebhookErrorCode } from '../../signing/webhook-verifier';
+import { detectFormat, envelopeError } from './envelope';
+import { JwksResolver } from './jwks-resolver';
+import { DatabaseReplayStore } from './replay-store';
+
+export interface ReceiverOptions {
+  overrides: OriginOverrides;
+  /** Accepted webhooks per sender per 24 h before 429 (bounds the dedup store per sender). */
+  maxPerSenderPerDay?: number;
+}
+
+export interface InboundWebhook {
+  method: string;
+  /** The URL the sender signed: this gateway's public origin plus the request path. */
+  url: string;
+  headers: Record<string, string | string[] | undefined>;
+  body: Buffer;
+  agentId: string;
+  routeToken: string;
+}
+
+export interface ReceiverAnswer {
+  status: number;
+  body: Record<string, unknown>;
+  headers?: Record<string, string>;
+}
+
+const sha256 = (s: string | Buffer) => createHash('sha256').update(s).digest();
+
+const unauthorized = (code: WebhookErrorCode | 'webhook_signature_invalid', message: string): ReceiverAnswer => ({
+  status: 401,
+  body: { error: { code, message } },
+  headers: { 'www-authenticate': `Signature error="${code}"` },
+});
+
+/**
+ * The buyer side of webhooks: endpoints registered per seller agent, and the handling of what
+ * arrives at them. Verification first (RFC 9421 with keys from the sender's brand.json, or the
+ * legacy scheme the endpoint was registered with: never a fallback between them), then the
+ * envelope, then dedup by (verified sender, idempotency_key), which is the append itself: the
+ * first copy's stream is created at `no_stream`, so duplicates, across instances and restarts,
+ * find it taken and are answered 200. Projections apply what was accepted, after the answer.
+ */
+export class WebhookReceiver {
+  private endpoints = new LRUCache<string, EndpointEvent['data']>({ max: 10_000, ttl: 60_000 });
+  private readonly keys: JwksResolver;
+
+  private constructor(
+    private readonly store: EventStore,
+    private readonly readModels: ReadModelStore,
+    private readonly replay: DatabaseReplayStore,
+    private readonly options: ReceiverOptions,
+  ) {
+    this.keys = new JwksResolver(options.overrides);
+  }
+
+  static async open(store: EventStore, readModels: ReadModelStore, options: ReceiverOptions): Promise<WebhookReceiver> {
+    return new WebhookReceiver(store, readModels, await DatabaseReplayStore.open(readModels), options);
+  }
+
+  async registerEndpoint(
+    owner: string,
+    input: { agentId: string; senderDomain: string; mode: EndpointMode; secret?: string },
+    ctx: { now: string; principal?: string },
+  ): Promise<{ endpoint_id: string; agent_id: string; path_template: string }> {
+    if (!/^[a-z0-9_]{1,100}$/.test(input.agentId)) throw new AppError('VALIDATION_ERROR', 'agentId must match ^[a-z0-9_]+$ (brand.json agents[].id)', 'agentId');
+    if (!/^(?=.{1,253}$)([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/.test(input.senderDomain)) throw new AppError('VALIDATION_ERROR', 'senderDomain must be a DNS name such as seller.example', 'senderDomain');
+    if (input.mode !== 'rfc9421') {
+      const weak = input.secret === undefined ? 'is required for the legacy schemes' : weakLegacySecret(input.secret);
+      if (weak) throw new AppError('VALIDATION_ERROR', `secret ${weak}`, 'secret');
+    }
+    const endpointId = randomBytes(16).toString('base64url');
+    await handleCommand(this.store, endpointStream(endpointId), endpointDecider, {
+      type: 'RegisterEndpoint',
+      data: {
+        endpoint_id: endpointId,
+        owner,
+        agent_id: input.agentId,
+        sender_domain: input.senderDomain,
+        mode: input.mode,
+        ...(input.mode === 'hmac-sha256' ? { hmac_secret: input.secret } : {}),
+        ...(input.mode === 'bearer' ? { bearer_sha256: sha256(input.secret!).toString('hex') } : {}),
+        at: ctx.now,
+      },
+    }, ctx);
+    return { endpoint_id: endpointId, agent_id: input.agentId, path_template: `/webhooks/{task_type}/${input.agentId}/${endpointId}` };
+  }
+
+  private async endpoint(routeToken: string): Promise<EndpointEvent['data'] | undefined> {
+    const hit = this.endpoints.get(routeToken);
+    if (hit) return hit;
+    if (!/^[A-Za-z0-9_-]{16,64}$/.test(routeToken)) return undefined;
+    const { state } = await loadState(this.store, endpointStream(routeToken), endpointDecider);
+    if (state.registered) this.endpoints.set(routeToken, state.registered);
+    return state.registered;
+  }
+
+  async receive(req: InboundWebhook): Promise<ReceiverAnswer> {
+    const endpoint = await this.endpoint(req.routeToken);
+    if (!endpoint || endpoint.agent_id !== req.agentId) return { status: 404, body: { error: { code: 'NOT_FOUND', message: 'no such webhook endpoint' } } };
+    const sender = `${endpoint.sender_domain}/${endpoint.agent_id}`;
+    const has = (name: string) => Object.keys(req.headers).some((k) => k.toLowerCase() === name);
+
+    // Verification, in the mode the endpoint was registered with.
+    if (endpoint.mode === 'rfc9421') {
+      if (!has('signature') && has('x-adcp-signature')) return unauthorized('webhook_mode_mismatch', 'this endpoint expects RFC 9421 signatures');
+      try {
+        const { host: _host, ...headers } = req.headers;
+        await verifyWebhook(
+          { method: req.method, url: req.url, headers, body: req.body },
+          { resolveKey: (kid) => this.keys.resolve(endpoint.sender_domain, endpoint.agent_id, kid), replay: this.replay },
+        );
+      } catch (err) {
+        if (err instanceof WebhookVerificationError) return unauthorized(err.code, err.message);
+        return { status: 503, body: { error: { code: 'KEYS_UNAVAILABLE', message: `the sender's keys could not be fetched: ${(err as Error).message}` } }, headers: { 'retry-after': '30' } };
+      }
+    } else {
+      if (has('signature') && !has('x-adcp-signature') && endpoint.mode === 'hmac-sha256') return unauthorized('webhook_mode_mismatch', 'this endpoint expects HMAC-SHA256');
+      const h = (name: string) => {
+        const v = Object.entries(req.headers).find(([k]) => k.toLowerCase() === name)?.[1];
+        return Array.isArray(v) ? v[0] : v;
+      };
+      if (endpoint.mode === 'hmac-sha256') {
+        const failure = checkLegacyHmac(endpoint.hmac_secret!, { signature: h('x-adcp-signature'), timestamp: h('x-adcp-timestamp') }, req.body);
+        if (failure) return unauthorized('webhook_signature_invalid', `legacy HMAC: ${failure}`);
+      } else {
+        const presented = /^Bearer\s+(\S+)$/i.exec(h('authorization') ?? '')?.[1];
+        const expected = Buffer.from(endpoint.bearer_sha256!, 'hex');
+        if (!presented || !timingSafeEqual(sha256(presented), expected)) return unauthorized('webhook_signature_invalid', 'bearer token does not match');
+      }
+      try {
+        if (duplicateKeys(req.body.toString('utf8')).length > 0) return { status: 400, body: { error: { code: 'webhook_body_malformed', message: 'duplicate JSON object keys' } } };
+      } catch {
+        return { status: 400, body: { error: { code: 'webhook_body_malformed', message: 'body is not JSON' } } };
+      }
+    }
+
+    // The envelope, then dedup and acceptance.
+    const payload = JSON.parse(req.body.toString('utf8')) as Record<string, any>;
+    const format = detectFormat(payload);
+    let dedupKey: string;
+    if (format === 'a2a') {
+      // A2A Task / TaskStatusUpdateEvent carry no idempotency_key: one state change is one event.
+      dedupKey = `a2a:${payload.id}:${payload.status.state}:${payload.status.timestamp ?? ''}`;
+    } else {
+      const problem = envelopeError(payload);
+      if (problem) return { status: 400, body: { error: { code: problem, message: 'not an AdCP webhook envelope' } } };
+      dedupKey = payload.idempotency_key as string;
+    }
+    const now = new Date();
+    const since = new Date(now.getTime() - 24 * 3600_000).toISOString();
+    if ((await receivedQueries.countSince(this.readModels, sender, since)) >= (this.options.maxPerSenderPerDay ?? 100_000)) {
+      return { status: 429, body: { error: { code: 'RATE_LIMITED', message: 'too many webhooks from this sender in 24 h' } }, headers: { 'retry-after': '3600' } };
+    }
+    const received: ReceivedEvent = {
+      type: 'WebhookReceived',
+      data: { sender, endpoint_id: endpoint.endpoint_id, owner: endpoint.owner, dedup_key: dedupKey, format: format ?? 'mcp', body: req.body.toString('utf8'), received_at: now.toISOString() },
+    };
+    const stream = `received-${sha256(`${sender}\u0000${dedupKey}`).toString('base64url').slice(0, 32)}`;
+    try {
+      await this.store.append(stream, [received], { expectedVersion: 'no_stream' });
+    } catch (err) {
+      if (!(err instanceof ConcurrencyError)) throw err;
+      // A retry or a replay with a fresh signature: already have it (the first copy stays).
+      return { status: 200, body: { status: 'duplicate' } };
+    }
+    return { status: 200, body: { status: 'accepted' } };
+  }
+}
