@@ -14,10 +14,17 @@ export function duplicateKeys(text: string, limit = 4): string[] {
     const c = text[i];
     if (c === '"') {
       let j = i + 1;
-      while (text[j] !== '"') j += text[j] === '\\' ? 2 : 1;
+      let escaped = false;
+      while (text[j] !== '"') {
+        if (text[j] === '\\') {
+          escaped = true;
+          j += 2;
+        } else j++;
+      }
       const top = stack[stack.length - 1];
       if (top && expectKey) {
-        const key = JSON.parse(text.slice(i, j + 1)) as string;
+        // "a" and "\u0061" are the same key: unescape when there is anything to unescape.
+        const key = escaped ? (JSON.parse(text.slice(i, j + 1)) as string) : text.slice(i + 1, j);
         if (top.has(key)) {
           if (found.length < limit) found.push(key);
         } else top.add(key);

@@ -1,6 +1,7 @@
 import { createHash, createPublicKey, timingSafeEqual, verify, type JsonWebKey, type KeyObject } from 'node:crypto';
 import { parseDictionary, serializeInnerList, type InnerList } from 'structured-headers';
-import { canonicalTarget, MalformedTargetUriError } from './canonical-url';
+import { LRUCache } from 'lru-cache';
+import { canonicalTarget, MalformedTargetUriError, type CanonicalTarget } from './canonical-url';
 import { duplicateKeys } from './strict-json';
 import { MAX_SIGNATURE_VALIDITY_SECONDS, WEBHOOK_COMPONENTS, WEBHOOK_SIGNING_TAG, type SignatureAlgorithm } from './webhook-signer';
 
@@ -99,6 +100,8 @@ export interface VerifiedWebhook {
 }
 
 const SKEW_SECONDS = 60;
+/** A receiver sees the same few endpoint URLs over and over. */
+const canonicalTargets = new LRUCache<string, CanonicalTarget>({ max: 1000 });
 /** Imported keys per JWK object (resolvers hand out the same object while it is cached). */
 const publicKeys = new WeakMap<object, KeyObject>();
 const ALGORITHMS: ReadonlySet<string> = new Set(['ed25519', 'ecdsa-p256-sha256']);
@@ -108,19 +111,24 @@ const fail = (code: WebhookErrorCode, step: string, message?: string): never => 
   throw new WebhookVerificationError(code, step, message);
 };
 
-function header(h: WebhookRequest['headers'], name: string): string | undefined {
-  const key = Object.keys(h).find((k) => k.toLowerCase() === name);
-  const v = key === undefined ? undefined : h[key];
-  return Array.isArray(v) ? v.join(', ') : v;
+/** Header values by lowercase name (repeated lines joined as HTTP does). */
+function lowerHeaders(h: WebhookRequest['headers']): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const [k, v] of Object.entries(h)) if (v !== undefined) out.set(k.toLowerCase(), Array.isArray(v) ? v.join(', ') : v);
+  return out;
 }
 
-/** Top-level member keys of an RFC 8941 dictionary, in order (parsers keep only the last duplicate). */
-function dictionaryKeys(value: string): string[] {
-  const keys: string[] = [];
+/** Top-level members of an RFC 8941 dictionary as [key, raw value], in order (parsers keep only the last duplicate). */
+function dictionaryMembers(value: string): [string, string][] {
+  const members: [string, string][] = [];
   let depth = 0;
   let quoted = false;
   let start = 0;
-  const take = (end: number) => keys.push(value.slice(start, end).split(/[=;]/)[0]!.trim());
+  const take = (end: number) => {
+    const member = value.slice(start, end).trim();
+    const eq = member.search(/[=;]/);
+    members.push(eq < 0 ? [member, ''] : [member.slice(0, eq), member[eq] === '=' ? member.slice(eq + 1) : '']);
+  };
   for (let i = 0; i < value.length; i++) {
     const c = value[i];
     if (quoted) {
@@ -135,7 +143,35 @@ function dictionaryKeys(value: string): string[] {
     }
   }
   take(value.length);
-  return keys;
+  return members;
+}
+
+const dictionaryKeys = (value: string) => dictionaryMembers(value).map(([k]) => k);
+
+const SF_STRING = '"[\\x20\\x21\\x23-\\x5B\\x5D-\\x7E]*"';
+/** An inner list of plain strings with integer / plain-string parameters, exactly as RFC 8941 serializes it. */
+const CANONICAL_SIG_INPUT = new RegExp(`^\\(((?:${SF_STRING}(?: ${SF_STRING})*)?)\\)((?:;[a-z*][a-z0-9_.*-]*=(?:-?\\d{1,15}|${SF_STRING}))*)$`);
+
+/**
+ * sig1's covered components, parameters and serialized `@signature-params`. The common,
+ * canonically serialized form is read directly (its text is its serialization); anything else
+ * goes through the full RFC 8941 parser and is re-serialized.
+ */
+function parseSig1(raw: string): { components: unknown[]; params: Map<string, unknown>; serialized: string } {
+  const m = CANONICAL_SIG_INPUT.exec(raw);
+  if (m) {
+    const components = [...m[1]!.matchAll(/"([^"]*)"/g)].map((x) => x[1]!);
+    const params = new Map<string, unknown>();
+    for (const p of m[2]!.matchAll(/;([a-z*][a-z0-9_.*-]*)=(-?\d{1,15}|"[^"]*")/g)) {
+      if (params.has(p[1]!)) fail('webhook_signature_header_malformed', '1', `parameter ${p[1]} appears twice`);
+      params.set(p[1]!, p[2]!.startsWith('"') ? p[2]!.slice(1, -1) : Number(p[2]));
+    }
+    return { components, params, serialized: raw };
+  }
+  const member = parseDictionary(`sig1=${raw}`).get('sig1');
+  if (!member || !Array.isArray(member[0])) throw new Error('sig1 is not an inner list');
+  const list = member as InnerList;
+  return { components: list[0].map(([item]) => item), params: list[1] as Map<string, unknown>, serialized: serializeInnerList(list) };
 }
 
 /**
@@ -186,23 +222,27 @@ export async function verifyWebhook(req: WebhookRequest, options: VerifierOption
   const body = typeof req.body === 'string' ? Buffer.from(req.body) : req.body;
 
   // 1. Signature-Input and Signature, both present, strictly parsed; only `sig1` counts.
-  const inputHeader = header(req.headers, 'signature-input');
-  const sigHeader = header(req.headers, 'signature');
+  const headers = lowerHeaders(req.headers);
+  const inputHeader = headers.get('signature-input');
+  const sigHeader = headers.get('signature');
   if (!inputHeader || !sigHeader) fail('webhook_signature_header_malformed', '1', 'Signature-Input and Signature must come together');
-  const inputKeys = dictionaryKeys(inputHeader!);
-  if (new Set(inputKeys).size !== inputKeys.length) fail('webhook_signature_header_malformed', '1', 'duplicate Signature-Input label');
-  let sig1: InnerList;
+  const inputMembers = dictionaryMembers(inputHeader!);
+  if (new Set(inputMembers.map(([k]) => k)).size !== inputMembers.length) fail('webhook_signature_header_malformed', '1', 'duplicate Signature-Input label');
+  let sig1: ReturnType<typeof parseSig1>;
   try {
-    const member = parseDictionary(inputHeader!).get('sig1');
-    if (!member || !Array.isArray(member[0])) throw new Error('sig1 is not an inner list');
-    sig1 = member as InnerList;
-  } catch {
+    // Other labels are ignored, but the header as a whole must still be a valid dictionary.
+    if (inputMembers.length > 1) parseDictionary(inputHeader!);
+    const raw = inputMembers.find(([k]) => k === 'sig1')?.[1];
+    if (raw === undefined) throw new Error('no sig1');
+    sig1 = parseSig1(raw);
+  } catch (err) {
+    if (err instanceof WebhookVerificationError) throw err;
     return fail('webhook_signature_header_malformed', '1', 'Signature-Input is not a valid RFC 8941 dictionary with sig1');
   }
   const signature = signatureValue(sigHeader!);
-  const components = sig1[0].map(([item]) => item);
+  const components = sig1.components;
   if (components.some((c) => typeof c !== 'string')) fail('webhook_signature_header_malformed', '1', 'covered components must be strings');
-  const params = sig1[1];
+  const params = sig1.params;
 
   // 2. Every parameter present, with the right types.
   const str = (k: string) => (typeof params.get(k) === 'string' ? (params.get(k) as string) : undefined);
@@ -233,8 +273,8 @@ export async function verifyWebhook(req: WebhookRequest, options: VerifierOption
   // 10. Rebuild the base from canonical values and check the signature.
   let target: { targetUri: string; authority: string };
   try {
-    target = canonicalTarget(req.url);
-    const host = header(req.headers, 'host');
+    target = canonicalTargets.get(req.url) ?? canonicalTargets.set(req.url, canonicalTarget(req.url)).get(req.url)!;
+    const host = headers.get('host');
     if (host !== undefined && canonicalTarget(`${target.targetUri.split(':')[0]}://${host}/`).authority !== target.authority) {
       fail('webhook_target_uri_malformed', '10', 'Host does not match the signed authority');
     }
@@ -252,13 +292,13 @@ export async function verifyWebhook(req: WebhookRequest, options: VerifierOption
       case '@authority':
         return target.authority;
       default: {
-        const v = header(req.headers, c);
+        const v = headers.get(c);
         if (v === undefined) fail('webhook_signature_components_incomplete', '10', `covered header ${c} is missing`);
         return v!.trim();
       }
     }
   };
-  const base = [...(components as string[]).map((c) => `"${c}": ${value(c)}`), `"@signature-params": ${serializeInnerList(sig1)}`].join('\n');
+  const base = [...(components as string[]).map((c) => `"${c}": ${value(c)}`), `"@signature-params": ${sig1.serialized}`].join('\n');
   let key = publicKeys.get(jwk!);
   if (!key) {
     try {
@@ -287,9 +327,9 @@ export async function verifyWebhook(req: WebhookRequest, options: VerifierOption
   const actual = createHash('sha256').update(body).digest();
   if (claimed!.length !== actual.length || !timingSafeEqual(claimed!, actual)) fail('webhook_signature_digest_mismatch', '11', 'Content-Digest does not match the body');
 
-  // 12–13. Replay: refuse a seen nonce, then remember this one for the rest of its window.
-  if (await options.replay.has(keyid!, nonce!, now)) fail('webhook_signature_replayed', '12', 'nonce already used');
-  if (!(await options.replay.insert(keyid!, nonce!, expires! + SKEW_SECONDS, now))) fail('webhook_signature_replayed', '13', 'nonce already used');
+  // 12–13. Replay: the atomic insert is the check (a nonce already there was seen), and it keeps
+  // this one for the rest of its window, before the body is looked at (step 14).
+  if (!(await options.replay.insert(keyid!, nonce!, expires! + SKEW_SECONDS, now))) fail('webhook_signature_replayed', '12', 'nonce already used');
 
   // 14. A body a last-wins parser would read differently from a strict one.
   let dup: string[];

@@ -111,6 +111,7 @@ describe('webhook verifier beyond the vectors', () => {
   it('finds duplicate keys at any depth, not inside strings', () => {
     expect(duplicateKeys('{"a":1,"b":{"c":1,"c":2},"d":[{"e":1,"e":2}]}')).toEqual(['c', 'e']);
     expect(duplicateKeys('{"a":"\\"a\\":1","b":["a","a"]}')).toEqual([]);
+    expect(duplicateKeys('{"a":1,"\\u0061":2}')).toEqual(['a']);
     expect(() => duplicateKeys('{"a":')).toThrow(SyntaxError);
   });
 });
