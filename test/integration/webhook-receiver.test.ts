@@ -3,7 +3,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { issueApiKey } from '../../src/application/api-keys';
 import { graphql, startTestGateway } from '../support/gateway';
-import { eventually } from '../support/infra';
+import { PG_ADMIN_URL, createTestDatabase, describeWith, eventually } from '../support/infra';
 import { sdkSignWebhooks } from '../support/sdk-oracle';
 
 type Gateway = Awaited<ReturnType<typeof startTestGateway>>;
@@ -22,20 +22,24 @@ async function staticSender(jwk: Record<string, unknown>) {
   return { origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, close: () => new Promise<void>((r) => server.close(() => r())) };
 }
 
-describe('buyer-side webhook receiver', () => {
+function receiverSuite(name: string, buyerEnv: () => Promise<{ env: Record<string, string>; cleanup: () => Promise<void> }>): void {
+describe(`buyer-side webhook receiver (${name})`, () => {
   let seller: Gateway;
   let buyerGw: Gateway;
   let sdkSender: Awaited<ReturnType<typeof staticSender>>;
   const sdkKey = generateKeyPairSync('ed25519').privateKey.export({ format: 'jwk' });
   const sdkPub = { kty: 'OKP', crv: 'Ed25519', x: sdkKey.x, kid: 'sdk-key-1', alg: 'EdDSA', use: 'sig', key_ops: ['verify'], adcp_use: 'webhook-signing' };
   let keys: { sellerBuyer: string; seller: string; buyer: string };
+  let cleanup: () => Promise<void> = async () => {};
 
   beforeAll(async () => {
     sdkSender = await staticSender(sdkPub);
     // The seller: publishes brand.json as https://seller.example and may call loopback receivers.
     seller = await startTestGateway({ APPROVAL_POLICY: 'manual', ALLOW_PRIVATE_WEBHOOK_URLS: '1', PUBLIC_URL: 'https://seller.example' });
     // The buyer: resolves seller.example and sdk-sender.example to those loopback origins.
-    buyerGw = await startTestGateway({ REGISTRY_ORIGIN_OVERRIDES: `seller.example=${seller.url},sdk-sender.example=${sdkSender.origin}` });
+    const b = await buyerEnv();
+    cleanup = b.cleanup;
+    buyerGw = await startTestGateway({ ...b.env, REGISTRY_ORIGIN_OVERRIDES: `seller.example=${seller.url},sdk-sender.example=${sdkSender.origin}` });
     const now = { now: new Date().toISOString() };
     keys = {
       sellerBuyer: (await issueApiKey(seller.app.store, { org: 'acme', role: 'buyer' }, now)).key,
@@ -48,6 +52,7 @@ describe('buyer-side webhook receiver', () => {
     await buyerGw?.stop();
     await seller?.stop();
     await sdkSender?.close();
+    await cleanup();
   });
 
   const register = async (agentId: string, senderDomain: string, extra = '') => {
@@ -136,4 +141,14 @@ describe('buyer-side webhook receiver', () => {
     const weak = await graphql(buyerGw.url, 'mutation { registerWebhookEndpoint(agentId: "a", senderDomain: "s.example", mode: "hmac-sha256", secret: "short") }', undefined, keys.buyer);
     expect(weak.body.errors![0]!.extensions).toMatchObject({ code: 'VALIDATION_ERROR', field: 'secret' });
   }, 30_000);
+});
+}
+
+receiverSuite('SQLite', async () => ({ env: {}, cleanup: async () => {} }));
+
+describeWith('PostgreSQL', Boolean(PG_ADMIN_URL), 'webhook receiver on PostgreSQL', () => {
+  receiverSuite('PostgreSQL', async () => {
+    const db = await createTestDatabase('adcp_rx');
+    return { env: { EVENT_STORE_URL: db.url }, cleanup: db.drop };
+  });
 });
