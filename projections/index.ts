@@ -8,6 +8,7 @@ import { eventStats } from './event-stats';
 import { webhooks } from './webhooks';
 import { impairments } from './impairments';
 import { receivedWebhooks } from './received-webhooks';
+import { storyboards } from './storyboards';
 
 /** Every read model the gateway maintains. */
-export const allProjections: readonly Projection[] = [eventStats, apiKeys, catalog, mediaBuys, creatives, delivery, webhooks, impairments, receivedWebhooks];
+export const allProjections: readonly Projection[] = [eventStats, apiKeys, catalog, mediaBuys, creatives, delivery, webhooks, impairments, receivedWebhooks, storyboards];

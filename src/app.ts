@@ -8,6 +8,7 @@ import { GatewayClock } from './adserver/clock';
 import type { AdServer } from './adserver/port';
 import { DeliverySimulator } from './adserver/simulator';
 import { DEMO_CATALOG, publishCatalog } from './application/catalog';
+import { importComplianceBundles, sdkComplianceDirs } from './application/storyboards';
 import type { Config } from './config';
 import { MemoryEventStore } from './eventstore/memory';
 import type { EventStore } from './eventstore/port';
@@ -127,6 +128,7 @@ export async function startApp(
       })
     : new EmbeddedBus(store, readModels, (err, group) => log.error({ err, group }, 'consumer failed; retrying'));
   await publishCatalog(store, config.catalogFile ?? DEMO_CATALOG, { now: new Date().toISOString(), principal: 'system' });
+  await importComplianceBundles(store, [...sdkComplianceDirs(), ...config.complianceDirs], log);
   const projections = new ProjectionRunner(store, readModels, options.projections ?? allProjections, log);
   const cache = new QueryCache();
   projections.onApplied((events) => {

@@ -41,6 +41,7 @@ const envSchema = z.object({
     .string()
     .regex(/^[a-z0-9.-]+=https?:\/\/[^,\s]+(,[a-z0-9.-]+=https?:\/\/[^,\s]+)*$/, { message: 'must be domain=http://host:port[,…]' })
     .optional(),
+  COMPLIANCE_DIRS: z.string().optional(),
   ALLOW_PRIVATE_WEBHOOK_URLS: z.enum(['0', '1']).default('0'),
   WEBHOOK_KEY_PURPOSE: z.enum(['request-signing', 'webhook-signing']).default('request-signing'),
   WEBHOOK_SIGNING_KEYS_FILE: z.string().min(1).optional(),
@@ -77,6 +78,8 @@ export interface Config {
   publicUrl?: string;
   /** Test seam: webhooks may go to loopback / private addresses (and plain http). */
   allowPrivateWebhookUrls: boolean;
+  /** Compliance bundle directories (each with an index.json) served besides the one @adcp/sdk ships. */
+  complianceDirs: string[];
   /** Test seam: live fetches (brand.json, JWKS, adagents.json) for these domains go to these origins. */
   originOverrides: ReadonlyMap<string, string>;
   webhookSigning: { purpose: 'request-signing' | 'webhook-signing'; keysFile: string; inlineKeys?: string };
@@ -133,6 +136,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     catalogFile: e.CATALOG_FILE ? path.resolve(e.CATALOG_FILE) : undefined,
     publicUrl: e.PUBLIC_URL?.replace(/\/$/, ''),
     allowPrivateWebhookUrls: e.ALLOW_PRIVATE_WEBHOOK_URLS === '1',
+    complianceDirs: (e.COMPLIANCE_DIRS ?? '').split(',').map((d) => d.trim()).filter(Boolean).map((d) => path.resolve(d)),
     originOverrides: parseOriginOverrides(e.REGISTRY_ORIGIN_OVERRIDES),
     webhookSigning: {
       purpose: e.WEBHOOK_KEY_PURPOSE,

@@ -3,6 +3,16 @@ import type { Projection } from '../../src/projections/projection';
 import type { ReadModelStore, Sql } from '../../src/readmodel/port';
 import { detectFormat, extractData } from '../../src/webhooks/receiver/envelope';
 
+/**
+ * Two statuses can carry the same timestamp (an approval moves working → completed in one
+ * instant); then the later stage wins: a terminal status over an interim one over submitted.
+ */
+function statusRank(status: string): number {
+  if (status === 'submitted') return 0;
+  if (status === 'working' || status === 'input-required' || status === 'auth-required') return 1;
+  return 2;
+}
+
 const DDL = [
   `CREATE TABLE IF NOT EXISTS webhook_endpoints (
      endpoint_id TEXT PRIMARY KEY, owner TEXT NOT NULL, agent_id TEXT NOT NULL, sender_domain TEXT NOT NULL, mode TEXT NOT NULL, created_at TEXT NOT NULL)`,
@@ -14,8 +24,8 @@ const DDL = [
   'CREATE INDEX IF NOT EXISTS received_webhooks_sender ON received_webhooks (sender, received_at)',
   // The latest status the buyer knows per task: a stale status never overwrites a newer one.
   `CREATE TABLE IF NOT EXISTS received_task_status (
-     owner TEXT NOT NULL, sender TEXT NOT NULL, task_id TEXT NOT NULL, task_type TEXT, status TEXT NOT NULL, sent_at TEXT NOT NULL,
-     message TEXT, data TEXT, PRIMARY KEY (owner, sender, task_id))`,
+     owner TEXT NOT NULL, sender TEXT NOT NULL, task_id TEXT NOT NULL, task_type TEXT, status TEXT NOT NULL, status_rank INTEGER NOT NULL,
+     sent_at TEXT NOT NULL, message TEXT, data TEXT, PRIMARY KEY (owner, sender, task_id))`,
   // State-shaped notifications (impairments) by notification_id: re-emissions apply once.
   `CREATE TABLE IF NOT EXISTS received_notifications (
      owner TEXT NOT NULL, sender TEXT NOT NULL, notification_id TEXT NOT NULL, sent_at TEXT NOT NULL, data TEXT,
@@ -29,7 +39,7 @@ const DDL = [
  */
 export const receivedWebhooks: Projection = {
   name: 'received-webhooks',
-  version: 1,
+  version: 2,
   tables: ['webhook_endpoints', 'received_webhooks', 'received_task_status', 'received_notifications'],
   ddl: { sqlite: DDL, postgres: DDL },
   handles: ['WebhookEndpointRegistered', 'WebhookReceived'],
@@ -63,10 +73,11 @@ export const receivedWebhooks: Projection = {
       });
     } else if (taskId && status) {
       out.push({
-        sql: `INSERT INTO received_task_status (owner, sender, task_id, task_type, status, sent_at, message, data) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-              ON CONFLICT (owner, sender, task_id) DO UPDATE SET status = excluded.status, sent_at = excluded.sent_at, message = excluded.message, data = excluded.data
-              WHERE excluded.sent_at > received_task_status.sent_at`,
-        params: [d.owner, d.sender, taskId, payload.task_type ?? null, status, sentAt, payload.message ?? null, dataJson],
+        sql: `INSERT INTO received_task_status (owner, sender, task_id, task_type, status, status_rank, sent_at, message, data) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+              ON CONFLICT (owner, sender, task_id) DO UPDATE SET status = excluded.status, status_rank = excluded.status_rank, sent_at = excluded.sent_at, message = excluded.message, data = excluded.data
+              WHERE excluded.sent_at > received_task_status.sent_at
+                 OR (excluded.sent_at = received_task_status.sent_at AND excluded.status_rank > received_task_status.status_rank)`,
+        params: [d.owner, d.sender, taskId, payload.task_type ?? null, status, statusRank(status), sentAt, payload.message ?? null, dataJson],
       });
     }
     return out;

@@ -14,6 +14,7 @@ import { fromFastifyError, sendError } from './errors';
 import { docsPage, printOpenApi } from './openapi';
 import { publicOrigin, registerWellKnownRoutes } from './well-known';
 import { registerReceiverRoutes } from './receiver-route';
+import { registerStoryboardRoutes } from './storyboard-route';
 import { registerTaskRoutes } from './tasks-route';
 
 /**
@@ -89,6 +90,7 @@ export async function buildServer(app: App): Promise<FastifyInstance> {
   registerTaskRoutes(fastify, app);
   registerWellKnownRoutes(fastify, app);
   await registerReceiverRoutes(fastify, app);
+  registerStoryboardRoutes(fastify, app);
   const openapi = printOpenApi();
   const docs = docsPage();
   fastify.get('/openapi.json', async (_req, reply) => reply.type('application/json').send(openapi));
