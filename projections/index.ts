@@ -9,6 +9,7 @@ import { webhooks } from './webhooks';
 import { impairments } from './impairments';
 import { receivedWebhooks } from './received-webhooks';
 import { storyboards } from './storyboards';
+import { brands } from './brands';
 
 /** Every read model the gateway maintains. */
-export const allProjections: readonly Projection[] = [eventStats, apiKeys, catalog, mediaBuys, creatives, delivery, webhooks, impairments, receivedWebhooks, storyboards];
+export const allProjections: readonly Projection[] = [eventStats, apiKeys, catalog, mediaBuys, creatives, delivery, webhooks, impairments, receivedWebhooks, storyboards, brands];

@@ -9,6 +9,8 @@ import type { AdServer } from './adserver/port';
 import { DeliverySimulator } from './adserver/simulator';
 import { DEMO_CATALOG, publishCatalog } from './application/catalog';
 import { importComplianceBundles, sdkComplianceDirs } from './application/storyboards';
+import { BrandCrawler } from './application/brands';
+import { RateLimiter } from './http/rate-limit';
 import type { Config } from './config';
 import { MemoryEventStore } from './eventstore/memory';
 import type { EventStore } from './eventstore/port';
@@ -56,6 +58,9 @@ export interface App {
   webhooks: WebhookDeliveryWorker;
   /** The buyer-side receiver: endpoints, verification, dedup. */
   receiver: WebhookReceiver;
+  brandCrawler: BrandCrawler;
+  /** Shared fixed-window counters (registry rate limits). */
+  rateLimiter: RateLimiter;
 }
 
 export async function openEventStore(config: Config): Promise<EventStore> {
@@ -149,18 +154,21 @@ export async function startApp(
   });
   webhooks.start();
   const receiver = await WebhookReceiver.open(store, readModels, { overrides: config.originOverrides });
+  const brandCrawler = new BrandCrawler(store, config.originOverrides, log);
+  const rateLimiter = await RateLimiter.open(readModels);
   const gatewayClock = new GatewayClock(store);
   await gatewayClock.load();
   const clock = options.clock ?? gatewayClock.now;
   const adServer = new DeliverySimulator(store, readModels, clock, log);
   await adServer.start();
-  return { config, store, readModels, cache, bus, projections, metrics: createMetrics(), log, clock, gatewayClock, adServer, signingKeys, webhooks, receiver };
+  return { config, store, readModels, cache, bus, projections, metrics: createMetrics(), log, clock, gatewayClock, adServer, signingKeys, webhooks, receiver, brandCrawler, rateLimiter };
 }
 
 /** Stops consumers before closing the stores they read. */
 export async function stopApp(app: App): Promise<void> {
   await app.adServer.stop();
   await app.webhooks.stop();
+  await app.brandCrawler.stop();
   await app.bus.close();
   await app.projections.stop();
   await app.readModels.close();

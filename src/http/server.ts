@@ -15,6 +15,7 @@ import { docsPage, printOpenApi } from './openapi';
 import { publicOrigin, registerWellKnownRoutes } from './well-known';
 import { registerReceiverRoutes } from './receiver-route';
 import { registerStoryboardRoutes } from './storyboard-route';
+import { registerBrandRoutes } from './brands-route';
 import { registerTaskRoutes } from './tasks-route';
 
 /**
@@ -91,6 +92,7 @@ export async function buildServer(app: App): Promise<FastifyInstance> {
   registerWellKnownRoutes(fastify, app);
   await registerReceiverRoutes(fastify, app);
   registerStoryboardRoutes(fastify, app);
+  await registerBrandRoutes(fastify, app);
   const openapi = printOpenApi();
   const docs = docsPage();
   fastify.get('/openapi.json', async (_req, reply) => reply.type('application/json').send(openapi));

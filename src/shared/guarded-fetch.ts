@@ -37,13 +37,15 @@ const open = { http: new http.Agent({ keepAlive: true }), https: new https.Agent
  */
 export function fetchJson(url: string, options: { overrides?: OriginOverrides; maxBytes: number; timeoutMs?: number }): Promise<unknown> {
   let target = new URL(url);
+  const host = target.host;
   const override = options.overrides?.get(target.hostname.toLowerCase());
+  // The overriding origin still sees the Host asked for, as a virtual host would.
   if (override) target = new URL(`${override}${target.pathname}${target.search}`);
   else if (target.protocol !== 'https:') return Promise.reject(new FetchError(`${url}: only https is fetched`));
   const secure = target.protocol === 'https:';
   const agent = override ? (secure ? open.https : open.http) : secure ? guarded.https : guarded.http;
   return new Promise((resolve, reject) => {
-    const req = (secure ? https : http).get(target, { agent, headers: { accept: 'application/json' }, timeout: options.timeoutMs ?? 10_000 }, (res) => {
+    const req = (secure ? https : http).get(target, { agent, headers: { accept: 'application/json', ...(override ? { host } : {}) }, timeout: options.timeoutMs ?? 10_000 }, (res) => {
       if (res.statusCode !== 200) {
         res.resume();
         return reject(new FetchError(`${url}: HTTP ${res.statusCode}`, res.statusCode));
@@ -65,6 +67,9 @@ export function fetchJson(url: string, options: { overrides?: OriginOverrides; m
         }
       });
     });
+    // One deadline for the whole fetch (DNS and connect included), besides the idle timeout.
+    const deadline = setTimeout(() => req.destroy(new FetchError(`${url}: timed out`)), options.timeoutMs ?? 10_000);
+    req.on('close', () => clearTimeout(deadline));
     req.on('timeout', () => req.destroy(new FetchError(`${url}: timed out`)));
     req.on('error', (err) => reject(err instanceof FetchError ? err : new FetchError(/not allowed/i.test(err.message) ? `${url}: refused, not a public address` : `${url}: ${err.message}`)));
   });

@@ -29,7 +29,9 @@ const SCALE = Number(process.env.BENCH_SCALE ?? '1') || 1;
 const n = (count: number) => Math.max(100, Math.round(count * SCALE));
 
 function emit(r: Result): void {
-  process.stdout.write(JSON.stringify({ ...r, value: Math.round(r.value), baseline: Math.round(r.baseline), ratio: Math.round(r.ratio * 1000) / 1000 }) + '\n');
+  // Latencies (ms) keep two decimals; rates are whole numbers.
+  const round = (v: number) => (r.unit === 'ms' ? Math.round(v * 100) / 100 : Math.round(v));
+  process.stdout.write(JSON.stringify({ ...r, value: round(r.value), baseline: round(r.baseline), ratio: Math.round(r.ratio * 1000) / 1000 }) + '\n');
 }
 
 function rate(count: number, startNs: bigint): number {
@@ -387,6 +389,57 @@ async function webhookVerification(): Promise<void> {
   emit({ name: 'webhook_verification', value, unit: 'verifications/s', baseline, ratio: value / baseline, target: 'ratio >= 0.8' });
 }
 
+/**
+ * Bulk brand resolution of 100 known domains: p99 latency over sequential requests, against a
+ * bare node:http server answering the same JSON (the HTTP floor) with the same client.
+ */
+async function brandBulkResolve(dir: string): Promise<void> {
+  const http = await import('node:http');
+  const { loadConfig } = await import('../../src/config');
+  const { startGateway } = await import('../../src/main');
+  const { registerBrand } = await import('../../src/application/brands');
+  const requests = n(500);
+  const gw = await startGateway(loadConfig({ HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'silent', DATA_DIR: path.join(dir, 'brands'), BRAND_RESOLVE_RATE_LIMIT: '1000000' }));
+  const domains = Array.from({ length: 100 }, (_, i) => `brand${i}.example`);
+  const now = new Date().toISOString();
+  for (const d of domains) await registerBrand(gw.app.store, d, { canonical_id: d.split('.')[0]!, brand_name: d, names: [{ en: d }], relationship_trust: 'standalone' }, now, 'bench');
+  await gw.app.projections.waitFor(gw.app.store.appendedUpTo());
+  const body = JSON.stringify({ domains });
+  const answer = await (await fetch(`${gw.url}/api/brands/resolve/bulk`, { method: 'POST', headers: { 'content-type': 'application/json' }, body })).text();
+  if (!answer.includes('brand99.example')) throw new Error('bench brands not resolved');
+  const bareServer = http.createServer((req, res) => {
+    req.resume();
+    req.on('end', () => res.writeHead(200, { 'content-type': 'application/json' }).end(answer));
+  });
+  await new Promise<void>((r) => bareServer.listen(0, '127.0.0.1', r));
+  const bareUrl = `http://127.0.0.1:${(bareServer.address() as { port: number }).port}`;
+  const p99 = async (url: string) => {
+    const times: number[] = [];
+    for (let i = 0; i < requests; i++) {
+      const t = process.hrtime.bigint();
+      const r = await fetch(`${url}/api/brands/resolve/bulk`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+      await r.arrayBuffer();
+      if (r.status !== 200) throw new Error(`bulk resolve answered ${r.status}`);
+      times.push(Number(process.hrtime.bigint() - t) / 1e6);
+    }
+    times.sort((a, b) => a - b);
+    return times[Math.floor(times.length * 0.99)]!;
+  };
+  try {
+    await p99(gw.url); // warm-up
+    let best = Infinity;
+    let bestBare = Infinity;
+    for (let round = 0; round < 2; round++) {
+      bestBare = Math.min(bestBare, await p99(bareUrl));
+      best = Math.min(best, await p99(gw.url));
+    }
+    emit({ name: 'brand_bulk_resolve_100_p99', value: best, unit: 'ms', baseline: bestBare, ratio: best / bestBare, target: 'value < 20' });
+  } finally {
+    await new Promise((r) => bareServer.close(r));
+    await gw.stop();
+  }
+}
+
 async function postgresUrl(): Promise<string | undefined> {
   const url = process.env.BENCH_PG_URL ?? process.env.TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
   const c = new pg.Client({ connectionString: url, connectionTimeoutMillis: 2000 });
@@ -461,6 +514,7 @@ export async function runBenchmarks(args: string[]): Promise<void> {
     if (want('create_media_buy')) await createMediaBuyRest(dir);
     if (want('webhook_signed_delivery')) await webhookDelivery(dir);
     if (want('webhook_verification')) await webhookVerification();
+    if (want('brand_bulk_resolve_100_p99')) await brandBulkResolve(dir);
     if (want('readall') || want('rebuild')) {
       const file = path.join(dir, 'seeded.sqlite');
       const count = n(200_000);
