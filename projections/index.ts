@@ -10,6 +10,7 @@ import { impairments } from './impairments';
 import { receivedWebhooks } from './received-webhooks';
 import { storyboards } from './storyboards';
 import { brands } from './brands';
+import { publishers } from './publishers';
 
 /** Every read model the gateway maintains. */
-export const allProjections: readonly Projection[] = [eventStats, apiKeys, catalog, mediaBuys, creatives, delivery, webhooks, impairments, receivedWebhooks, storyboards, brands];
+export const allProjections: readonly Projection[] = [eventStats, apiKeys, catalog, mediaBuys, creatives, delivery, webhooks, impairments, receivedWebhooks, storyboards, brands, publishers];

@@ -2,6 +2,7 @@ import type { ReadModelStore } from '../readmodel/port';
 
 const DDL = [
   'CREATE TABLE IF NOT EXISTS rate_limits (bucket TEXT NOT NULL, window_start BIGINT NOT NULL, hits INTEGER NOT NULL, PRIMARY KEY (bucket, window_start))',
+  'CREATE TABLE IF NOT EXISTS rate_cooldowns (bucket TEXT PRIMARY KEY, until_at BIGINT NOT NULL)',
 ];
 
 /**
@@ -16,6 +17,28 @@ export class RateLimiter {
   static async open(db: ReadModelStore): Promise<RateLimiter> {
     await db.migrate(DDL);
     return new RateLimiter(db);
+  }
+
+  /**
+   * "Once per `seconds`": claims the bucket when its cooldown has passed (returns undefined) or
+   * returns the seconds left. The claim is one atomic upsert, so concurrent callers on any
+   * instance get exactly one pass.
+   */
+  async cooldown(bucket: string, seconds: number, now = Date.now()): Promise<number | undefined> {
+    const t = Math.floor(now / 1000);
+    const claimed = await this.db.query<{ until_at: number }>(
+      `INSERT INTO rate_cooldowns (bucket, until_at) VALUES (?, ?)
+       ON CONFLICT (bucket) DO UPDATE SET until_at = excluded.until_at WHERE rate_cooldowns.until_at <= ? RETURNING until_at`,
+      [bucket, t + seconds, t],
+    );
+    if (claimed.length > 0) return undefined;
+    const [row] = await this.db.query<{ until_at: number }>('SELECT until_at FROM rate_cooldowns WHERE bucket = ?', [bucket]);
+    return Math.max(1, Number(row?.until_at ?? t + seconds) - t);
+  }
+
+  /** Gives a cooldown back (the request it admitted was refused for another reason). */
+  async release(bucket: string): Promise<void> {
+    await this.db.execute('DELETE FROM rate_cooldowns WHERE bucket = ?', [bucket]);
   }
 
   /** Counts a hit; returns the seconds until the window resets when over `limit`, else undefined. */

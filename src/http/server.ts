@@ -16,6 +16,7 @@ import { publicOrigin, registerWellKnownRoutes } from './well-known';
 import { registerReceiverRoutes } from './receiver-route';
 import { registerStoryboardRoutes } from './storyboard-route';
 import { registerBrandRoutes } from './brands-route';
+import { registerRevalidateRoute } from './revalidate-route';
 import { registerTaskRoutes } from './tasks-route';
 
 /**
@@ -93,6 +94,7 @@ export async function buildServer(app: App): Promise<FastifyInstance> {
   await registerReceiverRoutes(fastify, app);
   registerStoryboardRoutes(fastify, app);
   await registerBrandRoutes(fastify, app);
+  registerRevalidateRoute(fastify, app);
   const openapi = printOpenApi();
   const docs = docsPage();
   fastify.get('/openapi.json', async (_req, reply) => reply.type('application/json').send(openapi));

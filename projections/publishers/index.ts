@@ -1,0 +1,64 @@
+import type { PublisherEvent } from '../../src/domain/adagents/events';
+import type { Projection } from '../../src/projections/projection';
+import type { ReadModelStore, Sql } from '../../src/readmodel/port';
+
+const DDL = [
+  `CREATE TABLE IF NOT EXISTS publishers (
+     domain TEXT PRIMARY KEY, adagents_valid INTEGER NOT NULL, checked_at TEXT NOT NULL, last_result TEXT NOT NULL, manifest TEXT,
+     discovery_method TEXT, authority TEXT, manager_domain TEXT)`,
+  `CREATE TABLE IF NOT EXISTS authorized_agents (
+     publisher_domain TEXT NOT NULL, agent_url TEXT NOT NULL, authorized_for TEXT, authorization_type TEXT, doc TEXT NOT NULL,
+     PRIMARY KEY (publisher_domain, agent_url))`,
+  'CREATE INDEX IF NOT EXISTS authorized_agents_agent ON authorized_agents (agent_url)',
+];
+
+/**
+ * Publishers' adagents.json verdicts and the agents they authorize. A transient failure only
+ * records the latest check; a valid file replaces the authorizations; an authoritative negative
+ * withdraws them.
+ */
+export const publishers: Projection = {
+  name: 'publishers',
+  version: 1,
+  tables: ['publishers', 'authorized_agents'],
+  ddl: { sqlite: DDL, postgres: DDL },
+  handles: ['AdagentsRevalidated'],
+  evolve(stored): Sql[] {
+    const e = stored as unknown as PublisherEvent;
+    if (e.type !== 'AdagentsRevalidated') return [];
+    const { domain, result, manifest, transient } = e.data;
+    if (transient) {
+      return [
+        {
+          sql: `INSERT INTO publishers (domain, adagents_valid, checked_at, last_result) VALUES (?, 0, ?, ?)
+                ON CONFLICT (domain) DO UPDATE SET checked_at = excluded.checked_at, last_result = excluded.last_result`,
+          params: [domain, result.checked_at, JSON.stringify(result)],
+        },
+      ];
+    }
+    const out: Sql[] = [
+      {
+        sql: `INSERT INTO publishers (domain, adagents_valid, checked_at, last_result, manifest, discovery_method, authority, manager_domain) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+              ON CONFLICT (domain) DO UPDATE SET adagents_valid = excluded.adagents_valid, checked_at = excluded.checked_at, last_result = excluded.last_result,
+                manifest = excluded.manifest, discovery_method = excluded.discovery_method, authority = excluded.authority, manager_domain = excluded.manager_domain`,
+        params: [domain, result.adagents_valid ? 1 : 0, result.checked_at, JSON.stringify(result), manifest ? JSON.stringify(manifest) : null, result.discovery_method, result.authority, result.manager_domain ?? null],
+      },
+      { sql: 'DELETE FROM authorized_agents WHERE publisher_domain = ?', params: [domain] },
+    ];
+    const agents = Array.isArray(manifest?.authorized_agents) ? (manifest!.authorized_agents as Record<string, unknown>[]) : [];
+    for (const a of agents) {
+      if (typeof a?.url !== 'string') continue;
+      out.push({
+        sql: 'INSERT INTO authorized_agents (publisher_domain, agent_url, authorized_for, authorization_type, doc) VALUES (?, ?, ?, ?, ?) ON CONFLICT (publisher_domain, agent_url) DO NOTHING',
+        params: [domain, a.url, typeof a.authorized_for === 'string' ? a.authorized_for : null, typeof a.authorization_type === 'string' ? a.authorization_type : null, JSON.stringify(a)],
+      });
+    }
+    return out;
+  },
+};
+
+export const publisherQueries = {
+  publisher: async (rm: ReadModelStore, domain: string) =>
+    (await rm.query<{ domain: string; adagents_valid: number; checked_at: string; discovery_method: string | null; authority: string | null }>('SELECT domain, adagents_valid, checked_at, discovery_method, authority FROM publishers WHERE domain = ?', [domain]))[0],
+  agents: (rm: ReadModelStore, domain: string) => rm.query<{ agent_url: string; authorized_for: string | null; authorization_type: string | null }>('SELECT agent_url, authorized_for, authorization_type FROM authorized_agents WHERE publisher_domain = ? ORDER BY agent_url', [domain]),
+};

@@ -1,0 +1,94 @@
+import { issueApiKey } from '../../src/application/api-keys';
+import { publisherQueries } from '../../projections/publishers';
+import { startTestGateway } from '../support/gateway';
+import { eventually } from '../support/infra';
+import { startOrigins } from '../support/origins';
+
+const WK = '/.well-known/adagents.json';
+const agent = { url: 'https://sales.example/mcp', authorized_for: 'Display', authorization_type: 'property_tags', property_tags: ['all'] };
+const valid = (extra: Record<string, unknown> = {}) => ({ $schema: 'https://adcontextprotocol.org/schemas/v3/adagents.json', last_updated: '2026-11-23T10:00:00Z', authorized_agents: [agent], properties: [{ property_id: 'home', publisher_domain: 'pub.example', tags: ['all'] }], ...extra });
+
+describe('POST /api/registry/publisher/{domain}/adagents/revalidate', () => {
+  let gw: Awaited<ReturnType<typeof startTestGateway>>;
+  let origins: Awaited<ReturnType<typeof startOrigins>>;
+  let admin: string;
+  let buyer: string;
+
+  beforeAll(async () => {
+    origins = await startOrigins({
+      'pub.example': { [WK]: { body: valid() } },
+      'bad.example': { [WK]: { body: valid({ authorized_agents: [{ ...agent, url: 'http://sales.example' }] }) } },
+      'hop.example': { [WK]: { status: 301, headers: { location: 'https://www.hop.example/.well-known/adagents.json' } } },
+      'www.hop.example': { [WK]: { body: valid() } },
+      'away.example': { [WK]: { status: 302, headers: { location: 'https://elsewhere.example/adagents.json' } } },
+      'elsewhere.example': { '/adagents.json': { body: valid() } },
+      'ptr.example': { [WK]: { body: { authoritative_location: 'https://cdn.ptr-host.example/files/adagents.json' } } },
+      'cdn.ptr-host.example': { '/files/adagents.json': { body: valid() } },
+      'managed.example': { '/ads.txt': { raw: 'example.com, 1, DIRECT\nMANAGERDOMAIN=manager.example\n', headers: { 'content-type': 'text/plain' } } },
+      'manager.example': { [WK]: { body: valid({ authorized_agents: [{ ...agent, authorization_type: 'publisher_properties', publisher_properties: [{ publisher_domain: 'managed.example', selection_type: 'all' }] }] }) } },
+      'huge.example': { [WK]: { raw: `{"authorized_agents":[],"pad":"${'x'.repeat(10 * 1024 * 1024 + 10)}"}` } },
+      'notjson.example': { [WK]: { raw: '<html>' } },
+      'gone.example': {},
+    });
+    gw = await startTestGateway({ REGISTRY_ORIGIN_OVERRIDES: origins.overrides });
+    const now = { now: new Date().toISOString() };
+    admin = (await issueApiKey(gw.app.store, { org: 'ops', role: 'admin' }, now)).key;
+    buyer = (await issueApiKey(gw.app.store, { org: 'acme', role: 'buyer' }, now)).key;
+    await eventually(async () => (await fetch(`${gw.url}/readyz`)).status === 200, 20_000, 'readyz');
+  }, 60_000);
+  afterAll(async () => {
+    await gw?.stop();
+    await origins?.close();
+  });
+
+  const revalidate = async (domain: string, key: string | null = admin, query = '') => {
+    const r = await fetch(`${gw.url}/api/registry/publisher/${encodeURIComponent(domain)}/adagents/revalidate${query}`, { method: 'POST', headers: key ? { authorization: `Bearer ${key}` } : {} });
+    return { status: r.status, body: (await r.json()) as Record<string, any>, headers: r.headers };
+  };
+
+  it('a valid file: verdict, counts, fetch metadata, both enums; authorized agents in the read model', async () => {
+    const r = await revalidate('pub.example', admin, '?force=1');
+    expect(r.status).toBe(200);
+    expect(r.body).toMatchObject({ domain: 'pub.example', adagents_valid: true, properties_count: 1, authorized_agents_count: 1, status_code: 200, resolved_url: 'https://pub.example/.well-known/adagents.json', discovery_method: 'direct', authority: 'domain', issues: { errors: [], warnings: [] } });
+    expect(r.body).not.toHaveProperty('error');
+    expect(Date.parse(r.body.checked_at)).not.toBeNaN();
+    expect(await publisherQueries.agents(gw.app.readModels, 'pub.example')).toEqual([{ agent_url: 'https://sales.example/mcp', authorized_for: 'Display', authorization_type: 'property_tags' }]);
+  });
+
+  it('an invalid file: error and issues with field paths', async () => {
+    const r = await revalidate('bad.example');
+    expect(r.body).toMatchObject({ adagents_valid: false, error: 'Agent URL must use HTTPS', issues: { errors: [{ field: 'authorized_agents[0].url', message: 'Agent URL must use HTTPS', severity: 'error' }] } });
+  });
+
+  it('follows a same-site redirect; refuses a cross-site one', async () => {
+    expect((await revalidate('hop.example')).body).toMatchObject({ adagents_valid: true, resolved_url: 'https://www.hop.example/.well-known/adagents.json', discovery_method: 'direct' });
+    expect((await revalidate('away.example')).body).toMatchObject({ adagents_valid: false, issues: { errors: [{ field: 'network', message: expect.stringContaining('cross-registrable-domain') }] } });
+  });
+
+  it('authoritative_location and the ads.txt MANAGERDOMAIN fallback', async () => {
+    expect((await revalidate('ptr.example')).body).toMatchObject({ adagents_valid: true, discovery_method: 'authoritative_location', authority: 'domain', resolved_url: 'https://cdn.ptr-host.example/files/adagents.json' });
+    const m = await revalidate('managed.example');
+    expect(m.body).toMatchObject({ adagents_valid: true, discovery_method: 'ads_txt_manager', authority: 'adagents_authoritative', manager_domain: 'manager.example' });
+    expect(m.body.issues.warnings).toEqual(expect.arrayContaining([expect.objectContaining({ field: 'managerdomain' })]));
+  });
+
+  it('oversize, not JSON, missing', async () => {
+    expect((await revalidate('huge.example')).body).toMatchObject({ adagents_valid: false, issues: { errors: [{ field: 'network', message: 'Response exceeded 10485760 bytes' }] } });
+    expect((await revalidate('notjson.example')).body).toMatchObject({ adagents_valid: false, issues: { errors: [{ field: 'json' }] } });
+    expect((await revalidate('gone.example')).body).toMatchObject({ adagents_valid: false, status_code: 404, error: 'File not found at https://gone.example/.well-known/adagents.json' });
+  });
+
+  it('every error status: 401, 403, 400 for bad domains, 429 with retry_after and Retry-After', async () => {
+    expect(await revalidate('pub2.example', null)).toMatchObject({ status: 401, body: { error: 'Authentication required' } });
+    expect(await revalidate('pub2.example', buyer)).toMatchObject({ status: 403, body: { error: 'Admin access required' } });
+    for (const bad of ['127.0.0.1', 'localhost', 'pub.example:8443', '[::1]', 'under_score.example', '169.254.169.254']) {
+      expect(await revalidate(bad)).toMatchObject({ status: 400, body: { error: 'Invalid domain' } });
+    }
+    const again = await revalidate('pub.example');
+    expect(again.status).toBe(429);
+    expect(again.body).toMatchObject({ error: 'Rate limit exceeded for this domain', retry_after: expect.any(Number) });
+    expect(again.body.retry_after).toBeGreaterThan(0);
+    expect(again.body.retry_after).toBeLessThanOrEqual(300);
+    expect(Number(again.headers.get('retry-after'))).toBe(again.body.retry_after);
+  });
+});
