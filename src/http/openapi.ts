@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { tasks } from '../application/tasks';
 import { httpStatusOf, type ErrorCode } from '../shared/errors';
+import { registryPaths } from './openapi-registry';
 
 const errorSchema = {
   type: 'object',
@@ -54,12 +55,13 @@ export function buildOpenApi(): Record<string, unknown> {
   return {
     openapi: '3.1.0',
     info: {
-      title: 'adcp-gateway REST shim',
+      title: 'adcp-gateway REST API',
       version: '1.0.0',
       description: `The AdCP media-buy tasks as JSON over HTTP. Unknown request fields are accepted; a top-level \`context\` is echoed. Error codes: ${codes}.`,
     },
     paths: {
       ...paths,
+      ...registryPaths,
       '/healthz': { get: { summary: 'Liveness', responses: { 200: { description: 'Up' } } } },
       '/readyz': { get: { summary: 'Readiness: every projection caught up', responses: { 200: { description: 'Ready' }, 503: { description: 'Catching up' } } } },
       '/metrics': { get: { summary: 'Prometheus metrics', responses: { 200: { description: 'Text exposition format' } } } },
