@@ -1,7 +1,7 @@
 import { issueApiKey } from '../../src/application/api-keys';
 import { publisherQueries } from '../../projections/publishers';
 import { startTestGateway } from '../support/gateway';
-import { eventually } from '../support/infra';
+import { PG_ADMIN_URL, createTestDatabase, describeWith, eventually } from '../support/infra';
 import { startOrigins } from '../support/origins';
 
 const WK = '/.well-known/adagents.json';
@@ -29,6 +29,7 @@ describe('POST /api/registry/publisher/{domain}/adagents/revalidate', () => {
       'huge.example': { [WK]: { raw: `{"authorized_agents":[],"pad":"${'x'.repeat(10 * 1024 * 1024 + 10)}"}` } },
       'notjson.example': { [WK]: { raw: '<html>' } },
       'gone.example': {},
+      'slow.example': { [WK]: { body: valid(), delayMs: 12_000 } },
     });
     gw = await startTestGateway({ REGISTRY_ORIGIN_OVERRIDES: origins.overrides });
     const now = { now: new Date().toISOString() };
@@ -78,6 +79,11 @@ describe('POST /api/registry/publisher/{domain}/adagents/revalidate', () => {
     expect((await revalidate('gone.example')).body).toMatchObject({ adagents_valid: false, status_code: 404, error: 'File not found at https://gone.example/.well-known/adagents.json' });
   });
 
+  it('a slow origin is cut off by the 10 s deadline and reported as a timeout', async () => {
+    const r = await revalidate('slow.example');
+    expect(r.body).toMatchObject({ adagents_valid: false, issues: { errors: [{ field: 'timeout', message: 'Request timed out' }] } });
+  }, 30_000);
+
   it('every error status: 401, 403, 400 for bad domains, 429 with retry_after and Retry-After', async () => {
     expect(await revalidate('pub2.example', null)).toMatchObject({ status: 401, body: { error: 'Authentication required' } });
     expect(await revalidate('pub2.example', buyer)).toMatchObject({ status: 403, body: { error: 'Admin access required' } });
@@ -91,4 +97,28 @@ describe('POST /api/registry/publisher/{domain}/adagents/revalidate', () => {
     expect(again.body.retry_after).toBeLessThanOrEqual(300);
     expect(Number(again.headers.get('retry-after'))).toBe(again.body.retry_after);
   });
+});
+
+describeWith('PostgreSQL', Boolean(PG_ADMIN_URL), 'revalidation rate limits across instances', () => {
+  it('two gateways on one PostgreSQL: one revalidation per domain per 5 minutes in all', async () => {
+    const origins = await startOrigins({ 'shared.example': { [WK]: { body: valid() } } });
+    const db = await createTestDatabase('adcp_rv');
+    const a = await startTestGateway({ EVENT_STORE_URL: db.url, REGISTRY_ORIGIN_OVERRIDES: origins.overrides });
+    const b = await startTestGateway({ EVENT_STORE_URL: db.url, REGISTRY_ORIGIN_OVERRIDES: origins.overrides });
+    try {
+      const key = (await issueApiKey(a.app.store, { org: 'ops', role: 'admin' }, { now: new Date().toISOString() })).key;
+      await eventually(async () => (await fetch(`${b.url}/readyz`)).status === 200 && (await fetch(`${a.url}/readyz`)).status === 200, 20_000, 'both ready');
+      const call = (url: string, domain = 'shared.example') => fetch(`${url}/api/registry/publisher/${domain}/adagents/revalidate`, { method: 'POST', headers: { authorization: `Bearer ${key}` } });
+      // b learns a's key through its projections; an invalid domain (400 once authenticated) takes no slot.
+      await eventually(async () => (await call(b.url, 'localhost')).status === 400, 20_000, 'key known to b');
+      const statuses = (await Promise.all(Array.from({ length: 6 }, (_, i) => call(i % 2 ? a.url : b.url)))).map((r) => r.status);
+      expect(statuses.filter((s) => s === 200)).toHaveLength(1);
+      expect(statuses.filter((s) => s === 429)).toHaveLength(5);
+    } finally {
+      await a.stop();
+      await b.stop();
+      await db.drop();
+      await origins.close();
+    }
+  }, 60_000);
 });
