@@ -11,6 +11,7 @@ import { receivedWebhooks } from './received-webhooks';
 import { storyboards } from './storyboards';
 import { brands } from './brands';
 import { publishers } from './publishers';
+import { feed } from './feed';
 
 /** Every read model the gateway maintains. */
-export const allProjections: readonly Projection[] = [eventStats, apiKeys, catalog, mediaBuys, creatives, delivery, webhooks, impairments, receivedWebhooks, storyboards, brands, publishers];
+export const allProjections: readonly Projection[] = [eventStats, apiKeys, catalog, mediaBuys, creatives, delivery, webhooks, impairments, receivedWebhooks, storyboards, brands, publishers, feed];

@@ -30,6 +30,7 @@ import { WebhookReceiver } from './webhooks/receiver/receiver';
 import * as dispatcher from '../consumers/webhook-dispatcher';
 import * as reporter from '../consumers/delivery-reporter';
 import * as impairmentMonitor from '../consumers/impairment-monitor';
+import * as changeFeed from '../consumers/change-feed';
 
 export interface Metrics {
   registry: Registry;
@@ -144,6 +145,7 @@ export async function startApp(
   await bus.consumer(dispatcher.group).start(dispatcher.webhookDispatcher(store));
   await bus.consumer(reporter.group).start(reporter.deliveryReporter({ store, readModels, projections }));
   await bus.consumer(impairmentMonitor.group).start(impairmentMonitor.impairmentMonitor({ store, readModels, projections }));
+  await bus.consumer(changeFeed.group).start(changeFeed.changeFeed(store));
   const webhooks = new WebhookDeliveryWorker({
     store,
     readModels,

@@ -78,6 +78,37 @@ export const registryPaths: Record<string, unknown> = {
       },
     },
   },
+  '/api/registry/feed': {
+    get: {
+      operationId: 'getRegistryFeed',
+      tags: ['Change Feed'],
+      summary: 'Registry changes in a stable order (publisher.*, authorization.*, brand.*, storyboards.*). Any valid key.',
+      security: [{ bearer: [] }],
+      parameters: [
+        { name: 'cursor', in: 'query', required: false, schema: { type: 'string', format: 'uuid' }, description: 'event_id of the last entry read' },
+        { name: 'types', in: 'query', required: false, schema: { type: 'string' }, description: 'Comma-separated event types; a trailing * matches a prefix' },
+        { name: 'limit', in: 'query', required: false, schema: { type: 'integer', minimum: 1, maximum: 10000, default: 100 } },
+      ],
+      responses: {
+        200: {
+          description: 'A page of entries',
+          content: json({
+            type: 'object',
+            required: ['events', 'cursor', 'has_more', 'freshness'],
+            properties: {
+              events: { type: 'array', items: { type: 'object', required: ['event_id', 'event_type', 'entity_type', 'entity_id', 'payload', 'actor', 'created_at'] } },
+              cursor: { type: ['string', 'null'] },
+              has_more: { type: 'boolean' },
+              freshness: { type: 'object' },
+            },
+          }),
+        },
+        400: { description: 'Bad cursor, limit or type filter', content: json(registryError) },
+        401: { description: 'No valid Bearer credential', content: json(registryError) },
+        410: { description: 'Cursor unknown or past the 90-day retention', content: json(registryError) },
+      },
+    },
+  },
   '/api/brands/resolve/bulk': {
     post: {
       operationId: 'resolveBrandsBulk',

@@ -17,6 +17,7 @@ import { registerReceiverRoutes } from './receiver-route';
 import { registerStoryboardRoutes } from './storyboard-route';
 import { registerBrandRoutes } from './brands-route';
 import { registerRevalidateRoute } from './revalidate-route';
+import { registerFeedRoute } from './feed-route';
 import { registerTaskRoutes } from './tasks-route';
 
 /**
@@ -95,6 +96,7 @@ export async function buildServer(app: App): Promise<FastifyInstance> {
   registerStoryboardRoutes(fastify, app);
   await registerBrandRoutes(fastify, app);
   registerRevalidateRoute(fastify, app);
+  registerFeedRoute(fastify, app);
   const openapi = printOpenApi();
   const docs = docsPage();
   fastify.get('/openapi.json', async (_req, reply) => reply.type('application/json').send(openapi));

@@ -1,0 +1,75 @@
+import { issueApiKey } from '../../src/application/api-keys';
+import { startTestGateway } from '../support/gateway';
+import { eventually } from '../support/infra';
+import { startOrigins } from '../support/origins';
+
+const WK = '/.well-known/adagents.json';
+const agent = (url: string) => ({ url, authorized_for: 'Display', authorization_type: 'property_tags', property_tags: ['all'] });
+const file = (...urls: string[]) => ({ $schema: 'x', last_updated: '2026-11-23T10:00:00Z', authorized_agents: urls.map(agent) });
+
+describe('GET /api/registry/feed', () => {
+  it('revalidations and brand crawls become feed entries, paged by cursor, filtered by type; 401 / 400 / 410', async () => {
+    const served: Record<string, unknown> = { [WK]: { body: file('https://a.example/mcp', 'https://b.example/mcp') } };
+    const origins = await startOrigins({ 'feedpub.example': served as never, 'feedbrand.example': { '/.well-known/brand.json': { body: { id: 'fb', names: [{ en: 'Feed Brand' }] } } } });
+    const gw = await startTestGateway({ REGISTRY_ORIGIN_OVERRIDES: origins.overrides });
+    try {
+      const now = { now: new Date().toISOString() };
+      const admin = (await issueApiKey(gw.app.store, { org: 'ops', role: 'admin' }, now)).key;
+      const reader = (await issueApiKey(gw.app.store, { org: 'reader', role: 'buyer' }, now)).key;
+      await eventually(async () => (await fetch(`${gw.url}/readyz`)).status === 200, 20_000, 'readyz');
+      const feed = async (query = '', key: string | null = reader) => {
+        const r = await fetch(`${gw.url}/api/registry/feed${query}`, { headers: key ? { authorization: `Bearer ${key}` } : {} });
+        return { status: r.status, body: (await r.json()) as Record<string, any> };
+      };
+      const revalidate = () => fetch(`${gw.url}/api/registry/publisher/feedpub.example/adagents/revalidate`, { method: 'POST', headers: { authorization: `Bearer ${admin}` } });
+
+      expect((await revalidate()).status).toBe(200);
+      // The next revalidation needs a fresh 5-minute slot: clear it as an operator would wait it out.
+      await gw.app.rateLimiter.release('revalidate-domain:feedpub.example');
+      served[WK] = { body: file('https://b.example/mcp', 'https://c.example/mcp') };
+      expect((await revalidate()).status).toBe(200);
+      await gw.app.brandCrawler.crawl('feedbrand.example');
+
+      const all = (await eventually(async () => {
+        const f = await feed('?types=publisher.*,authorization.*,brand.*');
+        return f.body.events?.length >= 7 ? f.body : undefined;
+      }, 15_000, 'feed entries'))!;
+      expect(all.events.map((e: { event_type: string; entity_id: string }) => `${e.event_type} ${e.entity_id}`)).toEqual([
+        'publisher.adagents_discovered feedpub.example',
+        'authorization.granted feedpub.example|https://a.example/mcp',
+        'authorization.granted feedpub.example|https://b.example/mcp',
+        'publisher.adagents_changed feedpub.example',
+        'authorization.granted feedpub.example|https://c.example/mcp',
+        'authorization.revoked feedpub.example|https://a.example/mcp',
+        'brand.updated feedbrand.example',
+      ]);
+      expect(all.events[0]).toMatchObject({ entity_type: 'publisher', actor: 'api:adagents-revalidate', payload: { publisher_domain: 'feedpub.example', agent_count: 2, discovery_method: 'direct' } });
+      expect(all.freshness).toMatchObject({ retention_days: 90, latest_event_created_at: expect.any(String) });
+
+      // Paging: two at a time, each page continuing from the last cursor.
+      const seen: string[] = [];
+      let cursor: string | undefined;
+      for (let i = 0; i < 10; i++) {
+        const page = (await feed(`?types=publisher.*,authorization.*,brand.*&limit=2${cursor ? `&cursor=${cursor}` : ''}`)).body;
+        seen.push(...page.events.map((e: { event_id: string }) => e.event_id));
+        cursor = page.cursor;
+        if (!page.has_more) break;
+      }
+      expect(seen).toEqual(all.events.map((e: { event_id: string }) => e.event_id));
+      const end = (await feed(`?cursor=${cursor}`)).body;
+      expect(end).toMatchObject({ events: [], cursor, has_more: false });
+
+      expect((await feed('?types=brand.*')).body.events.map((e: { event_type: string }) => e.event_type)).toEqual(['brand.updated']);
+      expect((await feed('', null)).status).toBe(401);
+      expect(await feed('?cursor=nope')).toMatchObject({ status: 400, body: { error: 'Invalid cursor format. Must be a UUID.' } });
+      expect(await feed('?limit=0')).toMatchObject({ status: 400, body: { error: 'limit must be between 1 and 10000' } });
+      expect(await feed('?limit=x')).toMatchObject({ status: 400, body: { error: 'limit must be an integer' } });
+      expect(await feed('?types=Bad*Type')).toMatchObject({ status: 400, body: { error: 'Invalid type filter: Bad*Type' } });
+      expect(await feed('?limit=1&limit=2')).toMatchObject({ status: 400, body: { error: 'limit must be provided only once' } });
+      expect(await feed('?cursor=00000000-0000-7000-8000-000000000000')).toMatchObject({ status: 410, body: { error: 'cursor_expired' } });
+    } finally {
+      await gw.stop();
+      await origins.close();
+    }
+  }, 60_000);
+});
