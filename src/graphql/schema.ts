@@ -6,13 +6,14 @@ import { CatalogResolver } from './catalog/catalog.resolver';
 import { MediaBuyResolver } from './media-buys/media-buy.resolver';
 import { ReceiverResolver } from './receiver/receiver.resolver';
 import { BrandResolver } from './registry/brands.resolver';
+import { RegistryResolver } from './registry/registry.resolver';
 import { SystemResolver } from './system/system.resolver';
 
 let cached: Promise<GraphQLSchema> | undefined;
 
 /** The gateway's schema, built once per process from the type-graphql resolvers. */
 export function gatewaySchema(): Promise<GraphQLSchema> {
-  cached ??= buildSchema({ resolvers: [SystemResolver, ApiKeyResolver, CatalogResolver, MediaBuyResolver, ReceiverResolver, BrandResolver], validate: false });
+  cached ??= buildSchema({ resolvers: [SystemResolver, ApiKeyResolver, CatalogResolver, MediaBuyResolver, ReceiverResolver, BrandResolver, RegistryResolver], validate: false });
   return cached;
 }
 

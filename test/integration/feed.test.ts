@@ -1,5 +1,5 @@
 import { issueApiKey } from '../../src/application/api-keys';
-import { startTestGateway } from '../support/gateway';
+import { graphql, startTestGateway } from '../support/gateway';
 import { eventually } from '../support/infra';
 import { startOrigins } from '../support/origins';
 
@@ -67,6 +67,15 @@ describe('GET /api/registry/feed', () => {
       expect(await feed('?types=Bad*Type')).toMatchObject({ status: 400, body: { error: 'Invalid type filter: Bad*Type' } });
       expect(await feed('?limit=1&limit=2')).toMatchObject({ status: 400, body: { error: 'limit must be provided only once' } });
       expect(await feed('?cursor=00000000-0000-7000-8000-000000000000')).toMatchObject({ status: 410, body: { error: 'cursor_expired' } });
+
+      // The same reads over GraphQL.
+      const gql = await graphql(gw.url, 'query($c: String) { registryFeed(types: ["brand.*"], cursor: $c) publisher(domain: "feedpub.example") }', { c: null }, reader);
+      expect(gql.body.data!.registryFeed.events.map((e: { event_type: string }) => e.event_type)).toEqual(['brand.updated']);
+      expect(gql.body.data!.publisher).toMatchObject({ domain: 'feedpub.example', adagents_valid: true, authorized_agents: [{ agent_url: 'https://b.example/mcp' }, { agent_url: 'https://c.example/mcp' }] });
+      const sb = await graphql(gw.url, '{ storyboard(id: "capability_discovery") }');
+      expect(sb.body.data!.storyboard).toMatchObject({ storyboard: { id: 'capability_discovery' } });
+      const badTarget = await graphql(gw.url, '{ storyboard(id: "capability_discovery", complianceTarget: "9.9") }');
+      expect(badTarget.body.errors![0]!.extensions).toMatchObject({ code: 'VALIDATION_ERROR', field: 'complianceTarget' });
     } finally {
       await gw.stop();
       await origins.close();

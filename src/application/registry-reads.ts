@@ -1,0 +1,114 @@
+import { feedQueries } from '../../projections/feed';
+import { storyboardQueries } from '../../projections/storyboards';
+import type { App } from '../app';
+import { FEED_RETENTION_DAYS } from '../domain/feed/events';
+import { testKitIdOf } from '../domain/storyboards/bundle';
+import { resolveTarget } from '../domain/storyboards/versions';
+
+/**
+ * Registry reads shared by the REST paths and GraphQL: each answers the REST status and body
+ * (`{error}` bodies for failures), which GraphQL maps to its error codes.
+ */
+export type Answer = { status: number; body: Record<string, unknown> };
+
+const INVALID_TARGET = 'Invalid compliance_target. Use 3.1, 3.0, 3.1-rc, 3.1-beta, or an exact bundled version.';
+type Step = Record<string, unknown> & { narrative?: unknown; expected?: unknown; description?: unknown; expected_output?: unknown };
+
+/**
+ * The spec's StoryboardDetail (§2.1) over the stored YAML: every field is kept, and the ones the
+ * spec requires are always there — steps get `description` and `expected_output` from the
+ * YAML's `narrative` and `expected` (reference §1.4 drift: the YAML never names them so).
+ */
+export function storyboardDetail(s: Record<string, unknown>): Record<string, unknown> {
+  const text = (v: unknown) => (typeof v === 'string' ? v.trim() : '');
+  const agent = (s.agent ?? {}) as Record<string, unknown>;
+  return {
+    ...s,
+    id: s.id,
+    title: text(s.title),
+    category: text(s.category),
+    summary: text(s.summary),
+    agent: { ...agent, interaction_model: text(agent.interaction_model), examples: Array.isArray(agent.examples) ? agent.examples : [] },
+    phases: (s.phases as Record<string, unknown>[]).map((p) => ({
+      ...p,
+      title: text(p.title),
+      steps: (p.steps as Step[]).map((st) => ({
+        ...st,
+        id: String(st.id ?? ''),
+        title: text(st.title),
+        description: text(st.description ?? st.narrative ?? st.title),
+        expected_output: text(st.expected_output ?? st.expected),
+      })),
+    })),
+  };
+}
+
+export async function getStoryboard(app: App, id: string, target: string | undefined): Promise<Answer> {
+  const requested = target?.trim() || undefined;
+  const bundles = await storyboardQueries.bundles(app.readModels);
+  // A line (3.1, 3.1-rc) or the default picks among bundles that loaded; an exact version
+  // names its bundle even when it is broken, and that is a 500.
+  const exact = requested && bundles.some((b) => b.adcp_version === requested) ? requested : undefined;
+  const version = exact ?? resolveTarget(requested, bundles.filter((b) => b.state === 'ready').map((b) => b.adcp_version));
+  if (!version) return { status: 400, body: { error: INVALID_TARGET } };
+  if (bundles.find((b) => b.adcp_version === version)?.state !== 'ready') return { status: 500, body: { error: 'Failed to get storyboard' } };
+  const storyboard = await storyboardQueries.storyboard(app.readModels, version, id);
+  if (!storyboard) return { status: 404, body: { error: 'Storyboard not found' } };
+  const kitId = testKitIdOf(storyboard);
+  const kit = kitId ? await storyboardQueries.testKit(app.readModels, version, kitId) : undefined;
+  return {
+    status: 200,
+    body: {
+      adcp_version: version,
+      requested_compliance_target: requested ?? version.split('.').slice(0, 2).join('.'),
+      storyboard: storyboardDetail(storyboard),
+      ...(kit ? { test_kit: kit } : {}),
+    },
+  };
+}
+
+const TYPE = /^[a-z][a-z0-9_.]*(\*)?$/;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** `publisher.*` → a LIKE pattern with the literal part escaped. */
+const likePattern = (t: string) => t.replace(/\*$/, '').replace(/[\\%_]/g, (c) => `\\${c}`) + (t.endsWith('*') ? '%' : '');
+
+/** A page of the change feed; `cursor` is the `event_id` of the last entry read. */
+export async function readFeed(app: App, q: { cursor?: string; limit?: string; types?: string }): Promise<Answer> {
+  if (q.cursor !== undefined && !UUID.test(q.cursor)) return { status: 400, body: { error: 'Invalid cursor format. Must be a UUID.' } };
+  if (q.limit !== undefined && !/^\d+$/.test(q.limit)) return { status: 400, body: { error: 'limit must be an integer' } };
+  const limit = q.limit === undefined ? 100 : Number(q.limit);
+  if (limit < 1 || limit > 10_000) return { status: 400, body: { error: 'limit must be between 1 and 10000' } };
+  const filters = q.types ? q.types.split(',').map((t) => t.trim()).filter(Boolean) : [];
+  const badType = filters.find((t) => !TYPE.test(t));
+  if (badType) return { status: 400, body: { error: `Invalid type filter: ${badType}` } };
+  const patterns = filters.map(likePattern);
+
+  const now = new Date();
+  const oldest = new Date(now.getTime() - FEED_RETENTION_DAYS * 86_400_000).toISOString();
+  let after = 0;
+  if (q.cursor) {
+    const position = await feedQueries.cursorPosition(app.readModels, q.cursor, oldest);
+    if (position === undefined) {
+      return { status: 410, body: { error: 'cursor_expired', message: `Cursor is unknown or older than the ${FEED_RETENTION_DAYS}-day retention window. Re-bootstrap from the registry read endpoints.` } };
+    }
+    after = Number(position);
+  }
+  const rows = await feedQueries.page(app.readModels, { after, oldest, patterns, limit });
+  const events = rows.slice(0, limit);
+  const latest = await feedQueries.latest(app.readModels, patterns);
+  return {
+    status: 200,
+    body: {
+      events,
+      cursor: events.at(-1)?.event_id ?? q.cursor ?? null,
+      has_more: rows.length > limit,
+      freshness: {
+        generated_at: now.toISOString(),
+        latest_event_created_at: latest,
+        lag_seconds: latest ? Math.max(0, Math.round((now.getTime() - Date.parse(latest)) / 1000)) : null,
+        retention_days: FEED_RETENTION_DAYS,
+      },
+    },
+  };
+}
