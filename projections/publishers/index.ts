@@ -61,4 +61,9 @@ export const publisherQueries = {
   publisher: async (rm: ReadModelStore, domain: string) =>
     (await rm.query<{ domain: string; adagents_valid: number; checked_at: string; discovery_method: string | null; authority: string | null }>('SELECT domain, adagents_valid, checked_at, discovery_method, authority FROM publishers WHERE domain = ?', [domain]))[0],
   agents: (rm: ReadModelStore, domain: string) => rm.query<{ agent_url: string; authorized_for: string | null; authorization_type: string | null }>('SELECT agent_url, authorized_for, authorization_type FROM authorized_agents WHERE publisher_domain = ? ORDER BY agent_url', [domain]),
+  /** One authorization as the publisher's file states it (signing_keys included). */
+  agent: async (rm: ReadModelStore, domain: string, agentUrl: string) => {
+    const row = (await rm.query<{ doc: string }>('SELECT doc FROM authorized_agents WHERE publisher_domain = ? AND agent_url = ?', [domain, agentUrl]))[0];
+    return row ? (JSON.parse(row.doc) as Record<string, unknown>) : undefined;
+  },
 };

@@ -19,6 +19,8 @@ export type EndpointEvent = {
     readonly mode: EndpointMode;
     readonly hmac_secret?: string;
     readonly bearer_sha256?: string;
+    /** Apply the `signing_keys[]` pin this publisher's adagents.json sets for the sender agent. */
+    readonly pin_publisher_domain?: string;
     readonly at: string;
   };
 };

@@ -25,11 +25,12 @@ export class ReceiverResolver {
     @Arg('senderDomain') senderDomain: string,
     @Arg('mode', () => String, { nullable: true }) mode?: string,
     @Arg('secret', () => String, { nullable: true }) secret?: string,
+    @Arg('pinPublisherDomain', () => String, { nullable: true, description: 'Apply the signing_keys[] pin this publisher’s adagents.json sets for the sender agent' }) pinPublisherDomain?: string,
   ) {
     const principal = requireBuyer(ctx);
     const m = (mode ?? 'rfc9421') as EndpointMode;
     if (!MODES.includes(m)) throw new AppError('VALIDATION_ERROR', `mode must be one of ${MODES.join(', ')}`, 'mode');
-    const registered = await ctx.app.receiver.registerEndpoint(principal.org, { agentId, senderDomain, mode: m, ...(secret ? { secret } : {}) }, { now: new Date().toISOString(), principal: principal.keyId });
+    const registered = await ctx.app.receiver.registerEndpoint(principal.org, { agentId, senderDomain, mode: m, ...(secret ? { secret } : {}), ...(pinPublisherDomain ? { pinPublisherDomain } : {}) }, { now: new Date().toISOString(), principal: principal.keyId });
     await ctx.app.projections.waitFor(ctx.app.store.appendedUpTo());
     return { ...registered, url_template: `${ctx.origin}${registered.path_template}` };
   }

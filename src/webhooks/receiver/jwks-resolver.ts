@@ -3,6 +3,8 @@ import { fetchJson, type OriginOverrides } from '../../shared/guarded-fetch';
 
 interface CachedSet {
   keys: Map<string, JsonWebKey>;
+  /** The sender agent's `url` in its brand.json (what publishers name in adagents.json). */
+  agentUrl?: string;
   fetchedAt: number;
 }
 
@@ -21,6 +23,14 @@ export class JwksResolver {
     private readonly ttlMs = 5 * 60_000,
     private readonly refetchCooldownMs = 30_000,
   ) {}
+
+  /** The sender agent's URL from its brand.json (for adagents.json signing-key pins). */
+  async agentUrl(domain: string, agentId: string): Promise<string | undefined> {
+    const id = `${domain}#${agentId}`;
+    let set = this.cache.get(id);
+    if (!set || Date.now() - set.fetchedAt > this.ttlMs) set = await this.load(id, domain, agentId);
+    return set.agentUrl;
+  }
 
   async resolve(domain: string, agentId: string, kid: string): Promise<JsonWebKey | undefined> {
     const id = `${domain}#${agentId}`;
@@ -53,6 +63,6 @@ export class JwksResolver {
     const jwks = (await fetchJson(jwksUri, { overrides: this.overrides, maxBytes: 64 * 1024 })) as { keys?: (JsonWebKey & { kid?: string })[] };
     const keys = new Map<string, JsonWebKey>();
     for (const k of Array.isArray(jwks.keys) ? jwks.keys : []) if (typeof k.kid === 'string') keys.set(k.kid, k);
-    return { keys, fetchedAt: Date.now() };
+    return { keys, ...(typeof agent?.url === 'string' ? { agentUrl: agent.url } : {}), fetchedAt: Date.now() };
   }
 }

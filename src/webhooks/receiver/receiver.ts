@@ -1,5 +1,6 @@
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHash, randomBytes, timingSafeEqual, type JsonWebKey } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
+import { publisherQueries } from '../../../projections/publishers';
 import { receivedQueries } from '../../../projections/received-webhooks';
 import { handleCommand, loadState } from '../../application/command-handler';
 import { endpointDecider, endpointStream, type EndpointEvent, type EndpointMode, type ReceivedEvent } from '../../domain/receiver/receiver';
@@ -71,7 +72,7 @@ export class WebhookReceiver {
 
   async registerEndpoint(
     owner: string,
-    input: { agentId: string; senderDomain: string; mode: EndpointMode; secret?: string },
+    input: { agentId: string; senderDomain: string; mode: EndpointMode; secret?: string; pinPublisherDomain?: string },
     ctx: { now: string; principal?: string },
   ): Promise<{ endpoint_id: string; agent_id: string; path_template: string }> {
     if (!/^[a-z0-9_]{1,100}$/.test(input.agentId)) throw new AppError('VALIDATION_ERROR', 'agentId must match ^[a-z0-9_]+$ (brand.json agents[].id)', 'agentId');
@@ -91,6 +92,7 @@ export class WebhookReceiver {
         mode: input.mode,
         ...(input.mode === 'hmac-sha256' ? { hmac_secret: input.secret } : {}),
         ...(input.mode === 'bearer' ? { bearer_sha256: sha256(input.secret!).toString('hex') } : {}),
+        ...(input.pinPublisherDomain ? { pin_publisher_domain: input.pinPublisherDomain.toLowerCase() } : {}),
         at: ctx.now,
       },
     }, ctx);
@@ -106,6 +108,20 @@ export class WebhookReceiver {
     return state.registered;
   }
 
+  /**
+   * The `signing_keys[]` the pinned publisher's adagents.json (as last revalidated) sets for the
+   * sender agent, as verification keys; undefined when it sets none (the JWKS applies).
+   */
+  private async pinnedKeys(endpoint: EndpointEvent['data']): Promise<Map<string, JsonWebKey> | undefined> {
+    const agentUrl = await this.keys.agentUrl(endpoint.sender_domain, endpoint.agent_id);
+    if (!agentUrl) return undefined;
+    const authorization = await publisherQueries.agent(this.readModels, endpoint.pin_publisher_domain!, agentUrl);
+    const keys = Array.isArray(authorization?.signing_keys) ? (authorization!.signing_keys as Record<string, unknown>[]) : [];
+    if (keys.length === 0) return undefined;
+    // A pinned key is a verification key for webhooks by the publisher's say-so.
+    return new Map(keys.filter((k) => typeof k.kid === 'string' && !k.revoked_at).map((k) => [k.kid as string, { use: 'sig', key_ops: ['verify'], adcp_use: 'request-signing', ...k } as JsonWebKey]));
+  }
+
   async receive(req: InboundWebhook): Promise<ReceiverAnswer> {
     const endpoint = await this.endpoint(req.routeToken);
     if (!endpoint || endpoint.agent_id !== req.agentId) return { status: 404, body: { error: { code: 'NOT_FOUND', message: 'no such webhook endpoint' } } };
@@ -117,9 +133,14 @@ export class WebhookReceiver {
       if (!has('signature') && has('x-adcp-signature')) return unauthorized('webhook_mode_mismatch', 'this endpoint expects RFC 9421 signatures');
       try {
         const { host: _host, ...headers } = req.headers;
+        const pins = endpoint.pin_publisher_domain ? await this.pinnedKeys(endpoint) : undefined;
         await verifyWebhook(
           { method: req.method, url: req.url, headers, body: req.body },
-          { resolveKey: (kid) => this.keys.resolve(endpoint.sender_domain, endpoint.agent_id, kid), replay: this.replay },
+          {
+            // A publisher's pin is authoritative: only its keys verify, whatever the JWKS says.
+            resolveKey: pins ? async (kid) => pins.get(kid) : (kid) => this.keys.resolve(endpoint.sender_domain, endpoint.agent_id, kid),
+            replay: this.replay,
+          },
         );
       } catch (err) {
         if (err instanceof WebhookVerificationError) return unauthorized(err.code, err.message);
