@@ -80,7 +80,11 @@ describe(`buyer-side webhook receiver (${name})`, () => {
     });
     const { task_id: taskId } = (await res.json()) as { task_id: string };
     await graphql(seller.url, 'mutation($t: ID!) { approveTask(taskId: $t) }', { t: taskId }, keys.seller);
-    const got = (await eventually(async () => ((await status(taskId))?.status === 'completed' ? received(taskId) : undefined), 20_000, 'completed received'))!;
+    // Both fires are delivered concurrently and may arrive in either order: wait for both.
+    const got = (await eventually(async () => {
+      const list = await received(taskId);
+      return list.length === 2 && (await status(taskId))?.status === 'completed' ? list : undefined;
+    }, 20_000, 'working and completed received'))!;
     expect(got.map((w) => w.status).sort()).toEqual(['completed', 'working']);
     expect(got.every((w) => w.sender === 'seller.example/adcp_gateway')).toBe(true);
     expect(await status(taskId)).toMatchObject({ status: 'completed', data: { status: 'active' } });
