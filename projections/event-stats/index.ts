@@ -16,14 +16,25 @@ export const eventStats: Projection = {
     ],
   },
   handles: '*',
-  evolve: (e) => [
-    {
-      sql: `INSERT INTO event_type_stats (type, count, last_position, last_at) VALUES (?, 1, ?, ?)
-            ON CONFLICT (type) DO UPDATE SET count = event_type_stats.count + 1,
+  evolve: (e) => eventStats.evolveBatch!([e]),
+  // One upsert per event type per batch: the counts fold, so a batch of 1,000 writes a few rows.
+  evolveBatch(events) {
+    const byType = new Map<string, { n: number; position: number; at: string }>();
+    for (const e of events) {
+      const s = byType.get(e.type);
+      if (s) {
+        s.n++;
+        s.position = e.position;
+        s.at = e.metadata.time;
+      } else byType.set(e.type, { n: 1, position: e.position, at: e.metadata.time });
+    }
+    return [...byType].map(([type, s]) => ({
+      sql: `INSERT INTO event_type_stats (type, count, last_position, last_at) VALUES (?, ?, ?, ?)
+            ON CONFLICT (type) DO UPDATE SET count = event_type_stats.count + excluded.count,
               last_position = excluded.last_position, last_at = excluded.last_at`,
-      params: [e.type, e.position, e.metadata.time],
-    },
-  ],
+      params: [type, s.n, s.position, s.at],
+    }));
+  },
 };
 
 export interface EventTypeStat {

@@ -16,6 +16,17 @@ export interface Projection {
   /** Event types it reads; '*' for all. */
   readonly handles: readonly string[] | '*';
   evolve(event: StoredEvent): Sql[];
+  /**
+   * For projections whose statements fold (counters): the statements for a whole batch of the
+   * events it handles, in order. The runner prefers it to one `evolve` per event.
+   */
+  evolveBatch?(events: readonly StoredEvent[]): Sql[];
+}
+
+/** The statements a projection writes for `events` (already filtered to those it handles). */
+export function statementsFor(p: Projection, events: readonly StoredEvent[]): Sql[] {
+  if (events.length === 0) return [];
+  return p.evolveBatch ? p.evolveBatch(events) : events.flatMap((e) => p.evolve(e));
 }
 
 export function handlesEvent(p: Projection, type: string): boolean {

@@ -1,6 +1,6 @@
 import type { EventStore, StoredEvent, Subscription } from '../eventstore/port';
-import { CheckpointMovedError, type CheckpointMove, type ReadModelStore, type Sql } from '../readmodel/port';
-import { handlesEvent, type Projection } from './projection';
+import { CheckpointMovedError, type CheckpointMove, type ReadModelStore } from '../readmodel/port';
+import { handlesEvent, statementsFor, type Projection } from './projection';
 
 export interface ProjectionStatus {
   name: string;
@@ -84,8 +84,7 @@ export class ProjectionRunner {
     for (const p of this.projections) {
       const c = this.cursors.get(p.name)!;
       if (c.seen >= to) continue;
-      const statements: Sql[] = [];
-      for (const e of events) if (e.position > c.seen && handlesEvent(p, e.type)) statements.push(...p.evolve(e));
+      const statements = statementsFor(p, events.filter((e) => e.position > c.seen && handlesEvent(p, e.type)));
       const lazy = statements.length === 0 && to - c.persisted < 1000 && now - c.persistedAt < 1000;
       if (!lazy) moves.push({ name: p.name, from: c.persisted, to, statements, version: p.version });
     }
@@ -185,8 +184,7 @@ export async function rebuildProjection(
   for (;;) {
     const events = await store.readAll({ fromPosition: from + 1, limit: batchSize });
     if (events.length === 0) break;
-    const statements: Sql[] = [];
-    for (const e of events) if (handlesEvent(p, e.type)) statements.push(...p.evolve(e));
+    const statements = statementsFor(p, events.filter((e) => handlesEvent(p, e.type)));
     const to = events[events.length - 1]!.position;
     await readModels.applyBatch(p.name, from, to, statements, p.version);
     from = to;
