@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Logger } from 'pino';
-import { loadBundle, VERSION_DIR } from '../domain/storyboards/bundle';
+import { loadBundle, readBundle, VERSION_DIR } from '../domain/storyboards/bundle';
 import { bundleStream, type StoryboardEvent } from '../domain/storyboards/events';
 import type { EventStore, NewEvent } from '../eventstore/port';
 
@@ -27,11 +27,13 @@ export async function importComplianceBundles(store: EventStore, dirs: readonly 
     let events: NewEvent[];
     let version: string;
     try {
-      const bundle = loadBundle(dir);
-      version = bundle.adcp_version;
+      // The hash first: an unchanged bundle is skipped without parsing its YAML.
+      const { index, hash } = readBundle(dir);
+      version = index.adcp_version;
       const recorded = await store.readStream(bundleStream(version));
       const last = recorded.at(-1) as unknown as StoryboardEvent | undefined;
-      if (last?.type === 'StoryboardBundleImported' && last.data.hash === bundle.hash) continue;
+      if (last?.type === 'StoryboardBundleImported' && last.data.hash === hash) continue;
+      const bundle = loadBundle(dir);
       const imported: StoryboardEvent[] = [
         ...bundle.storyboards.map((storyboard, ord): StoryboardEvent => ({ type: 'StoryboardImported', data: { adcp_version: version, ord, storyboard } })),
         ...bundle.test_kits.map((kit): StoryboardEvent => ({ type: 'TestKitImported', data: { adcp_version: version, kit } })),

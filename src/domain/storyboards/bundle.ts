@@ -45,19 +45,11 @@ function yamlFiles(dir: string): string[] {
  * bundle that cannot be read (no or bad `index.json`).
  */
 export function loadBundle(dir: string): Bundle {
-  const indexText = fs.readFileSync(path.join(dir, 'index.json'), 'utf8');
-  const index = indexSchema.parse(JSON.parse(indexText));
-  const hash = createHash('sha256').update(indexText);
-  const files = [
-    ...index.universal.map((name) => path.join(dir, 'universal', `${name}.yaml`)).filter((f) => fs.existsSync(f)),
-    ...index.protocols.filter((p) => p.has_baseline).flatMap((p) => yamlFiles(path.join(dir, p.path ?? `protocols/${p.id}/`))),
-    ...index.specialisms.flatMap((s) => yamlFiles(path.join(dir, s.path ?? `specialisms/${s.id}/`))),
-  ];
+  const { index, files, kitFiles, hash } = readBundle(dir);
   const storyboards: Storyboard[] = [];
   const seen = new Set<string>();
   for (const file of files) {
     const text = fs.readFileSync(file, 'utf8');
-    hash.update(text);
     let doc: unknown;
     try {
       doc = parseYaml(text);
@@ -70,9 +62,8 @@ export function loadBundle(dir: string): Bundle {
     storyboards.push({ ...s, phases: s.phases.map((p) => ({ ...p, steps: Array.isArray(p.steps) ? p.steps : [] })), adcp_version: index.adcp_version } as Storyboard);
   }
   const test_kits: TestKit[] = [];
-  for (const file of yamlFiles(path.join(dir, 'test-kits'))) {
+  for (const file of kitFiles) {
     const text = fs.readFileSync(file, 'utf8');
-    hash.update(text);
     try {
       const kit = parseYaml(text) as Partial<TestKit> | null;
       if (kit && typeof kit.id === 'string') test_kits.push(kit as TestKit);
@@ -80,7 +71,22 @@ export function loadBundle(dir: string): Bundle {
       // a kit that does not parse is skipped, as the SDK does
     }
   }
-  return { adcp_version: index.adcp_version, source: dir, hash: hash.digest('hex'), storyboards, test_kits };
+  return { adcp_version: index.adcp_version, source: dir, hash, storyboards, test_kits };
+}
+
+/** The files a bundle is read from, and their hash: enough to know an import can be skipped without parsing any YAML. */
+export function readBundle(dir: string): { index: z.infer<typeof indexSchema>; files: string[]; kitFiles: string[]; hash: string } {
+  const indexText = fs.readFileSync(path.join(dir, 'index.json'), 'utf8');
+  const index = indexSchema.parse(JSON.parse(indexText));
+  const files = [
+    ...index.universal.map((name) => path.join(dir, 'universal', `${name}.yaml`)).filter((f) => fs.existsSync(f)),
+    ...index.protocols.filter((p) => p.has_baseline).flatMap((p) => yamlFiles(path.join(dir, p.path ?? `protocols/${p.id}/`))),
+    ...index.specialisms.flatMap((s) => yamlFiles(path.join(dir, s.path ?? `specialisms/${s.id}/`))),
+  ];
+  const kitFiles = yamlFiles(path.join(dir, 'test-kits'));
+  const hash = createHash('sha256').update(indexText);
+  for (const file of [...files, ...kitFiles]) hash.update(fs.readFileSync(file));
+  return { index, files, kitFiles, hash: hash.digest('hex') };
 }
 
 /** The kit id a storyboard names: `test-kits/acme-outdoor.yaml` → `acme_outdoor`. */
