@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { tasks } from '../application/tasks';
-import { httpStatusOf, type ErrorCode } from '../shared/errors';
+import { httpStatusOf } from '../shared/errors';
 import { registryPaths } from './openapi-registry';
 
 const errorSchema = {
