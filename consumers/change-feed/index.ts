@@ -3,7 +3,8 @@ import type { PublisherEvent } from '../../src/domain/adagents/events';
 import type { BrandEvent } from '../../src/domain/brands/events';
 import { feedStream, type FeedEntry } from '../../src/domain/feed/events';
 import type { StoryboardEvent } from '../../src/domain/storyboards/events';
-import { ConcurrencyError, type EventStore, type StoredEvent } from '../../src/eventstore/port';
+import { appendOnce } from '../../src/application/command-handler';
+import type { EventStore, StoredEvent } from '../../src/eventstore/port';
 import { newEventId } from '../../src/shared/ids';
 
 export const group = 'change-feed';
@@ -78,15 +79,8 @@ export function changeFeed(store: EventStore): BusHandler {
     for (const e of events) {
       const entries = await entriesFor(e);
       if (entries.length === 0) continue;
-      try {
-        await store.append(
-          feedStream(e.id),
-          entries.map((entry) => ({ type: 'FeedEntryRecorded', data: { event_id: newEventId(), ...entry } })),
-          { expectedVersion: 'no_stream' },
-        );
-      } catch (err) {
-        if (!(err instanceof ConcurrencyError)) throw err; // a redelivered source event: recorded already
-      }
+      // A redelivered source event finds its entries recorded already.
+      await appendOnce(store, feedStream(e.id), entries.map((entry) => ({ type: 'FeedEntryRecorded', data: { event_id: newEventId(), ...entry } })));
     }
   };
 }

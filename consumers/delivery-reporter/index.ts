@@ -1,10 +1,10 @@
 import { deliveryQueries } from '../../projections/delivery';
 import type { BusHandler } from '../../src/bus/port';
-import { loadState } from '../../src/application/command-handler';
+import { appendOnce, loadState } from '../../src/application/command-handler';
 import { mediaBuyDecider, mediaBuyStream, type MediaBuyEvent, type MediaBuyTerms } from '../../src/domain/media-buy/media-buy';
 import { elapsedPeriods, type Period, type ReportingFrequency } from '../../src/domain/reporting/periods';
 import type { WebhookEvent } from '../../src/domain/webhook/webhook';
-import { ConcurrencyError, type EventStore, type StoredEvent } from '../../src/eventstore/port';
+import type { EventStore, StoredEvent } from '../../src/eventstore/port';
 import type { ProjectionRunner } from '../../src/projections/runner';
 import type { ReadModelStore } from '../../src/readmodel/port';
 import { newIdempotencyKey } from '../../src/webhooks/envelope';
@@ -104,11 +104,7 @@ export function deliveryReporter(deps: ReporterDeps): BusHandler {
         scheduled_at: new Date().toISOString(),
       },
     };
-    try {
-      await deps.store.append(stream, [scheduled], { expectedVersion: 'no_stream' });
-    } catch (err) {
-      if (!(err instanceof ConcurrencyError)) throw err;
-    }
+    await appendOnce(deps.store, stream, [scheduled]);
   }
 
   /** Scheduled reports for every elapsed period not issued yet (newest issued found by probing back). */

@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { mediaBuyQueries } from '../../projections/media-buys';
-import { handleCommand, loadState } from '../../src/application/command-handler';
+import { appendOnce, handleCommand, loadState } from '../../src/application/command-handler';
 import type { BusHandler } from '../../src/bus/port';
 import { CATALOG_STREAM, type Catalog } from '../../src/domain/catalog/catalog';
 import { impairmentDecider, impairmentStream, type Impairment, type ImpairmentEvent } from '../../src/domain/impairment/impairment';
 import { mediaBuyDecider, mediaBuyStream } from '../../src/domain/media-buy/media-buy';
 import type { WebhookEvent } from '../../src/domain/webhook/webhook';
-import { ConcurrencyError, type EventStore, type StoredEvent } from '../../src/eventstore/port';
+import type { EventStore, StoredEvent } from '../../src/eventstore/port';
 import type { ProjectionRunner } from '../../src/projections/runner';
 import type { ReadModelStore } from '../../src/readmodel/port';
 import { newIdempotencyKey } from '../../src/webhooks/envelope';
@@ -72,11 +72,7 @@ export function impairmentMonitor(deps: MonitorDeps): BusHandler {
         scheduled_at: new Date().toISOString(),
       },
     };
-    try {
-      await deps.store.append(`webhook-impairment-${impairment.impairment_id}.${resolved ? 'resolved' : 'opened'}`, [scheduled], { expectedVersion: 'no_stream' });
-    } catch (err) {
-      if (!(err instanceof ConcurrencyError)) throw err;
-    }
+    await appendOnce(deps.store, `webhook-impairment-${impairment.impairment_id}.${resolved ? 'resolved' : 'opened'}`, [scheduled]);
   }
 
   async function onCatalog(e: StoredEvent): Promise<void> {

@@ -1,7 +1,8 @@
 import type { BusHandler } from '../../src/bus/port';
 import type { TaskEvent, TaskStatus } from '../../src/domain/task/task';
 import type { WebhookAuth, WebhookEvent } from '../../src/domain/webhook/webhook';
-import { ConcurrencyError, type EventStore, type StoredEvent } from '../../src/eventstore/port';
+import { appendOnce } from '../../src/application/command-handler';
+import type { EventStore, StoredEvent } from '../../src/eventstore/port';
 import { newIdempotencyKey, taskEnvelope } from '../../src/webhooks/envelope';
 
 export const group = 'webhook-dispatcher';
@@ -68,11 +69,7 @@ export function webhookDispatcher(store: EventStore): BusHandler {
           scheduled_at: new Date().toISOString(),
         },
       };
-      try {
-        await store.append(deliveryStreamFor(e), [scheduled], { expectedVersion: 'no_stream' });
-      } catch (err) {
-        if (!(err instanceof ConcurrencyError)) throw err; // a redelivered event: already scheduled
-      }
+      await appendOnce(store, deliveryStreamFor(e), [scheduled]); // a redelivered event: already scheduled
     }
   };
 }

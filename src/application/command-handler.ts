@@ -1,5 +1,5 @@
 import type { Decider } from '../domain/decider';
-import { ConcurrencyError, type AppendResult, type EventMetadata, type EventStore, type StoredEvent } from '../eventstore/port';
+import { ConcurrencyError, type AppendResult, type EventMetadata, type EventStore, type NewEvent, type StoredEvent } from '../eventstore/port';
 
 export interface CommandContext {
   principal?: string;
@@ -69,4 +69,19 @@ export async function startStream<C, E extends { type: string; data: unknown }, 
   const metadata: Partial<EventMetadata> = { time: ctx.now, principal: ctx.principal, correlationId: ctx.correlationId };
   const result = await store.append(streamId, events.map((e) => ({ type: e.type, data: e.data, metadata })), { expectedVersion: 'no_stream' });
   return { events, result };
+}
+
+/**
+ * Appends `events` as the first of a stream named after what they record, so doing the same
+ * thing again (a redelivered event, a retried request, a second instance) records nothing.
+ * Returns false when the stream already existed.
+ */
+export async function appendOnce(store: EventStore, streamId: string, events: readonly NewEvent[]): Promise<boolean> {
+  try {
+    await store.append(streamId, events, { expectedVersion: 'no_stream' });
+    return true;
+  } catch (err) {
+    if (err instanceof ConcurrencyError) return false;
+    throw err;
+  }
 }

@@ -17,3 +17,13 @@ export async function authenticate(req: FastifyRequest, app: Pick<App, 'readMode
   if (!principal) throw new AppError('UNAUTHENTICATED', 'unknown or revoked API key');
   return principal;
 }
+
+/** For routes that answer their own `{error}` 401: the principal, or null for none and for a bad key alike. */
+export async function principalOrNull(req: FastifyRequest, app: Pick<App, 'readModels' | 'cache'>): Promise<Principal | null> {
+  try {
+    return await authenticate(req, app);
+  } catch (err) {
+    if (err instanceof AppError) return null;
+    throw err;
+  }
+}

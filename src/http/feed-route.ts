@@ -1,8 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { App } from '../app';
 import { readFeed } from '../application/registry-reads';
-import { AppError } from '../shared/errors';
-import { authenticate } from './auth';
+import { principalOrNull } from './auth';
 
 /**
  * `GET /api/registry/feed?cursor=&limit=&types=` (any valid key): the registry change feed in a
@@ -11,12 +10,7 @@ import { authenticate } from './auth';
  */
 export function registerFeedRoute(fastify: FastifyInstance, app: App): void {
   fastify.get<{ Querystring: Record<string, string | string[] | undefined> }>('/api/registry/feed', async (req, reply) => {
-    let principal;
-    try {
-      principal = await authenticate(req, app);
-    } catch (err) {
-      if (!(err instanceof AppError)) throw err;
-    }
+    const principal = await principalOrNull(req, app);
     if (!principal) return reply.status(401).header('www-authenticate', 'Bearer').send({ error: 'Authentication required' });
     for (const name of ['cursor', 'types', 'limit']) {
       if (Array.isArray(req.query[name])) return reply.status(400).send({ error: `${name} must be provided only once` });

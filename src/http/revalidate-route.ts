@@ -3,9 +3,8 @@ import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { App } from '../app';
 import { revalidateAdagents } from '../application/adagents';
 import { isTransient, publisherStream, type PublisherEvent } from '../domain/adagents/events';
-import { AppError } from '../shared/errors';
 import { isPublicAddress } from '../webhooks/url-guard';
-import { authenticate } from './auth';
+import { principalOrNull } from './auth';
 
 const DOMAIN = /^(?=.{1,253}$)[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*\.[a-z]{2,63}$/;
 
@@ -20,13 +19,7 @@ const tooMany = (reply: FastifyReply, error: string, retryAfter: number) => repl
  */
 export function registerRevalidateRoute(fastify: FastifyInstance, app: App): void {
   fastify.post<{ Params: { domain: string }; Querystring: { force?: string } }>('/api/registry/publisher/:domain/adagents/revalidate', async (req, reply) => {
-    let principal;
-    try {
-      principal = await authenticate(req, app);
-    } catch (err) {
-      if (!(err instanceof AppError)) throw err;
-      return reply.status(401).header('www-authenticate', 'Bearer').send({ error: 'Authentication required' });
-    }
+    const principal = await principalOrNull(req, app);
     if (!principal) return reply.status(401).header('www-authenticate', 'Bearer').send({ error: 'Authentication required' });
     if (principal.role !== 'admin') return reply.status(403).send({ error: 'Admin access required' });
 

@@ -112,7 +112,7 @@ const fail = (code: WebhookErrorCode, step: string, message?: string): never => 
 };
 
 /** Header values by lowercase name (repeated lines joined as HTTP does). */
-function lowerHeaders(h: WebhookRequest['headers']): Map<string, string> {
+export function lowerHeaders(h: WebhookRequest['headers']): Map<string, string> {
   const out = new Map<string, string>();
   for (const [k, v] of Object.entries(h)) if (v !== undefined) out.set(k.toLowerCase(), Array.isArray(v) ? v.join(', ') : v);
   return out;

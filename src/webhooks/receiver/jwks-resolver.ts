@@ -26,19 +26,21 @@ export class JwksResolver {
 
   /** The sender agent's URL from its brand.json (for adagents.json signing-key pins). */
   async agentUrl(domain: string, agentId: string): Promise<string | undefined> {
-    const id = `${domain}#${agentId}`;
-    let set = this.cache.get(id);
-    if (!set || Date.now() - set.fetchedAt > this.ttlMs) set = await this.load(id, domain, agentId);
-    return set.agentUrl;
+    return (await this.current(domain, agentId)).agentUrl;
   }
 
   async resolve(domain: string, agentId: string, kid: string): Promise<JsonWebKey | undefined> {
-    const id = `${domain}#${agentId}`;
-    let set = this.cache.get(id);
-    if (!set || Date.now() - set.fetchedAt > this.ttlMs) set = await this.load(id, domain, agentId);
+    const set = await this.current(domain, agentId);
     if (set.keys.has(kid)) return set.keys.get(kid);
     if (Date.now() - set.fetchedAt < this.refetchCooldownMs) return undefined;
-    return (await this.load(id, domain, agentId)).keys.get(kid);
+    return (await this.load(`${domain}#${agentId}`, domain, agentId)).keys.get(kid);
+  }
+
+  /** The cached set, fetched again once it is older than the TTL. */
+  private async current(domain: string, agentId: string): Promise<CachedSet> {
+    const id = `${domain}#${agentId}`;
+    const set = this.cache.get(id);
+    return set && Date.now() - set.fetchedAt <= this.ttlMs ? set : this.load(id, domain, agentId);
   }
 
   private load(id: string, domain: string, agentId: string): Promise<CachedSet> {

@@ -2,15 +2,15 @@ import { createHash, randomBytes, timingSafeEqual, type JsonWebKey } from 'node:
 import { LRUCache } from 'lru-cache';
 import { publisherQueries } from '../../../projections/publishers';
 import { receivedQueries } from '../../../projections/received-webhooks';
-import { handleCommand, loadState } from '../../application/command-handler';
+import { appendOnce, handleCommand, loadState } from '../../application/command-handler';
 import { endpointDecider, endpointStream, type EndpointEvent, type EndpointMode, type ReceivedEvent } from '../../domain/receiver/receiver';
-import { ConcurrencyError, type EventStore } from '../../eventstore/port';
+import type { EventStore } from '../../eventstore/port';
 import type { ReadModelStore } from '../../readmodel/port';
 import { AppError } from '../../shared/errors';
 import type { OriginOverrides } from '../../shared/guarded-fetch';
 import { checkLegacyHmac, weakLegacySecret } from '../../signing/legacy-hmac';
 import { duplicateKeys } from '../../signing/strict-json';
-import { verifyWebhook, WebhookVerificationError, type WebhookErrorCode } from '../../signing/webhook-verifier';
+import { lowerHeaders, verifyWebhook, WebhookVerificationError, type WebhookErrorCode } from '../../signing/webhook-verifier';
 import { detectFormat, envelopeError } from './envelope';
 import { JwksResolver } from './jwks-resolver';
 import { DatabaseReplayStore } from './replay-store';
@@ -126,16 +126,18 @@ export class WebhookReceiver {
     const endpoint = await this.endpoint(req.routeToken);
     if (!endpoint || endpoint.agent_id !== req.agentId) return { status: 404, body: { error: { code: 'NOT_FOUND', message: 'no such webhook endpoint' } } };
     const sender = `${endpoint.sender_domain}/${endpoint.agent_id}`;
-    const has = (name: string) => Object.keys(req.headers).some((k) => k.toLowerCase() === name);
+    const headers = lowerHeaders(req.headers);
+    const has = (name: string) => headers.has(name);
 
     // Verification, in the mode the endpoint was registered with.
     if (endpoint.mode === 'rfc9421') {
       if (!has('signature') && has('x-adcp-signature')) return unauthorized('webhook_mode_mismatch', 'this endpoint expects RFC 9421 signatures');
       try {
-        const { host: _host, ...headers } = req.headers;
         const pins = endpoint.pin_publisher_domain ? await this.pinnedKeys(endpoint) : undefined;
+        // The URL is built from this gateway's origin, so Host is not compared with it.
+        const { host: _host, ...signed } = Object.fromEntries(headers);
         await verifyWebhook(
-          { method: req.method, url: req.url, headers, body: req.body },
+          { method: req.method, url: req.url, headers: signed, body: req.body },
           {
             // A publisher's pin is authoritative: only its keys verify, whatever the JWKS says.
             resolveKey: pins ? async (kid) => pins.get(kid) : (kid) => this.keys.resolve(endpoint.sender_domain, endpoint.agent_id, kid),
@@ -148,15 +150,11 @@ export class WebhookReceiver {
       }
     } else {
       if (has('signature') && !has('x-adcp-signature') && endpoint.mode === 'hmac-sha256') return unauthorized('webhook_mode_mismatch', 'this endpoint expects HMAC-SHA256');
-      const h = (name: string) => {
-        const v = Object.entries(req.headers).find(([k]) => k.toLowerCase() === name)?.[1];
-        return Array.isArray(v) ? v[0] : v;
-      };
       if (endpoint.mode === 'hmac-sha256') {
-        const failure = checkLegacyHmac(endpoint.hmac_secret!, { signature: h('x-adcp-signature'), timestamp: h('x-adcp-timestamp') }, req.body);
+        const failure = checkLegacyHmac(endpoint.hmac_secret!, { signature: headers.get('x-adcp-signature'), timestamp: headers.get('x-adcp-timestamp') }, req.body);
         if (failure) return unauthorized('webhook_signature_invalid', `legacy HMAC: ${failure}`);
       } else {
-        const presented = /^Bearer\s+(\S+)$/i.exec(h('authorization') ?? '')?.[1];
+        const presented = /^Bearer\s+(\S+)$/i.exec(headers.get('authorization') ?? '')?.[1];
         const expected = Buffer.from(endpoint.bearer_sha256!, 'hex');
         if (!presented || !timingSafeEqual(sha256(presented), expected)) return unauthorized('webhook_signature_invalid', 'bearer token does not match');
       }
@@ -189,13 +187,8 @@ export class WebhookReceiver {
       data: { sender, endpoint_id: endpoint.endpoint_id, owner: endpoint.owner, dedup_key: dedupKey, format: format ?? 'mcp', body: req.body.toString('utf8'), received_at: now.toISOString() },
     };
     const stream = `received-${sha256(`${sender}\u0000${dedupKey}`).toString('base64url').slice(0, 32)}`;
-    try {
-      await this.store.append(stream, [received], { expectedVersion: 'no_stream' });
-    } catch (err) {
-      if (!(err instanceof ConcurrencyError)) throw err;
-      // A retry or a replay with a fresh signature: already have it (the first copy stays).
-      return { status: 200, body: { status: 'duplicate' } };
-    }
-    return { status: 200, body: { status: 'accepted' } };
+    // A retry or a replay with a fresh signature finds the first copy there, and it stays.
+    const first = await appendOnce(this.store, stream, [received]);
+    return { status: 200, body: { status: first ? 'accepted' : 'duplicate' } };
   }
 }
