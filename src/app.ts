@@ -23,6 +23,7 @@ import { QueryCache } from './readmodel/query-cache';
 import type { ReadModelStore } from './readmodel/port';
 import { PostgresReadModelStore } from './readmodel/postgres';
 import { SqliteReadModelStore } from './readmodel/sqlite';
+import { OAuthService } from './oauth/service';
 import { SigningKeystore } from './signing/keystore';
 import { WebhookDeliveryWorker } from './webhooks/delivery-worker';
 import { WebhookPoster } from './webhooks/http-poster';
@@ -56,6 +57,7 @@ export interface App {
   adServer: AdServer;
   /** Webhook-signing keys, published at /.well-known/jwks.json. */
   signingKeys: SigningKeystore;
+  oauth: OAuthService;
   webhooks: WebhookDeliveryWorker;
   /** The buyer-side receiver: endpoints, verification, dedup. */
   receiver: WebhookReceiver;
@@ -158,12 +160,13 @@ export async function startApp(
   const receiver = await WebhookReceiver.open(store, readModels, { overrides: config.originOverrides });
   const brandCrawler = new BrandCrawler(store, config.originOverrides, log);
   const rateLimiter = await RateLimiter.open(readModels);
+  const oauth = new OAuthService({ config, store, readModels, cache, log });
   const gatewayClock = new GatewayClock(store);
   await gatewayClock.load();
   const clock = options.clock ?? gatewayClock.now;
   const adServer = new DeliverySimulator(store, readModels, clock, log);
   await adServer.start();
-  return { config, store, readModels, cache, bus, projections, metrics: createMetrics(), log, clock, gatewayClock, adServer, signingKeys, webhooks, receiver, brandCrawler, rateLimiter };
+  return { config, store, readModels, cache, bus, projections, metrics: createMetrics(), log, clock, gatewayClock, adServer, signingKeys, oauth, webhooks, receiver, brandCrawler, rateLimiter };
 }
 
 /** Stops consumers before closing the stores they read. */

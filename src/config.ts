@@ -26,6 +26,7 @@ const envSchema = z.object({
     .regex(/^[^\s,]+:\d+(,[^\s,]+:\d+)*$/, { message: 'must be host:port[,host:port…]' })
     .optional(),
   KAFKA_TOPIC: z.string().min(1).default('adcp.events'),
+  KAFKA_FEED_TOPIC: z.string().min(1).default('adcp.registry.feed'),
   KAFKA_CLIENT_ID: z.string().min(1).default('adcp-gateway'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).max(64 * 1024 * 1024).default(1024 * 1024),
@@ -56,6 +57,18 @@ const envSchema = z.object({
       }
     }, { message: 'must be a JWK set ({"keys":[…]}) with private members' })
     .optional(),
+  OAUTH_ISSUER: z.string().url().regex(/^https?:\/\/[^?#]+$/, { message: 'must be an issuer URL without query or fragment' }).optional(),
+  OAUTH_JWKS_URI: z.string().url().optional(),
+  OAUTH_AUDIENCE: z.string().min(1).optional(),
+  OAUTH_ALGORITHMS: z
+    .string()
+    .regex(/^(EdDSA|ES256|ES384|RS256|RS384|RS512|PS256|PS384|PS512)(,(EdDSA|ES256|ES384|RS256|RS384|RS512|PS256|PS384|PS512))*$/, {
+      message: 'must be a comma-separated list of asymmetric JWS algorithms (EdDSA, ES256, RS256, …)',
+    })
+    .default('EdDSA,ES256,RS256'),
+  OAUTH_ADMIN_CLAIM: z.string().regex(/^[\w:./-]+=[^=]+$/, { message: 'must be claim=value, e.g. adcp_role=admin' }).default('adcp_role=admin'),
+  OAUTH_ACCESS_TOKEN_TTL: z.coerce.number().int().min(60).max(86_400).default(900),
+  OAUTH_SIGNING_KEYS_FILE: z.string().min(1).optional(),
 });
 
 export type EventStoreKind = 'sqlite' | 'postgres' | 'kurrentdb' | 'memory';
@@ -67,7 +80,7 @@ export interface Config {
   eventStore: { kind: EventStoreKind; url: string; sqliteFile?: string };
   readModel: { kind: 'sqlite' | 'postgres'; url: string; sqliteFile?: string };
   sqliteSynchronous: 'FULL' | 'NORMAL';
-  kafka?: { brokers: string[]; topic: string; clientId: string };
+  kafka?: { brokers: string[]; topic: string; feedTopic: string; clientId: string };
   logLevel: string;
   bodyLimitBytes: number;
   shutdownGraceMs: number;
@@ -86,6 +99,24 @@ export interface Config {
   /** Test seam: live fetches (brand.json, JWKS, adagents.json) for these domains go to these origins. */
   originOverrides: ReadonlyMap<string, string>;
   webhookSigning: { purpose: 'request-signing' | 'webhook-signing'; keysFile: string; inlineKeys?: string };
+  oauth: OAuthConfig;
+}
+
+/**
+ * User JWTs (spec §5.1). With `issuer` unset the gateway is its own authorization server
+ * (authorization code + PKCE, signing with `keysFile`); with it set, tokens come from that issuer
+ * and are checked against its JWKS (`jwksUri`, else the one its metadata names).
+ */
+export interface OAuthConfig {
+  issuer?: string;
+  jwksUri?: string;
+  /** Accepted `aud` values; unset → `<origin>/api` and `<origin>/mcp` of this gateway. */
+  audiences?: string[];
+  algorithms: string[];
+  /** A token whose `claim` equals `value` (or is an array holding it) is an administrator's. */
+  adminClaim: { claim: string; value: string };
+  accessTokenTtlSeconds: number;
+  keysFile: string;
 }
 
 /** Raised for a bad environment; the CLI prints its message on one line and exits 1. */
@@ -130,7 +161,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     readModel: { kind: rmKind, url: rmUrl, ...(rmKind === 'sqlite' ? { sqliteFile: sqliteFile(rmUrl) } : {}) },
     sqliteSynchronous: e.SQLITE_SYNCHRONOUS,
     kafka: e.KAFKA_BROKERS
-      ? { brokers: e.KAFKA_BROKERS.split(','), topic: e.KAFKA_TOPIC, clientId: e.KAFKA_CLIENT_ID }
+      ? { brokers: e.KAFKA_BROKERS.split(','), topic: e.KAFKA_TOPIC, feedTopic: e.KAFKA_FEED_TOPIC, clientId: e.KAFKA_CLIENT_ID }
       : undefined,
     logLevel: e.LOG_LEVEL,
     bodyLimitBytes: e.BODY_LIMIT_BYTES,
@@ -146,6 +177,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       purpose: e.WEBHOOK_KEY_PURPOSE,
       keysFile: path.resolve(e.WEBHOOK_SIGNING_KEYS_FILE ?? path.join(dataDir, 'webhook-signing-keys.json')),
       inlineKeys: e.WEBHOOK_SIGNING_KEYS,
+    },
+    oauth: {
+      issuer: e.OAUTH_ISSUER,
+      jwksUri: e.OAUTH_JWKS_URI,
+      audiences: e.OAUTH_AUDIENCE?.split(',').map((a) => a.trim()).filter(Boolean),
+      algorithms: e.OAUTH_ALGORITHMS.split(','),
+      adminClaim: { claim: e.OAUTH_ADMIN_CLAIM.split('=')[0]!, value: e.OAUTH_ADMIN_CLAIM.slice(e.OAUTH_ADMIN_CLAIM.indexOf('=') + 1) },
+      accessTokenTtlSeconds: e.OAUTH_ACCESS_TOKEN_TTL,
+      keysFile: path.resolve(e.OAUTH_SIGNING_KEYS_FILE ?? path.join(dataDir, 'oauth-signing-keys.json')),
     },
   };
 }

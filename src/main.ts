@@ -21,6 +21,7 @@ export async function startGateway(config: Config): Promise<RunningGateway> {
   const addr = server.server.address();
   const port = typeof addr === 'object' && addr ? addr.port : config.port;
   const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
+  app.oauth.bindOrigin(url);
   log.info({ url, store: app.store.kind, bus: app.bus.kind }, 'adcp-gateway listening');
 
   let stopping: Promise<void> | undefined;

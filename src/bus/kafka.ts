@@ -6,6 +6,8 @@ import type { Bus, BusHandler, Consumer } from './port';
 export interface KafkaBusOptions {
   brokers: string[];
   topic: string;
+  /** Change-feed entries (FeedEntryRecorded) are also published here, as the entry itself. */
+  feedTopic?: string;
   clientId: string;
   partitions?: number;
   /** Run the relay (store → topic). Off for processes that only consume. */
@@ -16,7 +18,8 @@ export interface KafkaBusOptions {
 /**
  * Kafka behind the Bus port (kafkajs is in maintenance mode; keep it replaceable). A relay reads
  * the event store from its checkpoint and publishes every event to the topic, key = stream id
- * (per-stream order), headers = type, position, event id; the checkpoint moves only after the
+ * (per-stream order), headers = type, position, event id — and change-feed entries to the feed
+ * topic, key = entity id, in the same send; the checkpoint moves only after the
  * broker acknowledged, so a crash republishes rather than loses. Consumer groups read the topic.
  */
 export class KafkaBus implements Bus {
@@ -46,7 +49,7 @@ export class KafkaBus implements Bus {
     try {
       await admin.createTopics({
         waitForLeaders: true,
-        topics: [{ topic: this.options.topic, numPartitions: this.options.partitions ?? 3 }],
+        topics: [this.options.topic, ...(this.options.feedTopic ? [this.options.feedTopic] : [])].map((topic) => ({ topic, numPartitions: this.options.partitions ?? 3 })),
       });
     } finally {
       await admin.disconnect();
@@ -59,15 +62,24 @@ export class KafkaBus implements Bus {
     this.published = from;
     this.relaySub = this.store.subscribe(
       async (events) => {
-        await this.producer!.send({
-          topic: this.options.topic,
-          acks: -1,
-          messages: events.map((e) => ({
-            key: e.streamId,
-            value: JSON.stringify(e),
-            headers: { type: e.type, position: String(e.position), 'event-id': e.id },
-          })),
-        });
+        const topicMessages = [
+          {
+            topic: this.options.topic,
+            messages: events.map((e) => ({ key: e.streamId, value: JSON.stringify(e), headers: { type: e.type, position: String(e.position), 'event-id': e.id } })),
+          },
+        ];
+        // Feed subscribers get the entries in the feed's own shape, keyed by entity (per-entity order).
+        const entries = this.options.feedTopic ? events.filter((e) => e.type === 'FeedEntryRecorded') : [];
+        if (entries.length > 0) {
+          topicMessages.push({
+            topic: this.options.feedTopic!,
+            messages: entries.map((e) => {
+              const entry = e.data as { event_id: string; event_type: string; entity_id: string };
+              return { key: entry.entity_id, value: JSON.stringify(entry), headers: { type: entry.event_type, position: String(e.position), 'event-id': entry.event_id } };
+            }),
+          });
+        }
+        await this.producer!.sendBatch({ acks: -1, topicMessages });
         const to = events[events.length - 1]!.position;
         await this.checkpoints.applyBatch(name, from, to, []);
         from = to;

@@ -2,24 +2,35 @@ import type { FastifyRequest } from 'fastify';
 import { verifyApiKey, type Principal } from '../application/api-keys';
 import type { App } from '../app';
 import { AppError } from '../shared/errors';
+import { InvalidAccessToken, looksLikeJwt } from '../oauth/access-tokens';
 
 /**
- * Resolves the Bearer credential, if any. No header → anonymous (null); a header that is not a
- * known, unrevoked key → UNAUTHENTICATED (401 with `WWW-Authenticate: Bearer`), so a typo never
+ * Resolves the Bearer credential, if any: an `sk_` API key, or a user JWT (spec §5.1) checked
+ * against the OAuth issuer. No header → anonymous (null); a credential that does not verify →
+ * UNAUTHENTICATED (401 with `WWW-Authenticate: Bearer`), so a typo never
  * silently degrades to anonymous access.
  */
-export async function authenticate(req: FastifyRequest, app: Pick<App, 'readModels' | 'cache'>): Promise<Principal | null> {
+export async function authenticate(req: FastifyRequest, app: Pick<App, 'readModels' | 'cache' | 'oauth'>): Promise<Principal | null> {
   const header = req.headers.authorization;
   if (header === undefined) return null;
   const m = /^Bearer\s+(\S+)\s*$/i.exec(header);
   if (!m) throw new AppError('UNAUTHENTICATED', 'Authorization must be "Bearer <key>"');
-  const principal = await verifyApiKey(app.readModels, app.cache, m[1]!);
+  const token = m[1]!;
+  if (looksLikeJwt(token)) {
+    try {
+      return (await app.oauth.verifier.verify(token)).principal;
+    } catch (err) {
+      if (err instanceof InvalidAccessToken) throw new AppError('UNAUTHENTICATED', `invalid access token: ${err.message}`);
+      throw err;
+    }
+  }
+  const principal = await verifyApiKey(app.readModels, app.cache, token);
   if (!principal) throw new AppError('UNAUTHENTICATED', 'unknown or revoked API key');
   return principal;
 }
 
 /** For routes that answer their own `{error}` 401: the principal, or null for none and for a bad key alike. */
-export async function principalOrNull(req: FastifyRequest, app: Pick<App, 'readModels' | 'cache'>): Promise<Principal | null> {
+export async function principalOrNull(req: FastifyRequest, app: Pick<App, 'readModels' | 'cache' | 'oauth'>): Promise<Principal | null> {
   try {
     return await authenticate(req, app);
   } catch (err) {

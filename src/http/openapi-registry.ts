@@ -64,7 +64,7 @@ export const registryPaths: Record<string, unknown> = {
       operationId: 'revalidatePublisherAdagents',
       tags: ['Authorization Lookups'],
       summary: 'Fetch and validate a publisher’s adagents.json now (admin). Once per 5 minutes per domain, 30 per admin per hour.',
-      security: [{ bearer: [] }],
+      security: [{ bearer: [] }, { oauth2: [] }],
       parameters: [
         { name: 'domain', in: 'path', required: true, schema: { type: 'string' } },
         { name: 'force', in: 'query', required: false, schema: { type: 'string', enum: ['1', 'true'] } },
@@ -83,7 +83,7 @@ export const registryPaths: Record<string, unknown> = {
       operationId: 'getRegistryFeed',
       tags: ['Change Feed'],
       summary: 'Registry changes in a stable order (publisher.*, authorization.*, brand.*, storyboards.*). Any valid key.',
-      security: [{ bearer: [] }],
+      security: [{ bearer: [] }, { oauth2: [] }],
       parameters: [
         { name: 'cursor', in: 'query', required: false, schema: { type: 'string', format: 'uuid' }, description: 'event_id of the last entry read' },
         { name: 'types', in: 'query', required: false, schema: { type: 'string' }, description: 'Comma-separated event types; a trailing * matches a prefix' },

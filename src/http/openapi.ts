@@ -65,11 +65,20 @@ export function buildOpenApi(): Record<string, unknown> {
       '/healthz': { get: { summary: 'Liveness', responses: { 200: { description: 'Up' } } } },
       '/readyz': { get: { summary: 'Readiness: every projection caught up', responses: { 200: { description: 'Ready' }, 503: { description: 'Catching up' } } } },
       '/metrics': { get: { summary: 'Prometheus metrics', responses: { 200: { description: 'Text exposition format' } } } },
+      '/.well-known/oauth-protected-resource/api': { get: { summary: 'RFC 9728 protected-resource metadata for the registry API', responses: { 200: { description: '{resource, authorization_servers, bearer_methods_supported, scopes_supported}' } } } },
+      '/.well-known/oauth-authorization-server': { get: { summary: 'RFC 8414 authorization-server metadata (embedded server; 404 when OAUTH_ISSUER is set)', responses: { 200: { description: 'Metadata' }, 404: { description: 'An outside issuer is configured' } } } },
       '/graphql': { post: { summary: 'The GraphQL API (schema/schema.graphql)', responses: { 200: { description: 'GraphQL response' } } } },
     },
     components: {
       schemas: { Error: errorSchema },
-      securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'An sk_ API key (adcp-gateway keys create)' } },
+      securitySchemes: {
+        bearer: { type: 'http', scheme: 'bearer', description: 'An sk_ API key (adcp-gateway keys create), or a user JWT from the OAuth 2.1 authorization code flow with PKCE' },
+        oauth2: {
+          type: 'oauth2',
+          description: 'The embedded authorization server (or OAUTH_ISSUER): discovery at /.well-known/oauth-authorization-server, dynamic registration at /register',
+          flows: { authorizationCode: { authorizationUrl: '/authorize', tokenUrl: '/token', refreshUrl: '/token', scopes: { openid: 'the user', profile: 'the user', email: 'the user' } } },
+        },
+      },
     },
   };
 }

@@ -18,6 +18,7 @@ import { registerStoryboardRoutes } from './storyboard-route';
 import { registerBrandRoutes } from './brands-route';
 import { registerRevalidateRoute } from './revalidate-route';
 import { registerFeedRoute } from './feed-route';
+import { registerOAuthRoutes } from './oauth-routes';
 import { registerTaskRoutes } from './tasks-route';
 
 /**
@@ -97,6 +98,7 @@ export async function buildServer(app: App): Promise<FastifyInstance> {
   await registerBrandRoutes(fastify, app);
   registerRevalidateRoute(fastify, app);
   registerFeedRoute(fastify, app);
+  await registerOAuthRoutes(fastify, app);
   const openapi = printOpenApi();
   const docs = docsPage();
   fastify.get('/openapi.json', async (_req, reply) => reply.type('application/json').send(openapi));

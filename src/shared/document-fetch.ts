@@ -68,27 +68,37 @@ function fetchOnce(url: string, options: DocumentFetchOptions, deadline: number)
       clearTimeout(timer);
       resolve(v);
     };
-    const req = (secure ? https : http).get(target, { agent, headers: { accept: options.accept ?? 'application/json', 'user-agent': 'adcp-gateway-registry/1.0', ...(override ? { host } : {}) } }, (res) => {
-      const status = res.statusCode ?? 0;
-      const chunks: Buffer[] = [];
-      let size = 0;
-      res.on('data', (c: Buffer) => {
-        size += c.length;
-        if (size > options.maxBytes) {
-          finish({ status, url, body: Buffer.alloc(0), error: { kind: 'network', message: `Response exceeded ${options.maxBytes} bytes` } });
-          req.destroy();
-        } else chunks.push(c);
+    const refusal = (err: Error & { code?: string }): FetchedDocument => {
+      const hostname = new URL(url).hostname;
+      // request-filtering-agent refuses private, loopback, link-local and mapped addresses with "… is not allowed".
+      if (/not allowed/i.test(err.message)) return { status: 0, url, body: Buffer.alloc(0), error: { kind: 'connection', message: `Refused to connect to ${hostname}: it resolves to a private or reserved address` } };
+      const unreachable = ['ENOTFOUND', 'ECONNREFUSED', 'EAI_AGAIN', 'ECONNRESET', 'EHOSTUNREACH'].includes(err.code ?? '');
+      return { status: 0, url, body: Buffer.alloc(0), error: unreachable ? { kind: 'connection', message: `Cannot connect to ${hostname}` } : { kind: 'network', message: err.message } };
+    };
+    let req: http.ClientRequest;
+    try {
+      req = (secure ? https : http).get(target, { agent, headers: { accept: options.accept ?? 'application/json', 'user-agent': 'adcp-gateway-registry/1.0', ...(override ? { host } : {}) } }, (res) => {
+        const status = res.statusCode ?? 0;
+        const chunks: Buffer[] = [];
+        let size = 0;
+        res.on('data', (c: Buffer) => {
+          size += c.length;
+          if (size > options.maxBytes) {
+            finish({ status, url, body: Buffer.alloc(0), error: { kind: 'network', message: `Response exceeded ${options.maxBytes} bytes` } });
+            req.destroy();
+          } else chunks.push(c);
+        });
+        res.on('end', () => finish({ status, url, body: Buffer.concat(chunks), ...(typeof res.headers.location === 'string' ? { location: res.headers.location } : {}) }));
+        res.on('error', (err) => finish({ status, url, body: Buffer.alloc(0), error: { kind: 'network', message: err.message } }));
       });
-      res.on('end', () => finish({ status, url, body: Buffer.concat(chunks), ...(typeof res.headers.location === 'string' ? { location: res.headers.location } : {}) }));
-      res.on('error', (err) => finish({ status, url, body: Buffer.alloc(0), error: { kind: 'network', message: err.message } }));
-    });
+    } catch (err) {
+      // The guard throws synchronously for an address literal it refuses.
+      return resolve(refusal(err as Error));
+    }
     const timer = setTimeout(() => {
       finish({ status: 0, url, body: Buffer.alloc(0), error: { kind: 'timeout', message: 'Request timed out' } });
       req.destroy();
     }, Math.max(1, deadline - Date.now()));
-    req.on('error', (err: NodeJS.ErrnoException) => {
-      const refused = /not allowed/i.test(err.message) || ['ENOTFOUND', 'ECONNREFUSED', 'EAI_AGAIN', 'ECONNRESET', 'EHOSTUNREACH'].includes(err.code ?? '');
-      finish({ status: 0, url, body: Buffer.alloc(0), error: refused ? { kind: 'connection', message: `Cannot connect to ${new URL(url).hostname}` } : { kind: 'network', message: err.message } });
-    });
+    req.on('error', (err: NodeJS.ErrnoException) => finish(refusal(err)));
   });
 }

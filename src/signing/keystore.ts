@@ -36,9 +36,10 @@ export interface KeystoreSource {
 }
 
 /**
- * The seller's webhook-signing keys. Signs with the newest key; publishes every key not yet past
- * its retirement in `/.well-known/jwks.json`. Notices a rotation another process wrote to the
- * file (`adcp-gateway keys rotate`) within a second.
+ * A set of signing keys: the seller's webhook-signing keys (published in `/.well-known/jwks.json`
+ * with `adcp_use`), and the embedded OAuth server's token keys (no `adcp_use`). Signs with the
+ * newest key; publishes every key not yet past its retirement. Notices a rotation another process
+ * wrote to the file (`adcp-gateway keys rotate`) within a second.
  */
 export class SigningKeystore {
   private keys: StoredKey[] = [];
@@ -48,7 +49,9 @@ export class SigningKeystore {
 
   constructor(
     private readonly source: KeystoreSource,
-    private readonly purpose: KeyPurpose,
+    /** `adcp_use` on the published keys; null for keys that sign something other than AdCP requests. */
+    private readonly purpose: KeyPurpose | null,
+    private readonly label = 'webhook signing keys',
   ) {
     this.reload();
   }
@@ -78,7 +81,7 @@ export class SigningKeystore {
           alg: k.kty === 'OKP' ? 'EdDSA' : 'ES256',
           use: 'sig',
           key_ops: ['verify'],
-          adcp_use: this.purpose,
+          ...(this.purpose ? { adcp_use: this.purpose } : {}),
         })),
     };
   }
@@ -105,7 +108,7 @@ export class SigningKeystore {
     const text = this.source.inline ?? readOrCreate(this.source.file);
     const parsed = storedKeySet.safeParse(JSON.parse(text));
     if (!parsed.success) {
-      throw new Error(`webhook signing keys: ${parsed.error.issues[0]!.path.join('.')}: ${parsed.error.issues[0]!.message}`);
+      throw new Error(`${this.label}: ${parsed.error.issues[0]!.path.join('.')}: ${parsed.error.issues[0]!.message}`);
     }
     for (const k of parsed.data.keys) createPublicKey({ key: k as JsonWebKey, format: 'jwk' }); // fails fast on a bad key
     this.keys = parsed.data.keys;

@@ -1,6 +1,8 @@
 import { issueApiKey } from '../../src/application/api-keys';
 import { graphql, startTestGateway } from '../support/gateway';
-import { eventually } from '../support/infra';
+import { randomBytes } from 'node:crypto';
+import { Kafka, logLevel } from 'kafkajs';
+import { KAFKA_BROKERS, describeWith, eventually } from '../support/infra';
 import { startOrigins } from '../support/origins';
 
 const WK = '/.well-known/adagents.json';
@@ -81,4 +83,39 @@ describe('GET /api/registry/feed', () => {
       await origins.close();
     }
   }, 60_000);
+});
+
+describeWith('Kafka', !!KAFKA_BROKERS, 'the change feed on its Kafka topic', () => {
+  it('every entry the REST feed serves is also on KAFKA_FEED_TOPIC, as the entry itself, keyed by entity', async () => {
+    const suffix = randomBytes(4).toString('hex');
+    const feedTopic = `adcp.registry.feed.it-${suffix}`;
+    const origins = await startOrigins({ 'kfeed.example': { '/.well-known/brand.json': { body: { id: 'kf', names: [{ en: 'Kafka Feed Brand' }] } } } });
+    const gw = await startTestGateway({ REGISTRY_ORIGIN_OVERRIDES: origins.overrides, KAFKA_BROKERS: KAFKA_BROKERS!, KAFKA_TOPIC: `adcp.events.it-${suffix}`, KAFKA_FEED_TOPIC: feedTopic });
+    const consumer = new Kafka({ clientId: 'it', brokers: KAFKA_BROKERS!.split(','), logLevel: logLevel.NOTHING }).consumer({ groupId: `it-feed-${suffix}` });
+    try {
+      const reader = (await issueApiKey(gw.app.store, { org: 'reader', role: 'buyer' }, { now: new Date().toISOString() })).key;
+      await gw.app.brandCrawler.crawl('kfeed.example');
+      const served = (await eventually(async () => {
+        const r = (await (await fetch(`${gw.url}/api/registry/feed?types=brand.*`, { headers: { authorization: `Bearer ${reader}` } })).json()) as { events: Record<string, unknown>[] };
+        return r.events.length > 0 ? r.events : undefined;
+      }, 30_000, 'the feed entry over REST'))!;
+
+      const seen: { key: string; type: string; entry: Record<string, unknown> }[] = [];
+      await consumer.connect();
+      await consumer.subscribe({ topic: feedTopic, fromBeginning: true });
+      await consumer.run({
+        eachMessage: async ({ message }) => {
+          seen.push({ key: message.key!.toString(), type: message.headers!.type!.toString(), entry: JSON.parse(message.value!.toString()) as Record<string, unknown> });
+        },
+      });
+      const onKafka = (await eventually(() => seen.find((m) => m.entry.event_type === 'brand.updated'), 60_000, 'the entry on the feed topic'))!;
+      expect(onKafka).toEqual({ key: 'kfeed.example', type: 'brand.updated', entry: served[0] });
+      // Only feed entries travel on the feed topic (storyboard imports at start are entries too).
+      expect(seen.every((m) => typeof m.entry.event_id === 'string' && typeof m.entry.entity_type === 'string')).toBe(true);
+    } finally {
+      await consumer.disconnect();
+      await gw.stop();
+      await origins.close();
+    }
+  }, 120_000);
 });

@@ -4,7 +4,7 @@ import { issueApiKey, revokeApiKey } from '../../application/api-keys';
 import { AppError } from '../../shared/errors';
 import type { GraphQLContext } from '../context';
 import { IssueApiKeyInput } from './api-key.input';
-import { ApiKey, IssuedApiKey } from './api-key.type';
+import { ApiKey, IssuedApiKey, Viewer } from './api-key.type';
 
 function requireAdmin(ctx: GraphQLContext): void {
   if (!ctx.principal) throw new AppError('UNAUTHENTICATED', 'a Bearer API key is required');
@@ -13,6 +13,11 @@ function requireAdmin(ctx: GraphQLContext): void {
 
 @Resolver()
 export class ApiKeyResolver {
+  @Query(() => Viewer, { nullable: true, description: 'The caller: null without credentials.' })
+  viewer(@Ctx() ctx: GraphQLContext): Viewer | null {
+    return ctx.principal ? { keyId: ctx.principal.keyId, org: ctx.principal.org, role: ctx.principal.role } : null;
+  }
+
   @Query(() => [ApiKey], { description: 'Every issued key (admin only).' })
   async apiKeys(@Ctx() ctx: GraphQLContext): Promise<ApiKey[]> {
     requireAdmin(ctx);

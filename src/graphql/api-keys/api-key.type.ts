@@ -35,3 +35,15 @@ export class IssuedApiKey {
   @Field()
   role!: string;
 }
+
+@ObjectType({ description: 'Who the request is authenticated as: an API key, or a user token acting for one.' })
+export class Viewer {
+  @Field(() => ID, { description: 'The API key id (or, for an outside issuer\'s token, oauth|<subject>).' })
+  keyId!: string;
+
+  @Field()
+  org!: string;
+
+  @Field()
+  role!: string;
+}

@@ -1,0 +1,183 @@
+import { createPublicKey, type JsonWebKey, type KeyObject } from 'node:crypto';
+import { errors as joseErrors, jwtVerify, type JWSHeaderParameters, type JWTPayload } from 'jose';
+import type { Principal } from '../application/api-keys';
+import { ROLES, type Role } from '../domain/api-key/api-key';
+import type { OAuthConfig } from '../config';
+import type { SigningKeystore } from '../signing/keystore';
+import { fetchJson, type OriginOverrides } from '../shared/guarded-fetch';
+
+/** Three base64url segments: worth handing to the JWT verifier rather than the API-key lookup. */
+export const looksLikeJwt = (token: string) => /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/.test(token);
+
+/** Why a token was refused, in words safe to show the caller (never the token). */
+export class InvalidAccessToken extends Error {}
+
+export interface VerifiedAccessToken {
+  principal: Principal;
+  claims: JWTPayload;
+  clientId?: string;
+  scopes: string[];
+}
+
+/** Where verification keys come from: the embedded server's own keystore, or the issuer's JWKS. */
+export interface TokenKeys {
+  key(header: JWSHeaderParameters): Promise<KeyObject>;
+}
+
+export class LocalTokenKeys implements TokenKeys {
+  private readonly imported = new Map<string, KeyObject>();
+  constructor(private readonly keystore: SigningKeystore) {}
+
+  async key(header: JWSHeaderParameters): Promise<KeyObject> {
+    const jwk = this.keystore.publicJwks().keys.find((k) => k.kid === header.kid);
+    if (!jwk) throw new InvalidAccessToken('token signed with an unknown key');
+    let key = this.imported.get(header.kid!);
+    if (!key) this.imported.set(header.kid!, (key = createPublicKey({ key: jwk as JsonWebKey, format: 'jwk' })));
+    return key;
+  }
+}
+
+/**
+ * An outside issuer's JWKS, fetched with the SSRF-guarded client (https, public addresses, a byte
+ * cap). Cached five minutes; an unknown kid refetches once, at most every 30 s, so a key rotation
+ * is picked up without letting a stream of bogus kids hammer the issuer.
+ */
+export class RemoteTokenKeys implements TokenKeys {
+  private keys = new Map<string, KeyObject>();
+  private fetchedAt = 0;
+  private inflight?: Promise<void>;
+
+  constructor(
+    private readonly jwksUri: () => Promise<string>,
+    private readonly overrides: OriginOverrides,
+    private readonly ttlMs = 5 * 60_000,
+    private readonly refetchCooldownMs = 30_000,
+  ) {}
+
+  async key(header: JWSHeaderParameters): Promise<KeyObject> {
+    if (Date.now() - this.fetchedAt > this.ttlMs) await this.load();
+    let key = this.pick(header);
+    if (!key && Date.now() - this.fetchedAt >= this.refetchCooldownMs) {
+      await this.load();
+      key = this.pick(header);
+    }
+    if (!key) throw new InvalidAccessToken('token signed with a key the issuer does not publish');
+    return key;
+  }
+
+  private pick(header: JWSHeaderParameters): KeyObject | undefined {
+    if (header.kid !== undefined) return this.keys.get(header.kid);
+    return this.keys.size === 1 ? [...this.keys.values()][0] : undefined;
+  }
+
+  private load(): Promise<void> {
+    this.inflight ??= (async () => {
+      try {
+        const uri = await this.jwksUri();
+        const set = (await fetchJson(uri, { overrides: this.overrides, maxBytes: 64 * 1024 })) as { keys?: (JsonWebKey & { kid?: string; use?: string })[] };
+        const keys = new Map<string, KeyObject>();
+        for (const [i, jwk] of (Array.isArray(set.keys) ? set.keys : []).entries()) {
+          if (jwk.use !== undefined && jwk.use !== 'sig') continue;
+          try {
+            keys.set(typeof jwk.kid === 'string' ? jwk.kid : `#${i}`, createPublicKey({ key: jwk, format: 'jwk' }));
+          } catch {
+            // A key this runtime cannot import cannot have signed a token we accept.
+          }
+        }
+        this.keys = keys;
+        this.fetchedAt = Date.now();
+      } catch (err) {
+        throw new InvalidAccessToken(`the issuer's keys could not be fetched (${(err as Error).message})`);
+      } finally {
+        this.inflight = undefined;
+      }
+    })();
+    return this.inflight;
+  }
+}
+
+/**
+ * Checks a user JWT (spec §5.1) the way a resource server must: signature by a key of the
+ * configured issuer, an allowed algorithm (never `none`, never HMAC), `iss`, `aud` naming this
+ * gateway, `exp`/`nbf` with 30 s of leeway, and a `sub`. Then maps its claims to a principal: an
+ * administrator when the configured claim says so, else the `adcp_role` claim (buyer or seller),
+ * else a buyer; the organization is the `org` claim, else the user itself.
+ */
+export class AccessTokenVerifier {
+  constructor(
+    private readonly config: OAuthConfig,
+    private readonly keys: TokenKeys,
+    /** The issuer and audiences are known once the server listens (its origin may be ephemeral). */
+    private readonly expected: () => { issuer: string; audiences: string[] } | undefined,
+    private readonly embedded: boolean,
+  ) {}
+
+  async verify(token: string): Promise<VerifiedAccessToken> {
+    const expected = this.expected();
+    if (!expected) throw new InvalidAccessToken('the authorization server is not ready');
+    let claims: JWTPayload;
+    try {
+      ({ payload: claims } = await jwtVerify(token, (header) => this.keys.key(header), {
+        issuer: expected.issuer,
+        audience: expected.audiences,
+        algorithms: this.config.algorithms,
+        clockTolerance: 30,
+        requiredClaims: ['exp', 'sub'],
+      }));
+    } catch (err) {
+      throw new InvalidAccessToken(describe(err));
+    }
+    const sub = claims.sub!;
+    const role = this.roleOf(claims);
+    const principal: Principal = {
+      // The embedded server's subject is the API key the user signed in with; an outside
+      // issuer's subjects get their own namespace so they can never collide with a key id.
+      keyId: this.embedded ? sub : `oauth|${sub}`,
+      org: typeof claims.org === 'string' && claims.org.length > 0 ? claims.org : `user:${sub}`,
+      role,
+    };
+    const scope = typeof claims.scope === 'string' ? claims.scope.split(' ').filter(Boolean) : [];
+    return { principal, claims, scopes: scope, ...(typeof claims.client_id === 'string' ? { clientId: claims.client_id } : {}) };
+  }
+
+  private roleOf(claims: JWTPayload): Role {
+    const { claim, value } = this.config.adminClaim;
+    const held = claims[claim];
+    if (held === value || (Array.isArray(held) && held.includes(value))) return 'admin';
+    const stated = claims.adcp_role;
+    return typeof stated === 'string' && stated !== 'admin' && (ROLES as readonly string[]).includes(stated) ? (stated as Role) : 'buyer';
+  }
+}
+
+function describe(err: unknown): string {
+  if (err instanceof InvalidAccessToken) return err.message;
+  if (err instanceof joseErrors.JWTExpired) return 'token expired';
+  if (err instanceof joseErrors.JWTClaimValidationFailed) return `token claim "${err.claim}" is not acceptable (${err.reason})`;
+  if (err instanceof joseErrors.JOSEAlgNotAllowed) return 'token algorithm not allowed';
+  if (err instanceof joseErrors.JWSSignatureVerificationFailed) return 'token signature invalid';
+  if (err instanceof joseErrors.JOSEError) return `token invalid (${err.code})`;
+  return 'token invalid';
+}
+
+/**
+ * RFC 8414 discovery of an outside issuer's `jwks_uri`: its authorization-server metadata (path
+ * inserted after the well-known prefix), else its OpenID configuration. The metadata must name
+ * the same issuer.
+ */
+export async function discoverJwksUri(issuer: string, overrides: OriginOverrides): Promise<string> {
+  const url = new URL(issuer);
+  const path = url.pathname === '/' ? '' : url.pathname.replace(/\/$/, '');
+  const candidates = [`${url.origin}/.well-known/oauth-authorization-server${path}`, `${issuer.replace(/\/$/, '')}/.well-known/openid-configuration`];
+  let lastError: unknown;
+  for (const candidate of candidates) {
+    try {
+      const metadata = (await fetchJson(candidate, { overrides, maxBytes: 256 * 1024 })) as { issuer?: unknown; jwks_uri?: unknown };
+      if (metadata.issuer !== issuer) throw new Error(`${candidate} names issuer ${JSON.stringify(metadata.issuer)}`);
+      if (typeof metadata.jwks_uri !== 'string') throw new Error(`${candidate} has no jwks_uri`);
+      return metadata.jwks_uri;
+    } catch (err) {
+      lastError = err;
+    }
+  }
+  throw lastError;
+}

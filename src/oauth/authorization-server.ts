@@ -1,0 +1,396 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
+import express, { type NextFunction, type Request, type Response } from 'express';
+import { SignJWT, jwtVerify } from 'jose';
+import type { OAuthRegisteredClientsStore } from '@modelcontextprotocol/sdk/server/auth/clients.js';
+import {
+  InvalidClientMetadataError,
+  InvalidGrantError,
+  InvalidScopeError,
+  InvalidTargetError,
+  InvalidTokenError,
+  TemporarilyUnavailableError,
+} from '@modelcontextprotocol/sdk/server/auth/errors.js';
+import type { AuthorizationParams, OAuthServerProvider } from '@modelcontextprotocol/sdk/server/auth/provider.js';
+import { createOAuthMetadata, mcpAuthRouter } from '@modelcontextprotocol/sdk/server/auth/router.js';
+import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
+import type { OAuthClientInformationFull, OAuthTokenRevocationRequest, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
+import { verifyApiKey } from '../application/api-keys';
+import { appendOnce, handleCommand, loadState } from '../application/command-handler';
+import { apiKeyDecider, apiKeyStream } from '../domain/api-key/api-key';
+import {
+  grantDecider,
+  oauthClientStream,
+  oauthFamilyStream,
+  oauthGrantStream,
+  type Grant,
+  type GrantSubject,
+  type OAuthClientEvent,
+  type RegisteredClient,
+} from '../domain/oauth/grants';
+import { ConcurrencyError, type EventStore } from '../eventstore/port';
+import type { Logger } from 'pino';
+import type { ReadModelStore } from '../readmodel/port';
+import type { QueryCache } from '../readmodel/query-cache';
+import { AppError } from '../shared/errors';
+import type { SigningKeystore } from '../signing/keystore';
+import type { AccessTokenVerifier, TokenKeys } from './access-tokens';
+import { errorPage, loginPage, PAGE_HEADERS } from './login-page';
+
+const CODE_TTL_MS = 60_000;
+const REFRESH_TTL_MS = 30 * 24 * 3600_000;
+const REQUEST_TTL = '10m';
+export const SCOPES = ['openid', 'profile', 'email'];
+
+const sha256 = (s: string) => createHash('sha256').update(s).digest('base64url');
+const newToken = () => randomBytes(32).toString('base64url');
+
+export interface AuthorizationServerDeps {
+  store: EventStore;
+  readModels: ReadModelStore;
+  cache: QueryCache;
+  keys: SigningKeystore;
+  verifier: AccessTokenVerifier;
+  /** The keys `keys` publishes, for checking the sign-in form's signed request. */
+  tokenKeys: TokenKeys;
+  log: Logger;
+  accessTokenTtlSeconds: number;
+  adminClaim: { claim: string; value: string };
+  /** `https://host/` (the SDK's spelling of the issuer, trailing slash included). */
+  issuer: string;
+  /** The resources tokens may name (`aud`); the first is the default. */
+  audiences: string[];
+}
+
+/**
+ * The embedded OAuth 2.1 authorization server (spec §5: authorization code + PKCE): the MCP SDK's
+ * router does the protocol (metadata, dynamic client registration, PKCE S256 checks, token and
+ * revocation endpoints, their errors and rate limits); this provider keeps its state as events —
+ * clients, one-time codes and rotating refresh tokens, each under a hash of the credential — and
+ * signs access tokens as RFC 9068 JWTs with the gateway's OAuth key. Users sign in with one of
+ * their API keys; the token then acts as that key (same organization and role).
+ */
+export function createAuthorizationServer(deps: AuthorizationServerDeps): express.Express {
+  const provider = new EventSourcedOAuthProvider(deps);
+  const ex = express();
+  ex.disable('x-powered-by');
+  const issuerUrl = new URL(deps.issuer);
+  // The SDK's rate limiters keep in-process counters; their proxy-header checks only log noise here.
+  const rateLimit = { validate: false } as const;
+  const routerOptions = {
+    provider,
+    issuerUrl,
+    scopesSupported: SCOPES,
+    resourceServerUrl: new URL(deps.audiences[0]!),
+    resourceName: 'adcp-gateway',
+    authorizationOptions: { rateLimit },
+    tokenOptions: { rateLimit },
+    clientRegistrationOptions: { rateLimit },
+    revocationOptions: { rateLimit },
+  };
+  const metadata = { ...createOAuthMetadata(routerOptions), jwks_uri: new URL('/oauth/jwks.json', issuerUrl).href };
+  ex.get('/.well-known/oauth-authorization-server', (_req, res) => {
+    res.set({ 'access-control-allow-origin': '*', 'cache-control': 'public, max-age=3600' }).json(metadata);
+  });
+  ex.get('/oauth/jwks.json', (_req, res) => {
+    res.set({ 'access-control-allow-origin': '*', 'cache-control': 'public, max-age=300' }).type('application/jwk-set+json').send(deps.keys.publicJwks());
+  });
+  // Confidential clients present their secret here; only its hash is stored (see provider.clientsStore).
+  ex.use(['/token', '/revoke'], express.urlencoded({ extended: false, limit: '16kb' }), (req, _res, next) => provider.checkClientSecret(req, next));
+  ex.use(mcpAuthRouter(routerOptions));
+  ex.post('/oauth/login', express.urlencoded({ extended: false, limit: '16kb' }), (req, res) => {
+    provider.login(req, res).catch((err) => {
+      deps.log.error({ err }, 'oauth sign-in failed');
+      if (!res.headersSent) res.status(503).set(PAGE_HEADERS).send(errorPage('The sign-in service is unavailable; try again shortly.'));
+    });
+  });
+  ex.use((req: Request, res: Response) => {
+    res.status(404).json({ error: 'not_found', error_description: `no route for ${req.method} ${req.path}` });
+  });
+  // Body-parser errors (bad JSON, oversize forms) answer in OAuth's error shape, never a stack.
+  ex.use((err: { status?: number; statusCode?: number; type?: string }, _req: Request, res: Response, _next: NextFunction) => {
+    const status = err.status ?? err.statusCode ?? 500;
+    if (status >= 500) deps.log.error({ err }, 'oauth endpoint failed');
+    res.status(status >= 500 ? 500 : status).json({ error: status >= 500 ? 'server_error' : 'invalid_request', error_description: status === 413 ? 'request body too large' : 'malformed request' });
+  });
+  return ex;
+}
+
+class EventSourcedOAuthProvider implements OAuthServerProvider {
+  /** The client secret a request presented, once checked against the stored hash. */
+  private readonly verifiedSecret = new AsyncLocalStorage<{ clientId: string; secret: string }>();
+  /** Stands in for a stored secret the request did not prove: never equal to anything presented. */
+  private readonly unprovenSecret = `unproven-${randomBytes(32).toString('base64url')}`;
+
+  constructor(private readonly deps: AuthorizationServerDeps) {}
+
+  get clientsStore(): OAuthRegisteredClientsStore {
+    return {
+      getClient: async (clientId) => {
+        const client = await this.loadClient(clientId);
+        if (!client) return undefined;
+        const proven = this.verifiedSecret.getStore();
+        return {
+          ...(client.metadata as Omit<OAuthClientInformationFull, 'client_id'>),
+          client_id: client.clientId,
+          client_id_issued_at: client.issuedAt,
+          // The SDK compares secrets itself, in plain text; it only ever sees the secret this very
+          // request proved (compared in constant time against the hash), or one nobody can present.
+          ...(client.secret
+            ? {
+                client_secret: proven?.clientId === clientId ? proven.secret : this.unprovenSecret,
+                ...(client.secret.expiresAt ? { client_secret_expires_at: client.secret.expiresAt } : {}),
+              }
+            : {}),
+        } as OAuthClientInformationFull;
+      },
+      // The SDK generates client_id (and a secret for confidential clients) before calling this.
+      registerClient: async (registration) => {
+        const client = registration as OAuthClientInformationFull;
+        const { client_id, client_secret, client_secret_expires_at, client_id_issued_at, ...metadata } = client;
+        if (!Array.isArray(metadata.redirect_uris) || metadata.redirect_uris.length === 0) throw new InvalidClientMetadataError('redirect_uris is required');
+        const salt = randomBytes(16).toString('base64url');
+        const registered: RegisteredClient = {
+          clientId: client_id,
+          metadata,
+          issuedAt: client_id_issued_at ?? Math.floor(Date.now() / 1000),
+          ...(client_secret ? { secret: { salt, hash: sha256(salt + client_secret), ...(client_secret_expires_at ? { expiresAt: client_secret_expires_at } : {}) } } : {}),
+        };
+        const event: OAuthClientEvent = { type: 'OAuthClientRegistered', data: registered };
+        if (!(await appendOnce(this.deps.store, oauthClientStream(client_id), [{ type: event.type, data: event.data }]))) {
+          throw new InvalidClientMetadataError('client_id already registered');
+        }
+        return client;
+      },
+    };
+  }
+
+  /** Express middleware step: remember a client secret that matches the stored hash. */
+  checkClientSecret(req: Request, next: NextFunction): void {
+    const body = (req.body ?? {}) as Record<string, unknown>;
+    const { client_id: clientId, client_secret: secret } = body;
+    if (typeof clientId !== 'string' || typeof secret !== 'string') return next();
+    this.loadClient(clientId).then(
+      (client) => {
+        if (!client?.secret) return next();
+        const expected = Buffer.from(client.secret.hash);
+        const actual = Buffer.from(sha256(client.secret.salt + secret));
+        if (expected.length === actual.length && timingSafeEqual(expected, actual)) this.verifiedSecret.run({ clientId, secret }, next);
+        else next();
+      },
+      (err) => next(err),
+    );
+  }
+
+  async authorize(client: OAuthClientInformationFull, params: AuthorizationParams, res: Response): Promise<void> {
+    const key = this.deps.keys.activeKey();
+    const request = await new SignJWT({
+      client_id: client.client_id,
+      redirect_uri: params.redirectUri,
+      code_challenge: params.codeChallenge,
+      ...(params.state !== undefined ? { state: params.state } : {}),
+      scopes: params.scopes ?? [],
+      ...(params.resource ? { resource: params.resource.href } : {}),
+    })
+      .setProtectedHeader({ alg: jwsAlg(key.alg), kid: key.kid, typ: 'adcp-authz-request+jwt' })
+      .setIssuer(this.deps.issuer)
+      .setAudience(new URL('/oauth/login', this.deps.issuer).href)
+      .setIssuedAt()
+      .setExpirationTime(REQUEST_TTL)
+      .sign(key.privateKey);
+    res
+      .status(200)
+      .set(PAGE_HEADERS)
+      .send(loginPage({ clientName: client.client_name ?? client.client_id, redirectHost: new URL(params.redirectUri).host, request, scopes: params.scopes ?? [] }));
+  }
+
+  /** POST /oauth/login: the signed request, the user's API key and their decision. */
+  async login(req: Request, res: Response): Promise<void> {
+    const body = (req.body ?? {}) as Record<string, unknown>;
+    let request: { client_id: string; redirect_uri: string; code_challenge: string; state?: string; scopes: string[]; resource?: string };
+    try {
+      const { payload } = await jwtVerify(String(body.request ?? ''), (header) => this.deps.tokenKeys.key(header), {
+        issuer: this.deps.issuer,
+        audience: new URL('/oauth/login', this.deps.issuer).href,
+        typ: 'adcp-authz-request+jwt',
+      });
+      request = payload as unknown as typeof request;
+    } catch {
+      res.status(400).set(PAGE_HEADERS).send(errorPage('This sign-in form has expired or was altered.'));
+      return;
+    }
+    const back = new URL(request.redirect_uri);
+    if (request.state !== undefined) back.searchParams.set('state', request.state);
+    back.searchParams.set('iss', this.deps.issuer);
+    if (body.decision === 'deny') {
+      back.searchParams.set('error', 'access_denied');
+      back.searchParams.set('error_description', 'the user denied the request');
+      res.redirect(302, back.href);
+      return;
+    }
+    const principal = typeof body.api_key === 'string' ? await verifyApiKey(this.deps.readModels, this.deps.cache, body.api_key.trim()) : null;
+    const client = await this.loadClient(request.client_id);
+    if (!principal || !client) {
+      res
+        .status(401)
+        .set(PAGE_HEADERS)
+        .send(
+          loginPage({
+            clientName: String(client?.metadata.client_name ?? request.client_id),
+            redirectHost: back.host,
+            request: String(body.request),
+            scopes: request.scopes,
+            error: client ? 'That API key is unknown or revoked.' : 'The application is no longer registered.',
+          }),
+        );
+      return;
+    }
+    const code = newToken();
+    await this.issueGrant(code, {
+      kind: 'authorization_code',
+      clientId: request.client_id,
+      subject: { keyId: principal.keyId, org: principal.org, role: principal.role },
+      scopes: request.scopes,
+      ...(request.resource ? { resource: request.resource } : {}),
+      codeChallenge: request.code_challenge,
+      redirectUri: request.redirect_uri,
+      family: randomUUID(),
+      expiresAt: new Date(Date.now() + CODE_TTL_MS).toISOString(),
+    });
+    back.searchParams.set('code', code);
+    res.redirect(302, back.href);
+  }
+
+  async challengeForAuthorizationCode(client: OAuthClientInformationFull, code: string): Promise<string> {
+    const grant = await this.grantOf(code, 'authorization_code', client);
+    return grant.codeChallenge!;
+  }
+
+  async exchangeAuthorizationCode(client: OAuthClientInformationFull, code: string, _verifier?: string, redirectUri?: string, resource?: URL): Promise<OAuthTokens> {
+    const grant = await this.grantOf(code, 'authorization_code', client);
+    if (redirectUri !== undefined && redirectUri !== grant.redirectUri) throw new InvalidGrantError('redirect_uri does not match the authorization request');
+    if (resource && grant.resource && resource.href !== grant.resource) throw new InvalidTargetError('resource does not match the authorization request');
+    await this.use(code, grant);
+    return this.issueTokens(client, grant, grant.scopes, resource?.href ?? grant.resource);
+  }
+
+  async exchangeRefreshToken(client: OAuthClientInformationFull, refreshToken: string, scopes?: string[], resource?: URL): Promise<OAuthTokens> {
+    const grant = await this.grantOf(refreshToken, 'refresh_token', client);
+    if (scopes?.some((s) => !grant.scopes.includes(s))) throw new InvalidScopeError('a refresh cannot widen the granted scopes');
+    await this.use(refreshToken, grant);
+    return this.issueTokens(client, grant, scopes ?? grant.scopes, resource?.href ?? grant.resource);
+  }
+
+  async verifyAccessToken(token: string): Promise<AuthInfo> {
+    try {
+      const verified = await this.deps.verifier.verify(token);
+      return {
+        token,
+        clientId: verified.clientId ?? '',
+        scopes: verified.scopes,
+        ...(verified.claims.exp ? { expiresAt: verified.claims.exp } : {}),
+        extra: { principal: verified.principal },
+      };
+    } catch (err) {
+      throw new InvalidTokenError((err as Error).message);
+    }
+  }
+
+  /** Revoking a refresh token ends its whole family. Access tokens are short-lived JWTs: they run out. */
+  async revokeToken(client: OAuthClientInformationFull, request: OAuthTokenRevocationRequest): Promise<void> {
+    const { state } = await loadState(this.deps.store, oauthGrantStream(sha256(request.token)), grantDecider);
+    if (state.status === 'none' || state.grant.kind !== 'refresh_token' || state.grant.clientId !== client.client_id) return;
+    await this.revokeFamily(state.grant.family, 'revoked by the client');
+  }
+
+  private async loadClient(clientId: string): Promise<RegisteredClient | undefined> {
+    if (!/^[\w-]{1,128}$/.test(clientId)) return undefined;
+    const events = await this.deps.store.readStream(oauthClientStream(clientId));
+    return (events[0] as unknown as OAuthClientEvent | undefined)?.data;
+  }
+
+  private async grantOf(token: string, kind: Grant['kind'], client: OAuthClientInformationFull): Promise<Grant> {
+    const { state } = await loadState(this.deps.store, oauthGrantStream(sha256(token)), grantDecider);
+    if (state.status === 'none' || state.grant.kind !== kind || state.grant.clientId !== client.client_id) throw new InvalidGrantError(`unknown ${kind.replace('_', ' ')}`);
+    if (Date.parse(state.grant.expiresAt) <= Date.now()) throw new InvalidGrantError(`${kind.replace('_', ' ')} expired`);
+    if ((await this.deps.store.readStream(oauthFamilyStream(state.grant.family))).length > 0) throw new InvalidGrantError('this grant was revoked');
+    if (state.status === 'used') {
+      // A second use means the credential leaked (RFC 9700 §4.14): end everything it led to.
+      await this.revokeFamily(state.grant.family, `${kind} reused`);
+      throw new InvalidGrantError(`${kind.replace('_', ' ')} already used; every token from this grant is revoked`);
+    }
+    return state.grant;
+  }
+
+  /** Marks the credential used; of two concurrent uses exactly one wins (the append is conditional). */
+  private async use(token: string, grant: Grant): Promise<void> {
+    try {
+      await handleCommand(this.deps.store, oauthGrantStream(sha256(token)), grantDecider, { type: 'UseGrant', now: new Date().toISOString() }, { now: new Date().toISOString() }, 0);
+    } catch (err) {
+      if (err instanceof AppError || err instanceof ConcurrencyError) {
+        await this.revokeFamily(grant.family, `${grant.kind} reused`);
+        throw new InvalidGrantError('grant already used');
+      }
+      throw new TemporarilyUnavailableError('the grant store is unavailable');
+    }
+  }
+
+  private async issueTokens(client: OAuthClientInformationFull, grant: Grant, scopes: readonly string[], resource: string | undefined): Promise<OAuthTokens> {
+    if (resource !== undefined && !this.deps.audiences.includes(resource)) throw new InvalidTargetError(`resource must be one of ${this.deps.audiences.join(', ')}`);
+    // A revoked key ends the user's access at the next refresh.
+    const { state: key } = await loadState(this.deps.store, apiKeyStream(grant.subject.keyId), apiKeyDecider);
+    if (key.status !== 'active') {
+      await this.revokeFamily(grant.family, 'the API key behind this grant was revoked');
+      throw new InvalidGrantError('the API key behind this grant was revoked');
+    }
+    const refreshToken = newToken();
+    await this.issueGrant(refreshToken, {
+      kind: 'refresh_token',
+      clientId: client.client_id,
+      subject: grant.subject,
+      scopes: [...scopes],
+      ...(resource ? { resource } : {}),
+      family: grant.family,
+      expiresAt: new Date(Date.now() + REFRESH_TTL_MS).toISOString(),
+    });
+    return {
+      access_token: await this.accessToken(client.client_id, grant.subject, scopes, resource),
+      token_type: 'Bearer',
+      expires_in: this.deps.accessTokenTtlSeconds,
+      refresh_token: refreshToken,
+      ...(scopes.length ? { scope: scopes.join(' ') } : {}),
+    };
+  }
+
+  /** RFC 9068 access token: `sub` is the API key, `org` and `adcp_role` its organization and role. */
+  private accessToken(clientId: string, subject: GrantSubject, scopes: readonly string[], resource: string | undefined): Promise<string> {
+    const key = this.deps.keys.activeKey();
+    const { claim, value } = this.deps.adminClaim;
+    return new SignJWT({
+      client_id: clientId,
+      org: subject.org,
+      adcp_role: subject.role,
+      ...(subject.role === 'admin' && claim !== 'adcp_role' ? { [claim]: value } : {}),
+      ...(scopes.length ? { scope: scopes.join(' ') } : {}),
+    })
+      .setProtectedHeader({ alg: jwsAlg(key.alg), kid: key.kid, typ: 'at+jwt' })
+      .setIssuer(this.deps.issuer)
+      .setSubject(subject.keyId)
+      .setAudience(resource ?? this.deps.audiences)
+      .setIssuedAt()
+      .setJti(randomUUID())
+      .setExpirationTime(`${this.deps.accessTokenTtlSeconds}s`)
+      .sign(key.privateKey);
+  }
+
+  private async issueGrant(token: string, grant: Grant): Promise<void> {
+    const now = new Date().toISOString();
+    await handleCommand(this.deps.store, oauthGrantStream(sha256(token)), grantDecider, { type: 'IssueGrant', grant, now }, { now, principal: grant.subject.keyId }, 0);
+  }
+
+  private async revokeFamily(family: string, reason: string): Promise<void> {
+    await appendOnce(this.deps.store, oauthFamilyStream(family), [{ type: 'OAuthTokenFamilyRevoked', data: { family, reason, at: new Date().toISOString() } }]);
+  }
+}
+
+const jwsAlg = (alg: 'ed25519' | 'ecdsa-p256-sha256') => (alg === 'ed25519' ? 'EdDSA' : 'ES256');

@@ -1,0 +1,104 @@
+import type { Express } from 'express';
+import type { Config } from '../config';
+import type { EventStore } from '../eventstore/port';
+import type { Logger } from 'pino';
+import type { ReadModelStore } from '../readmodel/port';
+import type { QueryCache } from '../readmodel/query-cache';
+import { SigningKeystore } from '../signing/keystore';
+import { AccessTokenVerifier, discoverJwksUri, LocalTokenKeys, RemoteTokenKeys, type TokenKeys } from './access-tokens';
+import { createAuthorizationServer, SCOPES } from './authorization-server';
+
+/**
+ * OAuth for the registry API (spec §5): who issues user JWTs and how they are checked. With
+ * OAUTH_ISSUER unset the gateway is its own authorization server, whose issuer is its public
+ * origin — known only once the server listens, hence `bindOrigin`.
+ */
+export class OAuthService {
+  readonly verifier: AccessTokenVerifier;
+  readonly embedded: boolean;
+  private origin?: string;
+  private handler?: Express;
+  private disabledBecause?: string;
+  private readonly keystore?: SigningKeystore;
+  private readonly tokenKeys: TokenKeys;
+
+  constructor(private readonly deps: { config: Config; store: EventStore; readModels: ReadModelStore; cache: QueryCache; log: Logger }) {
+    const { oauth } = deps.config;
+    this.embedded = oauth.issuer === undefined;
+    if (this.embedded) {
+      this.keystore = new SigningKeystore({ file: oauth.keysFile }, null, 'oauth signing keys');
+      this.tokenKeys = new LocalTokenKeys(this.keystore);
+    } else {
+      const issuer = oauth.issuer!;
+      let discovered: Promise<string> | undefined;
+      const jwksUri = () =>
+        oauth.jwksUri !== undefined
+          ? Promise.resolve(oauth.jwksUri)
+          : (discovered ??= discoverJwksUri(issuer, deps.config.originOverrides).catch((err) => {
+              discovered = undefined; // try again on the next token
+              throw err;
+            }));
+      this.tokenKeys = new RemoteTokenKeys(jwksUri, deps.config.originOverrides);
+    }
+    this.verifier = new AccessTokenVerifier(oauth, this.tokenKeys, () => this.expected(), this.embedded);
+  }
+
+  /** Called once the server listens: PUBLIC_URL if set, else the address it listens on. */
+  bindOrigin(listenUrl: string): void {
+    this.origin = this.deps.config.publicUrl ?? listenUrl;
+    if (!this.embedded) return;
+    try {
+      this.handler = createAuthorizationServer({
+        ...this.deps,
+        keys: this.keystore!,
+        verifier: this.verifier,
+        tokenKeys: this.tokenKeys,
+        accessTokenTtlSeconds: this.deps.config.oauth.accessTokenTtlSeconds,
+        adminClaim: this.deps.config.oauth.adminClaim,
+        issuer: this.issuer()!,
+        audiences: this.audiences(),
+      });
+    } catch (err) {
+      // The SDK refuses a plain-http issuer other than localhost: say so once, keep serving API keys.
+      this.disabledBecause = `the embedded authorization server is off: ${(err as Error).message} (set PUBLIC_URL to an https origin, or OAUTH_ISSUER)`;
+      this.deps.log.warn(this.disabledBecause);
+    }
+  }
+
+  /** The embedded server's HTTP handler (Express), or why there is none. */
+  authorizationServer(): { handler: Express } | { unavailable: string } {
+    if (this.handler) return { handler: this.handler };
+    if (!this.embedded) return { unavailable: `this gateway is not an authorization server; tokens come from ${this.deps.config.oauth.issuer}` };
+    return { unavailable: this.disabledBecause ?? 'the authorization server is starting' };
+  }
+
+  /** The `iss` tokens must carry. The embedded server's is its origin with a trailing slash, as the MCP SDK spells it. */
+  issuer(): string | undefined {
+    if (!this.embedded) return this.deps.config.oauth.issuer;
+    return this.origin === undefined ? undefined : new URL(this.origin).href;
+  }
+
+  /** The `aud` values this gateway accepts; the first is what the registry API calls itself. */
+  audiences(): string[] {
+    return this.deps.config.oauth.audiences ?? (this.origin === undefined ? [] : [`${this.origin}/api`, `${this.origin}/mcp`]);
+  }
+
+  /** RFC 9728 metadata for the registry API (`/.well-known/oauth-protected-resource/api`). */
+  protectedResourceMetadata(): Record<string, unknown> | undefined {
+    const issuer = this.issuer();
+    if (!issuer || this.origin === undefined) return undefined;
+    return {
+      resource: `${this.origin}/api`,
+      authorization_servers: [issuer],
+      bearer_methods_supported: ['header'],
+      scopes_supported: SCOPES,
+      resource_name: 'adcp-gateway registry API',
+    };
+  }
+
+  private expected(): { issuer: string; audiences: string[] } | undefined {
+    const issuer = this.issuer();
+    const audiences = this.audiences();
+    return issuer && audiences.length ? { issuer, audiences } : undefined;
+  }
+}
