@@ -2,6 +2,7 @@
 // `npm test`: build, find the real engines, run Jest, and end with one line `N passed, N failed`.
 //
 // - PostgreSQL: TEST_PG_URL, else the machine's server at 127.0.0.1:5432 (trust auth) if it answers.
+// - Redis: TEST_REDIS_URL, else the machine's server at 127.0.0.1:6379 if it answers PING.
 // - Kafka: KAFKA_BROKERS, else scripts/kafka.sh starts a broker when java and mvn exist, and this
 //   script stops it afterwards (only if it started it).
 // - REQUIRE_INFRA=1 turns a missing engine into failing tests instead of skipped suites.
@@ -37,6 +38,23 @@ async function probePostgres() {
     log(`no PostgreSQL at 127.0.0.1:5432 (${err.message}); its suites ${env.REQUIRE_INFRA === '1' ? 'will fail' : 'are skipped'}`);
   } finally {
     await client.end().catch(() => {});
+  }
+}
+
+async function probeRedis() {
+  if (env.TEST_REDIS_URL) return;
+  const url = 'redis://127.0.0.1:6379';
+  const Redis = require('ioredis');
+  const client = new Redis(url, { lazyConnect: true, connectTimeout: 3000, maxRetriesPerRequest: 0, retryStrategy: () => null });
+  try {
+    await client.connect();
+    if ((await client.ping()) !== 'PONG') throw new Error('no PONG');
+    env.TEST_REDIS_URL = url;
+    log(`Redis at ${url}`);
+  } catch (err) {
+    log(`no Redis at 127.0.0.1:6379 (${err.message}); its suites ${env.REQUIRE_INFRA === '1' ? 'will fail' : 'are skipped'}`);
+  } finally {
+    client.disconnect();
   }
 }
 
@@ -97,6 +115,7 @@ async function main() {
     process.exit(1);
   }
   await probePostgres();
+  await probeRedis();
   startKafka();
   for (const sig of ['SIGINT', 'SIGTERM']) {
     process.on(sig, () => {

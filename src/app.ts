@@ -10,7 +10,7 @@ import { DeliverySimulator } from './adserver/simulator';
 import { DEMO_CATALOG, publishCatalog } from './application/catalog';
 import { importComplianceBundles, sdkComplianceDirs } from './application/storyboards';
 import { BrandCrawler } from './application/brands';
-import { RateLimiter } from './http/rate-limit';
+import { openRateLimiter, type RateLimiter } from './http/rate-limit';
 import type { Config } from './config';
 import { MemoryEventStore } from './eventstore/memory';
 import type { EventStore } from './eventstore/port';
@@ -159,7 +159,7 @@ export async function startApp(
   webhooks.start();
   const receiver = await WebhookReceiver.open(store, readModels, { overrides: config.originOverrides });
   const brandCrawler = new BrandCrawler(store, config.originOverrides, log);
-  const rateLimiter = await RateLimiter.open(readModels);
+  const rateLimiter = await openRateLimiter(readModels, config.redis);
   const oauth = new OAuthService({ config, store, readModels, cache, log });
   const gatewayClock = new GatewayClock(store);
   await gatewayClock.load();
@@ -175,6 +175,7 @@ export async function stopApp(app: App): Promise<void> {
   await app.webhooks.stop();
   await app.brandCrawler.stop();
   await app.bus.close();
+  await app.rateLimiter.close();
   await app.projections.stop();
   await app.readModels.close();
   await app.store.close();

@@ -43,6 +43,8 @@ const envSchema = z.object({
     .regex(/^[a-z0-9.-]+=https?:\/\/[^,\s]+(,[a-z0-9.-]+=https?:\/\/[^,\s]+)*$/, { message: 'must be domain=http://host:port[,…]' })
     .optional(),
   COMPLIANCE_DIRS: z.string().optional(),
+  REDIS_URL: z.string().regex(/^rediss?:\/\//, { message: 'must be a redis:// or rediss:// URL' }).optional(),
+  REDIS_KEY_PREFIX: z.string().min(1).default('adcp-gateway:'),
   BRAND_RESOLVE_RATE_LIMIT: z.coerce.number().int().min(1).max(1_000_000).default(20),
   ALLOW_PRIVATE_WEBHOOK_URLS: z.enum(['0', '1']).default('0'),
   WEBHOOK_KEY_PURPOSE: z.enum(['request-signing', 'webhook-signing']).default('request-signing'),
@@ -94,6 +96,8 @@ export interface Config {
   allowPrivateWebhookUrls: boolean;
   /** Compliance bundle directories (each with an index.json) served besides the one @adcp/sdk ships. */
   complianceDirs: string[];
+  /** Where rate-limit counters live when not in the database. */
+  redis?: { url: string; keyPrefix: string };
   /** Bulk brand resolutions per client address per minute (spec §8: 20). */
   brandResolveRateLimit: number;
   /** Test seam: live fetches (brand.json, JWKS, adagents.json) for these domains go to these origins. */
@@ -170,6 +174,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     catalogFile: e.CATALOG_FILE ? path.resolve(e.CATALOG_FILE) : undefined,
     publicUrl: e.PUBLIC_URL?.replace(/\/$/, ''),
     allowPrivateWebhookUrls: e.ALLOW_PRIVATE_WEBHOOK_URLS === '1',
+    ...(e.REDIS_URL ? { redis: { url: e.REDIS_URL, keyPrefix: e.REDIS_KEY_PREFIX } } : {}),
     brandResolveRateLimit: e.BRAND_RESOLVE_RATE_LIMIT,
     complianceDirs: (e.COMPLIANCE_DIRS ?? '').split(',').map((d) => d.trim()).filter(Boolean).map((d) => path.resolve(d)),
     originOverrides: parseOriginOverrides(e.REGISTRY_ORIGIN_OVERRIDES),

@@ -1,4 +1,26 @@
+import Redis from 'ioredis';
 import type { ReadModelStore } from '../readmodel/port';
+
+/**
+ * Counters behind the registry's rate limits (spec §8), shared by every instance and kept over
+ * restarts: in the gateway's database by default, in Redis when REDIS_URL is set.
+ */
+export interface RateLimiter {
+  /**
+   * "Once per `seconds`": claims the bucket when its cooldown has passed (returns undefined) or
+   * returns the seconds left. Concurrent callers on any instance get exactly one pass.
+   */
+  cooldown(bucket: string, seconds: number, now?: number): Promise<number | undefined>;
+  /** Gives a cooldown back (the request it admitted was refused for another reason). */
+  release(bucket: string): Promise<void>;
+  /** Counts a hit; returns the seconds until the window resets when over `limit`, else undefined. */
+  hit(bucket: string, limit: number, windowSeconds: number, now?: number): Promise<number | undefined>;
+  close(): Promise<void>;
+}
+
+export async function openRateLimiter(db: ReadModelStore, redis?: { url: string; keyPrefix: string }): Promise<RateLimiter> {
+  return redis ? RedisRateLimiter.open(redis.url, redis.keyPrefix) : SqlRateLimiter.open(db);
+}
 
 const DDL = [
   'CREATE TABLE IF NOT EXISTS rate_limits (bucket TEXT NOT NULL, window_start BIGINT NOT NULL, hits INTEGER NOT NULL, PRIMARY KEY (bucket, window_start))',
@@ -9,21 +31,17 @@ const DDL = [
  * Fixed-window counters in the gateway's database, so every instance sharing it counts the
  * same hits and a restart forgets nothing. One atomic upsert per hit.
  */
-export class RateLimiter {
+export class SqlRateLimiter implements RateLimiter {
   private sweptAt = 0;
 
   private constructor(private readonly db: ReadModelStore) {}
 
-  static async open(db: ReadModelStore): Promise<RateLimiter> {
+  static async open(db: ReadModelStore): Promise<SqlRateLimiter> {
     await db.migrate(DDL);
-    return new RateLimiter(db);
+    return new SqlRateLimiter(db);
   }
 
-  /**
-   * "Once per `seconds`": claims the bucket when its cooldown has passed (returns undefined) or
-   * returns the seconds left. The claim is one atomic upsert, so concurrent callers on any
-   * instance get exactly one pass.
-   */
+  /** The claim is one atomic conditional upsert. */
   async cooldown(bucket: string, seconds: number, now = Date.now()): Promise<number | undefined> {
     const t = Math.floor(now / 1000);
     const claimed = await this.db.query<{ until_at: number }>(
@@ -36,12 +54,10 @@ export class RateLimiter {
     return Math.max(1, Number(row?.until_at ?? t + seconds) - t);
   }
 
-  /** Gives a cooldown back (the request it admitted was refused for another reason). */
   async release(bucket: string): Promise<void> {
     await this.db.execute('DELETE FROM rate_cooldowns WHERE bucket = ?', [bucket]);
   }
 
-  /** Counts a hit; returns the seconds until the window resets when over `limit`, else undefined. */
   async hit(bucket: string, limit: number, windowSeconds: number, now = Date.now()): Promise<number | undefined> {
     const windowStart = Math.floor(now / 1000 / windowSeconds) * windowSeconds;
     if (now - this.sweptAt > 60_000) {
@@ -54,5 +70,49 @@ export class RateLimiter {
       [bucket, windowStart],
     );
     return Number(row!.hits) > limit ? Math.max(1, windowStart + windowSeconds - Math.floor(now / 1000)) : undefined;
+  }
+
+  async close(): Promise<void> {
+    // The read-model store is closed by its owner.
+  }
+}
+
+/**
+ * The same limits in Redis: a cooldown is `SET NX EX` (the key's TTL is the wait), a window is
+ * `INCR` on a key per window that expires with it. Each is a single atomic command, so instances
+ * sharing the Redis share every budget.
+ */
+export class RedisRateLimiter implements RateLimiter {
+  private constructor(
+    private readonly redis: Redis,
+    private readonly prefix: string,
+  ) {}
+
+  static async open(url: string, prefix: string): Promise<RedisRateLimiter> {
+    const redis = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 2, enableOfflineQueue: true });
+    await redis.connect();
+    return new RedisRateLimiter(redis, prefix);
+  }
+
+  async cooldown(bucket: string, seconds: number): Promise<number | undefined> {
+    const key = `${this.prefix}cooldown:${bucket}`;
+    if ((await this.redis.set(key, '1', 'EX', seconds, 'NX')) === 'OK') return undefined;
+    const ttl = await this.redis.ttl(key);
+    return Math.max(1, ttl > 0 ? ttl : seconds);
+  }
+
+  async release(bucket: string): Promise<void> {
+    await this.redis.del(`${this.prefix}cooldown:${bucket}`);
+  }
+
+  async hit(bucket: string, limit: number, windowSeconds: number, now = Date.now()): Promise<number | undefined> {
+    const windowStart = Math.floor(now / 1000 / windowSeconds) * windowSeconds;
+    const key = `${this.prefix}window:${bucket}:${windowStart}`;
+    const [[, hits]] = (await this.redis.multi().incr(key).expire(key, windowSeconds + 60).exec()) as [[Error | null, number], unknown];
+    return hits > limit ? Math.max(1, windowStart + windowSeconds - Math.floor(now / 1000)) : undefined;
+  }
+
+  async close(): Promise<void> {
+    await this.redis.quit().catch(() => this.redis.disconnect());
   }
 }

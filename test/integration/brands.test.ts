@@ -1,6 +1,7 @@
+import { randomBytes } from 'node:crypto';
 import { issueApiKey } from '../../src/application/api-keys';
 import { graphql, startTestGateway } from '../support/gateway';
-import { PG_ADMIN_URL, createTestDatabase, describeWith, eventually } from '../support/infra';
+import { PG_ADMIN_URL, REDIS_URL, createTestDatabase, describeWith, eventually } from '../support/infra';
 import { startOrigins } from '../support/origins';
 
 const wk = '/.well-known/brand.json';
@@ -84,9 +85,9 @@ describe('POST /api/brands/resolve/bulk', () => {
 });
 
 /** Fixed one-minute windows: start a burst well inside one, so it is counted in one window. */
-async function awayFromMinuteEdge(): Promise<void> {
+async function awayFromMinuteEdge(marginMs = 5000): Promise<void> {
   const toEdge = 60_000 - (Date.now() % 60_000);
-  if (toEdge < 5000) await new Promise((r) => setTimeout(r, toEdge + 100));
+  if (toEdge < marginMs) await new Promise((r) => setTimeout(r, toEdge + 100));
 }
 
 const call = (url: string) => fetch(`${url}/api/brands/resolve/bulk`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ domains: ['a.example'] }) });
@@ -125,6 +126,32 @@ describeWith('PostgreSQL', Boolean(PG_ADMIN_URL), 'bulk brand resolution rate li
       await a.stop();
       await b.stop();
       await db.drop();
+    }
+  }, 60_000);
+});
+
+describeWith('Redis', Boolean(REDIS_URL), 'bulk brand resolution rate limit in Redis', () => {
+  it('two gateways with separate databases share the budget through REDIS_URL, and a restart forgets nothing', async () => {
+    const redis = { REDIS_URL: REDIS_URL!, REDIS_KEY_PREFIX: `adcp-test-${randomBytes(4).toString('hex')}:` };
+    const a = await startTestGateway(redis);
+    const b = await startTestGateway(redis);
+    try {
+      await awayFromMinuteEdge(20_000); // the restart below must land in the same window
+      const answers = await Promise.all(Array.from({ length: 30 }, (_, i) => call(i % 2 ? a.url : b.url)));
+      expect(answers.filter((r) => r.status === 200)).toHaveLength(20);
+      expect(answers.filter((r) => r.status === 429)).toHaveLength(10);
+      await a.stop();
+      const again = await startTestGateway({ ...redis, DATA_DIR: a.dataDir });
+      try {
+        const after = await call(again.url);
+        expect(after.status).toBe(429);
+        expect(Number(after.headers.get('retry-after'))).toBeGreaterThan(0);
+      } finally {
+        await again.stop();
+      }
+    } finally {
+      await a.stop();
+      await b.stop();
     }
   }, 60_000);
 });

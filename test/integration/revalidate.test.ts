@@ -1,7 +1,8 @@
+import { randomBytes } from 'node:crypto';
 import { issueApiKey } from '../../src/application/api-keys';
 import { publisherQueries } from '../../projections/publishers';
 import { startTestGateway } from '../support/gateway';
-import { PG_ADMIN_URL, createTestDatabase, describeWith, eventually } from '../support/infra';
+import { PG_ADMIN_URL, REDIS_URL, createTestDatabase, describeWith, eventually } from '../support/infra';
 import { startOrigins } from '../support/origins';
 
 const WK = '/.well-known/adagents.json';
@@ -118,6 +119,33 @@ describeWith('PostgreSQL', Boolean(PG_ADMIN_URL), 'revalidation rate limits acro
       await a.stop();
       await b.stop();
       await db.drop();
+      await origins.close();
+    }
+  }, 60_000);
+});
+
+describeWith('Redis', Boolean(REDIS_URL), 'revalidation rate limits in Redis', () => {
+  it('two gateways with separate databases and one Redis: one revalidation per domain per 5 minutes in all', async () => {
+    const origins = await startOrigins({ 'redis-shared.example': { [WK]: { body: valid() } } });
+    const redis = { REDIS_URL: REDIS_URL!, REDIS_KEY_PREFIX: `adcp-test-${randomBytes(4).toString('hex')}:`, REGISTRY_ORIGIN_OVERRIDES: origins.overrides };
+    const a = await startTestGateway(redis);
+    const b = await startTestGateway(redis);
+    try {
+      const now = { now: new Date().toISOString() };
+      const keys = [(await issueApiKey(a.app.store, { org: 'ops', role: 'admin' }, now)).key, (await issueApiKey(b.app.store, { org: 'ops', role: 'admin' }, now)).key];
+      await eventually(async () => (await fetch(`${b.url}/readyz`)).status === 200 && (await fetch(`${a.url}/readyz`)).status === 200, 20_000, 'both ready');
+      const call = (i: number) =>
+        fetch(`${[a.url, b.url][i % 2]}/api/registry/publisher/redis-shared.example/adagents/revalidate`, { method: 'POST', headers: { authorization: `Bearer ${keys[i % 2]}` } });
+      const answers = await Promise.all(Array.from({ length: 6 }, (_, i) => call(i)));
+      expect(answers.map((r) => r.status).sort()).toEqual([200, 429, 429, 429, 429, 429]);
+      const limited = answers.find((r) => r.status === 429)!;
+      const body = (await limited.json()) as { error: string; retry_after: number };
+      expect(body).toMatchObject({ error: 'Rate limit exceeded for this domain' });
+      expect(body.retry_after).toBeGreaterThan(290);
+      expect(Number(limited.headers.get('retry-after'))).toBe(body.retry_after);
+    } finally {
+      await a.stop();
+      await b.stop();
       await origins.close();
     }
   }, 60_000);

@@ -2,14 +2,15 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 
 /**
- * Test infrastructure switches. `npm test` (scripts/run-tests.js) probes PostgreSQL and starts
- * Kafka, then passes TEST_PG_URL and KAFKA_BROKERS. A suite whose engine is missing is skipped,
+ * Test infrastructure switches. `npm test` (scripts/run-tests.js) probes PostgreSQL and Redis and
+ * starts Kafka, then passes TEST_PG_URL, TEST_REDIS_URL and KAFKA_BROKERS. A suite whose engine is missing is skipped,
  * unless REQUIRE_INFRA=1 (CI), where it fails with the reason instead.
  */
 export const REQUIRE_INFRA = process.env.REQUIRE_INFRA === '1';
 export const PG_ADMIN_URL = process.env.TEST_PG_URL;
 export const KAFKA_BROKERS = process.env.KAFKA_BROKERS;
 export const KURRENTDB_URL = process.env.KURRENTDB_URL;
+export const REDIS_URL = process.env.TEST_REDIS_URL;
 
 /** `describe` when the engine is configured; otherwise a skip, or a failing test under REQUIRE_INFRA. */
 export function describeWith(engine: string, available: boolean, name: string, fn: () => void): void {
