@@ -10,17 +10,20 @@ const DDL = [
      publisher_domain TEXT NOT NULL, agent_url TEXT NOT NULL, authorized_for TEXT, authorization_type TEXT, doc TEXT NOT NULL,
      PRIMARY KEY (publisher_domain, agent_url))`,
   'CREATE INDEX IF NOT EXISTS authorized_agents_agent ON authorized_agents (agent_url)',
+  `CREATE TABLE IF NOT EXISTS publisher_properties (
+     publisher_domain TEXT NOT NULL, ordinal INTEGER NOT NULL, property_id TEXT, property_type TEXT, name TEXT, owner_domain TEXT, doc TEXT NOT NULL,
+     PRIMARY KEY (publisher_domain, ordinal))`,
 ];
 
 /**
- * Publishers' adagents.json verdicts and the agents they authorize. A transient failure only
- * records the latest check; a valid file replaces the authorizations; an authoritative negative
- * withdraws them.
+ * Publishers' adagents.json verdicts, the agents they authorize and the properties they declare.
+ * A transient failure only records the latest check; a valid file replaces authorizations and
+ * properties; an authoritative negative withdraws them.
  */
 export const publishers: Projection = {
   name: 'publishers',
-  version: 1,
-  tables: ['publishers', 'authorized_agents'],
+  version: 2,
+  tables: ['publishers', 'authorized_agents', 'publisher_properties'],
   ddl: { sqlite: DDL, postgres: DDL },
   handles: ['AdagentsRevalidated'],
   evolve(stored): Sql[] {
@@ -44,7 +47,16 @@ export const publishers: Projection = {
         params: [domain, result.adagents_valid ? 1 : 0, result.checked_at, JSON.stringify(result), manifest ? JSON.stringify(manifest) : null, result.discovery_method, result.authority, result.manager_domain ?? null],
       },
       { sql: 'DELETE FROM authorized_agents WHERE publisher_domain = ?', params: [domain] },
+      { sql: 'DELETE FROM publisher_properties WHERE publisher_domain = ?', params: [domain] },
     ];
+    const properties = result.adagents_valid && Array.isArray(manifest?.properties) ? (manifest!.properties as Record<string, unknown>[]) : [];
+    properties.forEach((p, i) => {
+      const text = (v: unknown) => (typeof v === 'string' ? v : null);
+      out.push({
+        sql: 'INSERT INTO publisher_properties (publisher_domain, ordinal, property_id, property_type, name, owner_domain, doc) VALUES (?, ?, ?, ?, ?, ?, ?)',
+        params: [domain, i, text(p?.property_id), text(p?.property_type), text(p?.name), text(p?.publisher_domain) ?? domain, JSON.stringify(p)],
+      });
+    });
     const agents = Array.isArray(manifest?.authorized_agents) ? (manifest!.authorized_agents as Record<string, unknown>[]) : [];
     for (const a of agents) {
       if (typeof a?.url !== 'string') continue;
@@ -61,6 +73,9 @@ export const publisherQueries = {
   publisher: async (rm: ReadModelStore, domain: string) =>
     (await rm.query<{ domain: string; adagents_valid: number; checked_at: string; discovery_method: string | null; authority: string | null }>('SELECT domain, adagents_valid, checked_at, discovery_method, authority FROM publishers WHERE domain = ?', [domain]))[0],
   agents: (rm: ReadModelStore, domain: string) => rm.query<{ agent_url: string; authorized_for: string | null; authorization_type: string | null }>('SELECT agent_url, authorized_for, authorization_type FROM authorized_agents WHERE publisher_domain = ? ORDER BY agent_url', [domain]),
+  /** The properties the publisher's last valid file declares, in file order. */
+  properties: async (rm: ReadModelStore, domain: string) =>
+    (await rm.query<{ doc: string }>('SELECT doc FROM publisher_properties WHERE publisher_domain = ? ORDER BY ordinal', [domain])).map((r) => JSON.parse(r.doc) as Record<string, unknown>),
   /** One authorization as the publisher's file states it (signing_keys included). */
   agent: async (rm: ReadModelStore, domain: string, agentUrl: string) => {
     const row = (await rm.query<{ doc: string }>('SELECT doc FROM authorized_agents WHERE publisher_domain = ? AND agent_url = ?', [domain, agentUrl]))[0];

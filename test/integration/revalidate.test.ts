@@ -48,13 +48,14 @@ describe('POST /api/registry/publisher/{domain}/adagents/revalidate', () => {
     return { status: r.status, body: (await r.json()) as Record<string, any>, headers: r.headers };
   };
 
-  it('a valid file: verdict, counts, fetch metadata, both enums; authorized agents in the read model', async () => {
+  it('a valid file: verdict, counts, fetch metadata, both enums; authorized agents and properties in the read model', async () => {
     const r = await revalidate('pub.example', admin, '?force=1');
     expect(r.status).toBe(200);
     expect(r.body).toMatchObject({ domain: 'pub.example', adagents_valid: true, properties_count: 1, authorized_agents_count: 1, status_code: 200, resolved_url: 'https://pub.example/.well-known/adagents.json', discovery_method: 'direct', authority: 'domain', issues: { errors: [], warnings: [] } });
     expect(r.body).not.toHaveProperty('error');
     expect(Date.parse(r.body.checked_at)).not.toBeNaN();
     expect(await publisherQueries.agents(gw.app.readModels, 'pub.example')).toEqual([{ agent_url: 'https://sales.example/mcp', authorized_for: 'Display', authorization_type: 'property_tags' }]);
+    expect(await publisherQueries.properties(gw.app.readModels, 'pub.example')).toEqual([{ property_id: 'home', publisher_domain: 'pub.example', tags: ['all'] }]);
   });
 
   it('an invalid file: error and issues with field paths', async () => {

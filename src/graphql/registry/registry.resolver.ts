@@ -21,11 +21,16 @@ export class RegistryResolver {
     return unwrap(await getStoryboard(ctx.app, id, complianceTarget ?? undefined), 'complianceTarget');
   }
 
-  @Query(() => GraphQLJSONObject, { nullable: true, description: 'A publisher’s last adagents.json verdict and the agents it authorizes (null: never revalidated). Public.' })
+  @Query(() => GraphQLJSONObject, { nullable: true, description: 'A publisher’s last adagents.json verdict, the agents it authorizes and the properties it declares (null: never revalidated). Public.' })
   async publisher(@Ctx() ctx: GraphQLContext, @Arg('domain') domain: string) {
     const p = await publisherQueries.publisher(ctx.app.readModels, domain.trim().toLowerCase());
     if (!p) return null;
-    return { ...p, adagents_valid: Boolean(Number(p.adagents_valid)), authorized_agents: await publisherQueries.agents(ctx.app.readModels, p.domain) };
+    return {
+      ...p,
+      adagents_valid: Boolean(Number(p.adagents_valid)),
+      authorized_agents: await publisherQueries.agents(ctx.app.readModels, p.domain),
+      properties: await publisherQueries.properties(ctx.app.readModels, p.domain),
+    };
   }
 
   @Query(() => GraphQLJSONObject, { description: 'A page of the registry change feed ({events, cursor, has_more, freshness}). Any valid key.' })
