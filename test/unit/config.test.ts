@@ -14,7 +14,7 @@ describe('config', () => {
     const c = loadConfig({ EVENT_STORE_URL: 'postgres://u@db:5432/adcp', KAFKA_BROKERS: 'k1:9092,k2:9092' });
     expect(c.eventStore.kind).toBe('postgres');
     expect(c.readModel).toEqual({ kind: 'postgres', url: 'postgres://u@db:5432/adcp' });
-    expect(c.kafka).toEqual({ brokers: ['k1:9092', 'k2:9092'], topic: 'adcp.events', clientId: 'adcp-gateway' });
+    expect(c.kafka).toEqual({ brokers: ['k1:9092', 'k2:9092'], topic: 'adcp.events', feedTopic: 'adcp.registry.feed', clientId: 'adcp-gateway' });
   });
 
   it('keeps read models in SQLite for a KurrentDB event store', () => {
@@ -27,6 +27,26 @@ describe('config', () => {
     const c = loadConfig({ DATA_DIR: '/tmp/x', PUBLIC_URL: 'https://ads.example.com/' });
     expect(c.webhookSigning).toEqual({ purpose: 'request-signing', keysFile: '/tmp/x/webhook-signing-keys.json', inlineKeys: undefined });
     expect(c.publicUrl).toBe('https://ads.example.com');
+  });
+
+  it('OAuth: the embedded server by default; an outside issuer, audiences, algorithms and the admin claim when set', () => {
+    const embedded = loadConfig({ DATA_DIR: '/tmp/x' }).oauth;
+    expect(embedded).toEqual({
+      issuer: undefined,
+      jwksUri: undefined,
+      audiences: undefined,
+      algorithms: ['EdDSA', 'ES256', 'RS256'],
+      adminClaim: { claim: 'adcp_role', value: 'admin' },
+      accessTokenTtlSeconds: 900,
+      keysFile: '/tmp/x/oauth-signing-keys.json',
+    });
+    const outside = loadConfig({ OAUTH_ISSUER: 'https://idp.example/tenant', OAUTH_AUDIENCE: 'https://a/api, https://a/mcp', OAUTH_ALGORITHMS: 'RS256', OAUTH_ADMIN_CLAIM: 'https://example.com/roles=admin' }).oauth;
+    expect(outside).toMatchObject({ issuer: 'https://idp.example/tenant', audiences: ['https://a/api', 'https://a/mcp'], algorithms: ['RS256'], adminClaim: { claim: 'https://example.com/roles', value: 'admin' } });
+  });
+
+  it('Redis only when REDIS_URL is set, with a key prefix', () => {
+    expect(loadConfig({}).redis).toBeUndefined();
+    expect(loadConfig({ REDIS_URL: 'redis://127.0.0.1:6379' }).redis).toEqual({ url: 'redis://127.0.0.1:6379', keyPrefix: 'adcp-gateway:' });
   });
 
   it('treats empty variables as unset', () => {
@@ -47,6 +67,12 @@ describe('config', () => {
     ['PUBLIC_URL', 'https://ads.example.com/path'],
     ['WEBHOOK_KEY_PURPOSE', 'response-signing'],
     ['WEBHOOK_SIGNING_KEYS', 'not-json'],
+    ['OAUTH_ISSUER', 'https://idp.example/#top'],
+    ['OAUTH_ALGORITHMS', 'HS256'],
+    ['OAUTH_ALGORITHMS', 'none'],
+    ['OAUTH_ADMIN_CLAIM', 'admin'],
+    ['OAUTH_ACCESS_TOKEN_TTL', '5'],
+    ['REDIS_URL', 'http://127.0.0.1:6379'],
   ])('names the bad key %s=%s in one line', (key, value) => {
     let err: unknown;
     try {
