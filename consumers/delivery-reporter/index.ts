@@ -1,8 +1,10 @@
 import { deliveryQueries } from '../../projections/delivery';
 import type { BusHandler } from '../../src/bus/port';
-import { appendOnce, loadState } from '../../src/application/command-handler';
+import { appendOnce, handleCommand, loadState } from '../../src/application/command-handler';
+import type { DeliveryEvent } from '../../src/domain/delivery/delivery';
 import { mediaBuyDecider, mediaBuyStream, type MediaBuyEvent, type MediaBuyTerms } from '../../src/domain/media-buy/media-buy';
 import { elapsedPeriods, type Period, type ReportingFrequency } from '../../src/domain/reporting/periods';
+import { reportLogDecider, reportLogStream, type ReportKind } from '../../src/domain/reporting/report-log';
 import type { WebhookEvent } from '../../src/domain/webhook/webhook';
 import type { EventStore, StoredEvent } from '../../src/eventstore/port';
 import type { ProjectionRunner } from '../../src/projections/runner';
@@ -21,35 +23,55 @@ export interface ReporterDeps {
   projections: Pick<ProjectionRunner, 'waitFor'>;
 }
 
-/** One stream per report: `k` for the k-th scheduled period, `final` for the last one. */
-export const reportStream = (mediaBuyId: string, which: number | 'final') => `webhook-report-${mediaBuyId}.${which}`;
+/** One webhook stream per report, named by its key in the buy's report log. */
+export const reportStream = (mediaBuyId: string, key: string) => `webhook-report-${mediaBuyId}.${key}`;
 
 const hourFloor = (iso: string) => new Date(Math.floor(Date.parse(iso) / 3600_000) * 3600_000).toISOString();
 
+type Buy = { status: string; terms: MediaBuyTerms; webhook: ReportingWebhook };
+type Report = { key: string; notification_type: ReportKind; period: { start: string; end: string }; expected_availability?: string };
+
+const MESSAGES: Record<ReportKind, string> = {
+  scheduled: 'Scheduled media buy delivery report available',
+  final: 'Final media buy delivery report',
+  adjusted: 'Delivery for a reported period was restated',
+  delayed: 'Delivery data for this period is delayed',
+};
+
 /**
  * Delivery reports to a buy's `reporting_webhook`: a `scheduled` report for each reporting period
- * once delivery has been recorded through its end (sequence_number k for the k-th period), then
- * one `final` report when the buy completes, is canceled or rejected, and nothing after it. Each
- * report is its own webhook stream named after its period, so a redelivered event (or a second
- * instance) issues it once; the terms are read at fire time, so a replaced reporting_webhook is
- * honoured from the next report while fires already scheduled keep their URL.
+ * once delivery has been recorded through its end; an `adjusted` report for a period already
+ * reported when late data restates one of its hours; a `delayed` report (status
+ * `reporting_delayed`, with `expected_availability`) for the next period when the ad server says
+ * its data is late; one `final` report when the buy completes, is canceled or rejected, and nothing
+ * after it. Every report first claims the next `sequence_number` in the buy's report log (gapless,
+ * increasing), then its webhook is appended once to a stream named after it, so a redelivered
+ * event or a second instance issues nothing twice. Terms are read at fire time: a replaced
+ * reporting_webhook is honoured from the next report while fires already scheduled keep their URL.
  */
 export function deliveryReporter(deps: ReporterDeps): BusHandler {
-  const exists = async (stream: string) => (await deps.store.readStream(stream, { limit: 1 })).length > 0;
-
-  async function load(mediaBuyId: string) {
+  async function load(mediaBuyId: string): Promise<Buy | undefined> {
     const { state } = await loadState(deps.store, mediaBuyStream(mediaBuyId), mediaBuyDecider);
     if (state.status === 'none' || !state.terms.reporting_webhook) return undefined;
     return { status: state.status as string, terms: state.terms, webhook: state.terms.reporting_webhook as unknown as ReportingWebhook };
   }
 
-  async function issue(
-    stream: string,
-    buy: { status: string; terms: MediaBuyTerms; webhook: ReportingWebhook },
-    report: { notification_type: 'scheduled' | 'final'; sequence: number; start: string; end: string },
-  ): Promise<void> {
+  const reportLog = async (mediaBuyId: string) => (await loadState(deps.store, reportLogStream(mediaBuyId), reportLogDecider)).state;
+
+  async function issue(buy: Buy, report: Report): Promise<void> {
     const { terms } = buy;
-    const hours = await deliveryQueries.hours(deps.readModels, terms.owner, terms.media_buy_id, hourFloor(report.start), report.end);
+    const now = new Date().toISOString();
+    const { state: log } = await handleCommand(
+      deps.store,
+      reportLogStream(terms.media_buy_id),
+      reportLogDecider,
+      { type: 'ClaimReport', media_buy_id: terms.media_buy_id, key: report.key, notification_type: report.notification_type, period: report.period, now },
+      { now, principal: 'delivery-reporter' },
+    );
+    const claimed = log.reports.get(report.key);
+    if (!claimed) return; // the final report went out first: nothing after it
+    const sequence = claimed.sequence_number;
+    const hours = await deliveryQueries.hours(deps.readModels, terms.owner, terms.media_buy_id, hourFloor(report.period.start), report.period.end);
     const byPackage = new Map<string, { impressions: number; clicks: number; spend_cents: number }>();
     for (const h of hours) {
       const p = byPackage.get(h.package_id) ?? { impressions: 0, clicks: 0, spend_cents: 0 };
@@ -67,24 +89,27 @@ export function deliveryReporter(deps: ReporterDeps): BusHandler {
     const idempotencyKey = newIdempotencyKey();
     const body = JSON.stringify({
       idempotency_key: idempotencyKey,
-      task_id: `${operationId}_${String(report.sequence).padStart(6, '0')}`,
+      task_id: `${operationId}_${String(sequence).padStart(6, '0')}`,
       operation_id: operationId,
       task_type: 'media_buy_delivery',
       domain: 'media-buy',
       status: 'completed',
-      timestamp: new Date().toISOString(),
-      message: report.notification_type === 'final' ? 'Final media buy delivery report' : 'Scheduled media buy delivery report available',
+      timestamp: now,
+      message: MESSAGES[report.notification_type],
       result: {
         notification_type: report.notification_type,
-        sequence_number: report.sequence,
-        reporting_period: { start: report.start, end: report.end },
+        sequence_number: sequence,
+        reporting_period: report.period,
         currency: terms.currency,
         media_buy_deliveries: [
           {
             media_buy_id: terms.media_buy_id,
-            status: buy.status,
+            status: report.notification_type === 'delayed' ? 'reporting_delayed' : buy.status,
             totals: { impressions: sum('impressions'), spend: Math.round(sum('spend') * 100) / 100, clicks: sum('clicks') },
             by_package: packages,
+            ...(report.notification_type === 'adjusted' ? { is_adjusted: true } : {}),
+            ...(report.notification_type === 'final' ? { is_final: true } : {}),
+            ...(report.expected_availability ? { expected_availability: report.expected_availability } : {}),
           },
         ],
       },
@@ -96,48 +121,75 @@ export function deliveryReporter(deps: ReporterDeps): BusHandler {
         owner: terms.owner,
         notification_type: 'delivery_report',
         adcp_notification_type: report.notification_type,
-        sequence_number: report.sequence,
+        sequence_number: sequence,
         media_buy_id: terms.media_buy_id,
         url: buy.webhook.url,
         auth: authOf({ url: buy.webhook.url, operation_id: operationId, authentication: buy.webhook.authentication }),
         body,
-        scheduled_at: new Date().toISOString(),
+        scheduled_at: now,
       },
     };
-    await appendOnce(deps.store, stream, [scheduled]);
+    await appendOnce(deps.store, reportStream(terms.media_buy_id, report.key), [scheduled]);
   }
 
-  /** Scheduled reports for every elapsed period not issued yet (newest issued found by probing back). */
-  async function catchUp(buy: NonNullable<Awaited<ReturnType<typeof load>>>, through: string): Promise<Period[]> {
-    const periods = elapsedPeriods(buy.terms.start_time, buy.terms.end_time, buy.webhook.reporting_frequency ?? 'daily', through);
-    let firstMissing = periods.length;
-    while (firstMissing > 0 && !(await exists(reportStream(buy.terms.media_buy_id, firstMissing)))) firstMissing--;
-    for (const p of periods.slice(firstMissing)) {
-      await issue(reportStream(buy.terms.media_buy_id, p.sequence), buy, { notification_type: 'scheduled', ...p });
+  const periodsOf = (buy: Buy, through: string): Period[] =>
+    elapsedPeriods(buy.terms.start_time, buy.terms.end_time, buy.webhook.reporting_frequency ?? 'daily', through);
+
+  /** Scheduled reports for every elapsed period not issued yet, oldest first. */
+  async function catchUp(buy: Buy, through: string): Promise<void> {
+    const log = await reportLog(buy.terms.media_buy_id);
+    for (const p of periodsOf(buy, through)) {
+      if (!log.reports.has(String(p.sequence))) await issue(buy, { key: String(p.sequence), notification_type: 'scheduled', period: { start: p.start, end: p.end } });
     }
-    return periods;
   }
 
   async function onDelivery(e: StoredEvent): Promise<void> {
     const d = e.data as { media_buy_id: string; through: string };
     const buy = await load(d.media_buy_id);
-    if (!buy || TERMINAL.has(buy.status) || (await exists(reportStream(d.media_buy_id, 'final')))) return;
+    if (!buy || TERMINAL.has(buy.status)) return;
     await deps.projections.waitFor(e.position);
     await catchUp(buy, d.through);
   }
 
+  /** A restated hour in a period already reported: report the period again, as adjusted. */
+  async function onAdjusted(e: StoredEvent): Promise<void> {
+    const d = (e as unknown as Extract<DeliveryEvent, { type: 'DeliveryAdjusted' }>).data;
+    const buy = await load(d.media_buy_id);
+    if (!buy) return;
+    const hour = Date.parse(d.hour.hour_start);
+    const log = await reportLog(d.media_buy_id);
+    const reported = [...log.reports.values()].find((r) => r.notification_type === 'scheduled' && Date.parse(hourFloor(r.period.start)) <= hour && hour < Date.parse(r.period.end));
+    if (!reported) return; // not reported yet: the scheduled report will carry the restated numbers
+    await deps.projections.waitFor(e.position);
+    await issue(buy, { key: `adjusted.${e.id}`, notification_type: 'adjusted', period: reported.period });
+  }
+
+  /** Late data: tell the buyer now about the next period due, and when to expect it. */
+  async function onDelayed(e: StoredEvent): Promise<void> {
+    const d = (e as unknown as Extract<DeliveryEvent, { type: 'DeliveryDelayed' }>).data;
+    const buy = await load(d.media_buy_id);
+    if (!buy || TERMINAL.has(buy.status)) return;
+    const log = await reportLog(d.media_buy_id);
+    const next = periodsOf(buy, buy.terms.end_time).find((p) => !log.reports.has(String(p.sequence)));
+    if (!next) return;
+    await deps.projections.waitFor(e.position);
+    await issue(buy, { key: `delayed.${e.id}`, notification_type: 'delayed', period: { start: next.start, end: next.end }, expected_availability: d.expected_availability });
+  }
+
   async function onTerminal(e: StoredEvent, mediaBuyId: string, at: string): Promise<void> {
     const buy = await load(mediaBuyId);
-    if (!buy || (await exists(reportStream(mediaBuyId, 'final')))) return;
+    if (!buy) return;
     await deps.projections.waitFor(e.position);
-    const periods = await catchUp(buy, at);
+    await catchUp(buy, at);
     const end = Date.parse(at) < Date.parse(buy.terms.end_time) ? at : buy.terms.end_time;
-    await issue(reportStream(mediaBuyId, 'final'), buy, { notification_type: 'final', sequence: periods.length + 1, start: buy.terms.start_time, end });
+    await issue(buy, { key: 'final', notification_type: 'final', period: { start: buy.terms.start_time, end } });
   }
 
   return async (events) => {
     for (const e of events) {
       if (e.type === 'DeliveryRecorded') await onDelivery(e);
+      else if (e.type === 'DeliveryAdjusted') await onAdjusted(e);
+      else if (e.type === 'DeliveryDelayed') await onDelayed(e);
       else if (e.type === 'MediaBuyRejected') await onTerminal(e, (e.data as { media_buy_id: string }).media_buy_id, (e.data as { at: string }).at);
       else if (e.type === 'MediaBuyStatusChanged') {
         const d = (e as unknown as Extract<MediaBuyEvent, { type: 'MediaBuyStatusChanged' }>).data;

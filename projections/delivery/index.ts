@@ -9,15 +9,26 @@ const ddl = (big: string) => [
      PRIMARY KEY (media_buy_id, package_id, hour_start))`,
 ];
 
-/** Hourly delivery per package; totals, by-package and daily series are sums over it. */
+/** Hourly delivery per package (late restatements applied); totals, by-package and daily series are sums over it. */
 export const delivery: Projection = {
   name: 'delivery',
-  version: 1,
+  version: 2,
   tables: ['delivery_hours'],
   ddl: { sqlite: ddl('INTEGER'), postgres: ddl('BIGINT') },
-  handles: ['DeliveryRecorded'],
+  handles: ['DeliveryRecorded', 'DeliveryAdjusted'],
   evolve(stored) {
-    const d = (stored as unknown as DeliveryEvent).data;
+    const e = stored as unknown as DeliveryEvent;
+    if (e.type === 'DeliveryAdjusted') {
+      const { hour } = e.data;
+      return [
+        {
+          sql: 'UPDATE delivery_hours SET impressions = ?, clicks = ?, spend_cents = ? WHERE media_buy_id = ? AND package_id = ? AND hour_start = ?',
+          params: [hour.impressions, hour.clicks, hour.spend_cents, e.data.media_buy_id, hour.package_id, hour.hour_start],
+        },
+      ];
+    }
+    if (e.type !== 'DeliveryRecorded') return [];
+    const d = e.data;
     return d.hours.map((h) => ({
       sql: 'INSERT INTO delivery_hours (media_buy_id, package_id, hour_start, owner, impressions, clicks, spend_cents) VALUES (?, ?, ?, ?, ?, ?, ?)',
       params: [d.media_buy_id, h.package_id, h.hour_start, d.owner, h.impressions, h.clicks, h.spend_cents],

@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import { catalogQueries } from '../../projections/catalog';
 import { mediaBuyQueries } from '../../projections/media-buys';
 import { handleCommand } from '../application/command-handler';
-import { deliveryStream, HOUR_MS, planHour, type DeliveryEvent, type HourDelivery } from '../domain/delivery/delivery';
+import { deliveryStream, foldDelivery, HOUR_MS, packageTotals, planHour, type HourDelivery } from '../domain/delivery/delivery';
 import { mediaBuyDecider, mediaBuyStream } from '../domain/media-buy/media-buy';
 import type { EventStore } from '../eventstore/port';
 import type { ReadModelStore } from '../readmodel/port';
@@ -54,16 +54,10 @@ export class DeliverySimulator implements AdServer {
       const start = Date.parse(buy.terms.start_time);
       const end = Date.parse(buy.terms.end_time);
       const history = await this.store.readStream(deliveryStream(buy.media_buy_id));
-      let through = Math.floor(start / HOUR_MS) * HOUR_MS;
-      const spent = new Map<string, { spend: number; clicks: number; impressions: number }>();
-      for (const e of history) {
-        const d = (e as unknown as DeliveryEvent).data;
-        through = Math.max(through, Date.parse(d.through));
-        for (const h of d.hours) {
-          const s = spent.get(h.package_id) ?? { spend: 0, clicks: 0, impressions: 0 };
-          spent.set(h.package_id, { spend: s.spend + h.spend_cents, clicks: s.clicks + h.clicks, impressions: s.impressions + h.impressions });
-        }
-      }
+      // Late restatements (DeliveryAdjusted) count: pacing goes on from what was really delivered.
+      const recorded = foldDelivery(history);
+      const through = Math.max(Math.floor(start / HOUR_MS) * HOUR_MS, recorded.through ?? 0);
+      const spent = packageTotals(recorded);
       const until = Math.min(hourNow, Math.ceil(end / HOUR_MS) * HOUR_MS, through + MAX_HOURS_PER_TICK * HOUR_MS);
       if (until > through) {
         const hours: HourDelivery[] = [];

@@ -219,6 +219,81 @@ function webhookSuite(name: string, env: () => Promise<{ env: Record<string, str
       const seqs = new Set((activity as Activity[]).filter((a) => a.notification_type === 'scheduled' && a.status === 'success').map((a) => a.sequence_number));
       expect([...seqs].sort()).toEqual(scheduled.map((_, i) => i + 1));
     }, 60_000);
+
+    it('late data: an adjusted report restates a reported period, a delayed report says when to expect the next; sequence numbers stay gapless', async () => {
+      const url = `${receiver.origin}/reports/late`;
+      const reports = () =>
+        receiver.received
+          .filter((w) => w.path === '/reports/late' && w.answered === 200)
+          .map((w) => w.json)
+          .sort((x, y) => x.result.sequence_number - y.result.sequence_number);
+      const advance = (seconds: number) => graphql(gw.url, 'mutation($s: Int!) { advanceClock(seconds: $s) }', { s: seconds }, seller);
+      // Earlier tests moved the gateway clock: plan the flight on its time, not the wall clock's.
+      const clock = Date.parse((await advance(1)).body.data!.advanceClock as string);
+      const created = await task('create_media_buy', {
+        ...order('wh-late', { url: `${receiver.origin}/unused`, operation_id: 'op-late' }),
+        end_time: new Date(clock + 3 * 86_400_000).toISOString(),
+        reporting_webhook: { url, reporting_frequency: 'daily' },
+      });
+      const mediaBuyId = created.body.media_buy_id as string;
+      await graphql(gw.url, 'mutation($t: ID!) { approveTask(taskId: $t) }', { t: created.body.task_id }, seller);
+      await eventually(async () => (await task('get_media_buys', { media_buy_id: mediaBuyId })).body.media_buys?.[0]?.status === 'active', 10_000, 'active');
+
+      await advance(86_400);
+      const first = (await eventually(() => reports()[0], 20_000, 'first scheduled report'))!;
+      expect(first.result).toMatchObject({ notification_type: 'scheduled', sequence_number: 1 });
+
+      // Restate the busiest hour of the reported period: fewer impressions, less spend.
+      const delivery = (await task('get_media_buy_delivery', { media_buy_id: mediaBuyId, granularity: 'hourly' })).body;
+      const packageId = delivery.by_package[0].package_id as string;
+      const period = first.result.reporting_period;
+      const hour = (delivery.timeseries as { start: string; impressions: number; spend: number; clicks: number }[]).find(
+        (h) => h.start >= period.start.slice(0, 13) && h.start < period.end && h.impressions > 10,
+      )!;
+      const adjust = (vars: Record<string, unknown>, key = seller) =>
+        graphql(gw.url, 'mutation($m: ID!, $p: String!, $h: String!, $i: Int!, $c: Int!, $s: Float!, $r: String!) { adjustDelivery(mediaBuyId: $m, packageId: $p, hourStart: $h, impressions: $i, clicks: $c, spend: $s, reason: $r) }', { m: mediaBuyId, p: packageId, h: hour.start, i: 10, c: 0, s: 0.05, r: 'invalid traffic filtered', ...vars }, key);
+      // Bad input names its field; a buyer may not restate delivery.
+      expect((await adjust({ h: '2020-01-01T00:00:00Z' })).body.errors![0]!.extensions).toMatchObject({ code: 'NOT_FOUND', field: 'hour_start' });
+      expect((await adjust({ i: -1 })).body.errors![0]!.extensions).toMatchObject({ code: 'VALIDATION_ERROR', field: 'impressions' });
+      expect((await adjust({ s: 1_000_000 })).body.errors![0]!.extensions).toMatchObject({ code: 'VALIDATION_ERROR', field: 'spend' });
+      expect((await adjust({}, buyer)).body.errors![0]!.extensions).toMatchObject({ code: 'FORBIDDEN' });
+      const adjusted = await adjust({});
+      expect(adjusted.body.errors).toBeUndefined();
+      expect(adjusted.body.data!.adjustDelivery).toMatchObject({ hour: { impressions: 10, spend_cents: 5 }, previous: { impressions: hour.impressions } });
+
+      const restated = (await eventually(() => reports().find((r) => r.result.notification_type === 'adjusted'), 20_000, 'adjusted report'))!;
+      expect(restated.result).toMatchObject({ sequence_number: 2, reporting_period: period });
+      const before = first.result.media_buy_deliveries[0];
+      const after = restated.result.media_buy_deliveries[0];
+      expect(after).toMatchObject({ media_buy_id: mediaBuyId, is_adjusted: true, status: 'active' });
+      expect(after.totals.impressions).toBe(before.totals.impressions - hour.impressions + 10);
+      expect(after.totals.spend).toBeCloseTo(before.totals.spend - hour.spend + 0.05, 2);
+
+      const expected = new Date(clock + 4 * 86_400_000).toISOString();
+      const delayed = await graphql(gw.url, 'mutation($m: ID!, $e: String!) { reportDeliveryDelay(mediaBuyId: $m, expectedAvailability: $e, reason: "upstream feed late") }', { m: mediaBuyId, e: expected }, seller);
+      expect(delayed.body.errors).toBeUndefined();
+      const late = (await eventually(() => reports().find((r) => r.result.notification_type === 'delayed'), 20_000, 'delayed report'))!;
+      expect(late.result).toMatchObject({ sequence_number: 3, reporting_period: { start: period.end } });
+      expect(late.result.media_buy_deliveries[0]).toMatchObject({ status: 'reporting_delayed', expected_availability: expected });
+
+      await advance(2 * 86_400);
+      await advance(2 * 86_400); // past the end: the final report
+      const all = (await eventually(() => {
+        const r = reports();
+        const final = r.find((x) => x.result.notification_type === 'final');
+        return final && r.length === final.result.sequence_number ? r : undefined;
+      }, 30_000, 'final and everything before it'))!;
+      expect(all.map((r) => r.result.sequence_number)).toEqual(all.map((_, i) => i + 1));
+      expect(all.map((r) => r.result.notification_type).slice(0, 3)).toEqual(['scheduled', 'adjusted', 'delayed']);
+      expect(all.at(-1)!.result.media_buy_deliveries[0]).toMatchObject({ status: 'completed', is_final: true });
+      // The restatement stays in the record: the final totals are what get_media_buy_delivery says now.
+      const now = (await task('get_media_buy_delivery', { media_buy_id: mediaBuyId })).body.delivery;
+      expect(all.at(-1)!.result.media_buy_deliveries[0].totals).toEqual({ impressions: now.impressions, spend: now.spend, clicks: now.clicks });
+      // After the final report, late data is silent.
+      await graphql(gw.url, 'mutation($m: ID!, $p: String!, $h: String!) { adjustDelivery(mediaBuyId: $m, packageId: $p, hourStart: $h, impressions: 9, clicks: 0, spend: 0.04, reason: "x") }', { m: mediaBuyId, p: packageId, h: hour.start }, seller);
+      await new Promise((r) => setTimeout(r, 1500));
+      expect(reports()).toHaveLength(all.length);
+    }, 90_000);
   });
 }
 

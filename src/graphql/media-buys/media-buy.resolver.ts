@@ -1,6 +1,7 @@
 import { GraphQLJSONObject } from 'graphql-scalars';
-import { Arg, Ctx, ID, Int, Mutation, Query, Resolver } from 'type-graphql';
+import { Arg, Ctx, Float, ID, Int, Mutation, Query, Resolver } from 'type-graphql';
 import { approveTask, rejectTask, requestInput } from '../../application/approvals';
+import { adjustDelivery, reportDeliveryDelay } from '../../application/delivery-corrections';
 import { tasks } from '../../application/tasks';
 import { AppError } from '../../shared/errors';
 import type { GraphQLContext } from '../context';
@@ -61,6 +62,36 @@ export class MediaBuyResolver {
     const now = await ctx.app.gatewayClock.advance(seconds, c.principal);
     await ctx.app.adServer.tick();
     return settled(ctx, now.toISOString());
+  }
+
+  @Mutation(() => GraphQLJSONObject, {
+    description: 'Operator (late data from the ad server): restates one recorded hour of a package. A period already reported gets an `adjusted` delivery report. Seller or admin key. Returns the change.',
+  })
+  async adjustDelivery(
+    @Ctx() ctx: GraphQLContext,
+    @Arg('mediaBuyId', () => ID) mediaBuyId: string,
+    @Arg('packageId') packageId: string,
+    @Arg('hourStart', { description: 'the UTC hour restated, e.g. 2026-11-23T10:00:00Z' }) hourStart: string,
+    @Arg('impressions', () => Int) impressions: number,
+    @Arg('clicks', () => Int) clicks: number,
+    @Arg('spend', () => Float) spend: number,
+    @Arg('reason') reason: string,
+  ) {
+    const c = requireOperator(ctx);
+    return settled(ctx, await adjustDelivery(ctx.app.store, { media_buy_id: mediaBuyId, package_id: packageId, hour_start: hourStart, impressions, clicks, spend, reason }, c));
+  }
+
+  @Mutation(() => GraphQLJSONObject, {
+    description: 'Operator: the ad server’s data for a live buy is late. Sends a `delayed` delivery report (status reporting_delayed) with expected_availability. Seller or admin key.',
+  })
+  async reportDeliveryDelay(
+    @Ctx() ctx: GraphQLContext,
+    @Arg('mediaBuyId', () => ID) mediaBuyId: string,
+    @Arg('expectedAvailability') expectedAvailability: string,
+    @Arg('reason') reason: string,
+  ) {
+    const c = requireOperator(ctx);
+    return settled(ctx, await reportDeliveryDelay(ctx.app.store, { media_buy_id: mediaBuyId, expected_availability: expectedAvailability, reason }, c));
   }
 
   @Query(() => GraphQLJSONObject, { description: 'tasks_get: status and history of one of the caller’s tasks. Buyer key required.' })
