@@ -4,6 +4,7 @@ import Database from 'better-sqlite3';
 import { newEventId } from '../shared/ids';
 import {
   checkExpectedVersion,
+  ConcurrencyError,
   validateAppend,
   type AppendResult,
   type BatchHandler,
@@ -126,6 +127,7 @@ export class SqliteEventStore implements EventStore {
    */
   private recent: { row: Row; stored?: StoredEvent }[] = [];
   private groupTx: (fn: () => void) => void;
+  private appendInGroup: (streamId: string, events: readonly NewEvent[], expected: ExpectedVersion) => { result: AppendResult; rows: Row[] };
   private stmts;
 
   constructor(options: SqliteEventStoreOptions) {
@@ -145,7 +147,7 @@ export class SqliteEventStore implements EventStore {
       readAll: this.db.prepare<[number, number], Row>('SELECT * FROM events WHERE position >= ? ORDER BY position LIMIT ?'),
       head: this.db.prepare<[], { p: number | null }>('SELECT MAX(position) AS p FROM events'),
     };
-    const tx = this.db.transaction((streamId: string, events: readonly NewEvent[], expected: ExpectedVersion) => {
+    const write = (streamId: string, events: readonly NewEvent[], expected: ExpectedVersion) => {
       const current = this.stmts.version.get(streamId)?.v ?? 0;
       checkExpectedVersion(streamId, expected, current);
       const now = new Date().toISOString();
@@ -164,11 +166,14 @@ export class SqliteEventStore implements EventStore {
         return row;
       });
       return { result: { nextVersion: current + events.length, position: rows.at(-1)?.position ?? 0 }, rows };
-    });
+    };
+    const tx = this.db.transaction(write);
     // IMMEDIATE takes the write lock before reading the version, so two processes cannot both
     // pass the expected-version check.
-    // Inside groupTx, each append's transaction becomes a savepoint.
-    this.appendTx = (s, e, x) => (this.db.inTransaction ? tx(s, e, x) : tx.immediate(s, e, x));
+    this.appendTx = (s, e, x) => tx.immediate(s, e, x);
+    // Inside a group, an append needs no savepoint of its own: a version conflict is raised
+    // before it writes anything, and any other failure rolls the whole group back.
+    this.appendInGroup = write;
     const group = this.db.transaction((fn: () => void) => fn());
     this.groupTx = (fn) => group.immediate(fn);
   }
@@ -195,25 +200,33 @@ export class SqliteEventStore implements EventStore {
 
   /**
    * Group commit: appends made in the same turn of the event loop (concurrent requests) commit in
-   * one transaction, each in its own savepoint, so one conflict fails only its own append. Every
-   * promise settles after the commit, so an acknowledged append is durable.
+   * one transaction, so one version conflict fails only its own append (it is raised before that
+   * append writes). Any other failure part-way rolls the group back and its appends are committed
+   * one by one instead, so only the faulty one fails. Every promise settles after the commit, so
+   * an acknowledged append is durable.
    */
   private commitPending(): void {
     const batch = this.pending.splice(0);
-    const outcomes: ({ ok: { result: AppendResult; rows: Row[] } } | { err: unknown })[] = [];
+    let outcomes: ({ ok: { result: AppendResult; rows: Row[] } } | { err: unknown })[] = [];
     try {
       this.groupTx(() => {
         for (const a of batch) {
           try {
-            outcomes.push({ ok: this.appendTx(a.streamId, a.events, a.expected) });
+            outcomes.push({ ok: this.appendInGroup(a.streamId, a.events, a.expected) });
           } catch (err) {
+            if (!(err instanceof ConcurrencyError)) throw err;
             outcomes.push({ err });
           }
         }
       });
-    } catch (err) {
-      for (const a of batch) a.reject(err);
-      return;
+    } catch {
+      outcomes = batch.map((a) => {
+        try {
+          return { ok: this.appendTx(a.streamId, a.events, a.expected) };
+        } catch (err) {
+          return { err };
+        }
+      });
     }
     for (const o of outcomes) if ('ok' in o) this.remember(o.ok.rows);
     batch.forEach((a, i) => {

@@ -79,6 +79,24 @@ export function eventStoreContract(name: string, factory: StoreFactory): void {
       expect(await store.readAll()).toHaveLength(4);
     });
 
+    it('appends made together fail alone: a version conflict and an unserialisable event reject only their own append', async () => {
+      await store.append('grp-conflict', [ev('A')]);
+      const results = await Promise.allSettled([
+        store.append('grp-ok-1', [ev('A')]),
+        store.append('grp-conflict', [ev('B')], { expectedVersion: 0 }),
+        // The second event cannot be stored as JSON: nothing of this append may remain.
+        store.append('grp-bad', [ev('A'), ev('B', { n: 1n } as never)]),
+        store.append('grp-ok-2', [ev('A'), ev('B')]),
+      ]);
+      expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'rejected', 'fulfilled']);
+      expect((results[1] as PromiseRejectedResult).reason).toBeInstanceOf(ConcurrencyError);
+      expect(await store.readStream('grp-bad')).toEqual([]);
+      expect((await store.readStream('grp-ok-2')).map((e) => e.type)).toEqual(['A', 'B']);
+      expect((await store.readStream('grp-conflict')).map((e) => e.type)).toEqual(['A']);
+      const all = await store.readAll({ limit: 100 });
+      expect(all.filter((e) => e.streamId.startsWith('grp-')).map((e) => e.streamId)).toEqual(['grp-conflict', 'grp-ok-1', 'grp-ok-2', 'grp-ok-2']);
+    });
+
     it('lets exactly one of two concurrent appenders win (two connections)', async () => {
       const other = factory.second ? await factory.second(store) : store;
       if (other !== store) others.push(other);
