@@ -55,9 +55,12 @@ export class WebhookDeliveryWorker {
   private timerAt = Infinity;
   private inFlight = new Map<string, Promise<void>>();
   private known = new LRUCache<string, { state: WebhookState; version: number }>({ max: 20_000 });
-  /** Due stream ids from the last look at the queue, taken as slots free up. */
-  private backlog: string[] = [];
-  /** Set when new fires were scheduled or the poll interval passed: look at the queue again. */
+  /**
+   * Due stream ids, oldest first, taken as slots free up: new fires straight from the events this
+   * instance's projections apply, retries and anything left by a restart from the queue.
+   */
+  private backlog = new Set<string>();
+  /** Look at the queue again: at start, after a full page, and every poll interval. */
   private refresh = true;
   private queriedAt = 0;
   private stopped = false;
@@ -72,14 +75,14 @@ export class WebhookDeliveryWorker {
     deps.projections.onApplied((events) => {
       let scheduled = false;
       for (const e of events) {
-        if (e.type !== 'WebhookScheduled') continue;
+        if (e.type !== 'WebhookScheduled' || e.streamVersion !== 1) continue;
         scheduled = true;
-        if (e.streamVersion === 1) this.known.set(e.streamId, { state: webhookDecider.evolve(webhookDecider.initialState(), e as unknown as WebhookEvent), version: 1 });
+        // A new fire is due now: queue it without asking the read model (the row is there too,
+        // for other instances and restarts; whoever records the attempt first wins).
+        this.known.set(e.streamId, { state: webhookDecider.evolve(webhookDecider.initialState(), e as unknown as WebhookEvent), version: 1 });
+        this.backlog.add(e.streamId);
       }
-      if (scheduled) {
-        this.refresh = true;
-        this.schedule(0);
-      }
+      if (scheduled) this.pump();
     });
   }
 
@@ -133,14 +136,16 @@ export class WebhookDeliveryWorker {
     this.tickAgain = false;
     try {
       const now = Date.now();
-      const stale = this.refresh || this.backlog.length === 0 || now - this.queriedAt >= this.pollMs;
+      const stale = this.refresh || now - this.queriedAt >= this.pollMs;
       if (this.inFlight.size < this.concurrency && stale) {
-        this.refresh = false;
         this.queriedAt = now;
         // Rows the read model still shows as due though this instance knows better are skipped,
         // so ask for enough to fill every free slot past them.
-        const due = await webhookQueries.due(this.deps.readModels, new Date(now).toISOString(), this.concurrency * 4);
-        this.backlog = due.map((r) => r.stream_id).reverse();
+        const limit = this.concurrency * 4;
+        const due = await webhookQueries.due(this.deps.readModels, new Date(now).toISOString(), limit);
+        for (const r of due) this.backlog.add(r.stream_id);
+        // A full page may leave more due rows behind: look again once this one is worked off.
+        this.refresh = due.length === limit;
       }
       this.pump();
     } catch (err) {
@@ -154,15 +159,16 @@ export class WebhookDeliveryWorker {
   /** Starts attempts from the backlog while slots are free; a finished attempt pumps again. */
   private pump(): void {
     const now = Date.now();
-    while (!this.stopped && this.inFlight.size < this.concurrency && this.backlog.length > 0) {
-      const streamId = this.backlog.pop()!;
+    for (const streamId of this.backlog) {
+      if (this.stopped || this.inFlight.size >= this.concurrency) break;
+      this.backlog.delete(streamId);
       if (this.inFlight.has(streamId) || !this.isDue(streamId, now)) continue;
       const p = this.attempt(streamId)
         .catch((err: unknown) => this.deps.log.error({ err, stream: streamId }, 'webhook attempt failed to record; will retry'))
         .finally(() => {
           this.inFlight.delete(streamId);
           this.pump();
-          if (this.backlog.length === 0) this.schedule(0);
+          if (this.backlog.size === 0 && this.refresh) this.schedule(0);
         });
       this.inFlight.set(streamId, p);
     }
