@@ -148,8 +148,11 @@ export class SqliteEventStore implements EventStore {
       head: this.db.prepare<[], { p: number | null }>('SELECT MAX(position) AS p FROM events'),
     };
     const write = (streamId: string, events: readonly NewEvent[], expected: ExpectedVersion) => {
-      const current = this.stmts.version.get(streamId)?.v ?? 0;
-      checkExpectedVersion(streamId, expected, current);
+      // A stream that must be new needs no lookup: the unique (stream_id, stream_version) index
+      // refuses version 1 exactly when the stream exists, and a refused statement writes nothing.
+      const fresh = expected === 'no_stream' || expected === 0;
+      const current = fresh ? 0 : (this.stmts.version.get(streamId)?.v ?? 0);
+      if (!fresh) checkExpectedVersion(streamId, expected, current);
       const now = new Date().toISOString();
       const rows: Row[] = events.map((e, i) => {
         const row = {
@@ -161,7 +164,15 @@ export class SqliteEventStore implements EventStore {
           metadata: JSON.stringify({ time: now, ...e.metadata }),
           position: 0,
         };
-        const info = this.stmts.insert.run(row.event_id, streamId, row.stream_version, row.type, row.data, row.metadata);
+        let info: Database.RunResult;
+        try {
+          info = this.stmts.insert.run(row.event_id, streamId, row.stream_version, row.type, row.data, row.metadata);
+        } catch (err) {
+          if (fresh && i === 0 && /UNIQUE constraint failed: events\.stream_id, events\.stream_version/.test((err as Error).message)) {
+            throw new ConcurrencyError(streamId, expected, this.stmts.version.get(streamId)?.v ?? 0);
+          }
+          throw err;
+        }
         row.position = Number(info.lastInsertRowid);
         return row;
       });
