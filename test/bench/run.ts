@@ -411,7 +411,10 @@ async function webhookVerification(): Promise<void> {
     }
     return rate(count, t);
   };
-  const { value, baseline, ratio } = await compare(3, ours, bare);
+  // One unmeasured pair warms both up (the JIT reaches the verifier's parsers in the first round).
+  await bare();
+  await ours();
+  const { value, baseline, ratio } = await compare(5, ours, bare);
   emit({ name: 'webhook_verification', value, unit: 'verifications/s', baseline, ratio, target: 'ratio >= 0.8' });
 }
 
