@@ -156,7 +156,7 @@ export async function startApp(
     poster: new WebhookPoster({ allowPrivate: config.allowPrivateWebhookUrls }),
     log,
   });
-  webhooks.start();
+  await webhooks.start();
   const receiver = await WebhookReceiver.open(store, readModels, { overrides: config.originOverrides });
   const brandCrawler = new BrandCrawler(store, config.originOverrides, log);
   const rateLimiter = await openRateLimiter(readModels, config.redis);

@@ -60,6 +60,8 @@ export class WebhookDeliveryWorker {
    * instance's projections apply, retries and anything left by a restart from the queue.
    */
   private backlog = new Set<string>();
+  /** The highest log position this worker has looked at for new fires (nothing before start). */
+  private seenUpTo = Number.MAX_SAFE_INTEGER;
   /** Look at the queue again: at start, after a full page, and every poll interval. */
   private refresh = true;
   private queriedAt = 0;
@@ -75,7 +77,12 @@ export class WebhookDeliveryWorker {
     deps.projections.onApplied((events) => {
       let scheduled = false;
       for (const e of events) {
-        if (e.type !== 'WebhookScheduled' || e.streamVersion !== 1) continue;
+        // Only fires scheduled after this worker started, seen for the first time: a projection
+        // replaying the log (a rebuild, a restart from its checkpoint) shows old fires again, and
+        // those may long be delivered. The queue query finds whatever is really still pending.
+        if (e.position <= this.seenUpTo) continue;
+        this.seenUpTo = e.position;
+        if (e.type !== 'WebhookScheduled' || e.streamVersion !== 1 || this.known.has(e.streamId)) continue;
         scheduled = true;
         // A new fire is due now: queue it without asking the read model (the row is there too,
         // for other instances and restarts; whoever records the attempt first wins).
@@ -86,7 +93,9 @@ export class WebhookDeliveryWorker {
     });
   }
 
-  start(): void {
+  /** Starts from the log head as it is now: older fires come from the queue, newer from the projections. */
+  async start(): Promise<void> {
+    this.seenUpTo = await this.deps.store.headPosition();
     this.schedule(0);
   }
 
