@@ -4,7 +4,7 @@ import { appendOnce, handleCommand, loadState } from '../../src/application/comm
 import type { DeliveryEvent } from '../../src/domain/delivery/delivery';
 import { mediaBuyDecider, mediaBuyStream, type MediaBuyEvent, type MediaBuyTerms } from '../../src/domain/media-buy/media-buy';
 import { elapsedPeriods, type Period, type ReportingFrequency } from '../../src/domain/reporting/periods';
-import { reportLogDecider, reportLogStream, type ReportKind } from '../../src/domain/reporting/report-log';
+import { lastClaimed, reportLogDecider, reportLogStream, type ReportKind } from '../../src/domain/reporting/report-log';
 import type { WebhookEvent } from '../../src/domain/webhook/webhook';
 import type { EventStore, StoredEvent } from '../../src/eventstore/port';
 import type { ProjectionRunner } from '../../src/projections/runner';
@@ -20,7 +20,7 @@ type ReportingWebhook = { url: string; reporting_frequency?: ReportingFrequency;
 export interface ReporterDeps {
   store: EventStore;
   readModels: ReadModelStore;
-  projections: Pick<ProjectionRunner, 'waitFor'>;
+  projections: Pick<ProjectionRunner, 'applied'>;
 }
 
 /** One webhook stream per report, named by its key in the buy's report log. */
@@ -56,7 +56,19 @@ export function deliveryReporter(deps: ReporterDeps): BusHandler {
     return { status: state.status as string, terms: state.terms, webhook: state.terms.reporting_webhook as unknown as ReportingWebhook };
   }
 
-  const reportLog = async (mediaBuyId: string) => (await loadState(deps.store, reportLogStream(mediaBuyId), reportLogDecider)).state;
+  /**
+   * The buy's report log, once the report claimed last has its webhook: claiming and scheduling
+   * are two appends, and a crash between them would otherwise leave a number no webhook carries.
+   * Reports are issued one after another, so only the last claim can be in that state.
+   */
+  async function reportLog(buy: Buy) {
+    const { state } = await loadState(deps.store, reportLogStream(buy.terms.media_buy_id), reportLogDecider);
+    const last = lastClaimed(state);
+    if (last && (await deps.store.readStream(reportStream(buy.terms.media_buy_id, last.key), { limit: 1 })).length === 0) {
+      await issue(buy, { key: last.key, notification_type: last.notification_type, period: last.period, ...(last.expected_availability ? { expected_availability: last.expected_availability } : {}) });
+    }
+    return state;
+  }
 
   async function issue(buy: Buy, report: Report): Promise<void> {
     const { terms } = buy;
@@ -65,7 +77,15 @@ export function deliveryReporter(deps: ReporterDeps): BusHandler {
       deps.store,
       reportLogStream(terms.media_buy_id),
       reportLogDecider,
-      { type: 'ClaimReport', media_buy_id: terms.media_buy_id, key: report.key, notification_type: report.notification_type, period: report.period, now },
+      {
+        type: 'ClaimReport',
+        media_buy_id: terms.media_buy_id,
+        key: report.key,
+        notification_type: report.notification_type,
+        period: report.period,
+        ...(report.expected_availability ? { expected_availability: report.expected_availability } : {}),
+        now,
+      },
       { now, principal: 'delivery-reporter' },
     );
     const claimed = log.reports.get(report.key);
@@ -137,7 +157,7 @@ export function deliveryReporter(deps: ReporterDeps): BusHandler {
 
   /** Scheduled reports for every elapsed period not issued yet, oldest first. */
   async function catchUp(buy: Buy, through: string): Promise<void> {
-    const log = await reportLog(buy.terms.media_buy_id);
+    const log = await reportLog(buy);
     for (const p of periodsOf(buy, through)) {
       if (!log.reports.has(String(p.sequence))) await issue(buy, { key: String(p.sequence), notification_type: 'scheduled', period: { start: p.start, end: p.end } });
     }
@@ -147,7 +167,7 @@ export function deliveryReporter(deps: ReporterDeps): BusHandler {
     const d = e.data as { media_buy_id: string; through: string };
     const buy = await load(d.media_buy_id);
     if (!buy || TERMINAL.has(buy.status)) return;
-    await deps.projections.waitFor(e.position);
+    await deps.projections.applied(e.position);
     await catchUp(buy, d.through);
   }
 
@@ -157,10 +177,10 @@ export function deliveryReporter(deps: ReporterDeps): BusHandler {
     const buy = await load(d.media_buy_id);
     if (!buy) return;
     const hour = Date.parse(d.hour.hour_start);
-    const log = await reportLog(d.media_buy_id);
+    await deps.projections.applied(e.position);
+    const log = await reportLog(buy);
     const reported = [...log.reports.values()].find((r) => r.notification_type === 'scheduled' && Date.parse(hourFloor(r.period.start)) <= hour && hour < Date.parse(r.period.end));
     if (!reported) return; // not reported yet: the scheduled report will carry the restated numbers
-    await deps.projections.waitFor(e.position);
     await issue(buy, { key: `adjusted.${e.id}`, notification_type: 'adjusted', period: reported.period });
   }
 
@@ -169,17 +189,17 @@ export function deliveryReporter(deps: ReporterDeps): BusHandler {
     const d = (e as unknown as Extract<DeliveryEvent, { type: 'DeliveryDelayed' }>).data;
     const buy = await load(d.media_buy_id);
     if (!buy || TERMINAL.has(buy.status)) return;
-    const log = await reportLog(d.media_buy_id);
+    await deps.projections.applied(e.position);
+    const log = await reportLog(buy);
     const next = periodsOf(buy, buy.terms.end_time).find((p) => !log.reports.has(String(p.sequence)));
     if (!next) return;
-    await deps.projections.waitFor(e.position);
     await issue(buy, { key: `delayed.${e.id}`, notification_type: 'delayed', period: { start: next.start, end: next.end }, expected_availability: d.expected_availability });
   }
 
   async function onTerminal(e: StoredEvent, mediaBuyId: string, at: string): Promise<void> {
     const buy = await load(mediaBuyId);
     if (!buy) return;
-    await deps.projections.waitFor(e.position);
+    await deps.projections.applied(e.position);
     await catchUp(buy, at);
     const end = Date.parse(at) < Date.parse(buy.terms.end_time) ? at : buy.terms.end_time;
     await issue(buy, { key: 'final', notification_type: 'final', period: { start: buy.terms.start_time, end } });

@@ -107,6 +107,16 @@ export class ProjectionRunner {
   }
 
   /**
+   * For consumers that build from read models: resolves once every projection has applied
+   * `position`, and rejects if they have not within `timeoutMs`, so the consumer's batch is
+   * redelivered later instead of acting on rows that do not show the event yet.
+   */
+  async applied(position: number, timeoutMs = 10_000): Promise<void> {
+    await this.waitFor(position, timeoutMs);
+    if (!this.caughtUpWith(position) && !this.stopped) throw new Error(`read models have not reached log position ${position} yet`);
+  }
+
+  /**
    * Resolves once every projection has applied `position`, or after `timeoutMs` regardless: a
    * command can answer after its own effect is readable (read-your-writes) without ever hanging
    * on a slow projection.

@@ -1,4 +1,6 @@
 import { createHmac } from 'node:crypto';
+import { elapsedPeriods } from '../../src/domain/reporting/periods';
+import { reportLogStream } from '../../src/domain/reporting/report-log';
 import { issueApiKey } from '../../src/application/api-keys';
 import { KAFKA_BROKERS, PG_ADMIN_URL, createTestDatabase, describeWith, eventually } from '../support/infra';
 import { graphql, startTestGateway } from '../support/gateway';
@@ -294,6 +296,35 @@ function webhookSuite(name: string, env: () => Promise<{ env: Record<string, str
       await new Promise((r) => setTimeout(r, 1500));
       expect(reports()).toHaveLength(all.length);
     }, 90_000);
+
+    it('a report number claimed without its webhook (a crash between the two appends) is sent on the next delivery event', async () => {
+      const url = `${receiver.origin}/reports/orphan`;
+      const reports = () => receiver.received.filter((w) => w.path === '/reports/orphan' && w.answered === 200).map((w) => w.json);
+      const advance = (seconds: number) => graphql(gw.url, 'mutation($s: Int!) { advanceClock(seconds: $s) }', { s: seconds }, seller);
+      const clock = Date.parse((await advance(1)).body.data!.advanceClock as string);
+      const created = await task('create_media_buy', {
+        ...order('wh-orphan', { url: `${receiver.origin}/unused`, operation_id: 'op-orphan' }),
+        end_time: new Date(clock + 3 * 86_400_000).toISOString(),
+        reporting_webhook: { url, reporting_frequency: 'daily' },
+      });
+      const mediaBuyId = created.body.media_buy_id as string;
+      await graphql(gw.url, 'mutation($t: ID!) { approveTask(taskId: $t) }', { t: created.body.task_id }, seller);
+      const buy = (await eventually(async () => {
+        const b = (await task('get_media_buys', { media_buy_id: mediaBuyId })).body.media_buys?.[0];
+        return b?.status === 'active' ? b : undefined;
+      }, 10_000, 'active'))!;
+      // The state a crash leaves: the first period's number claimed, its webhook never appended.
+      const [first] = elapsedPeriods(buy.start_time, buy.end_time, 'daily', buy.end_time);
+      await gw.app.store.append(reportLogStream(mediaBuyId), [
+        { type: 'DeliveryReportSequenced', data: { media_buy_id: mediaBuyId, key: '1', notification_type: 'scheduled', sequence_number: 1, period: { start: first!.start, end: first!.end }, at: new Date().toISOString() } },
+      ], { expectedVersion: 'no_stream' });
+
+      await advance(86_400);
+      const sent = (await eventually(() => reports().find((r) => r.result.sequence_number === 1), 20_000, 'the orphaned report'))!;
+      expect(sent.result).toMatchObject({ notification_type: 'scheduled', reporting_period: { start: first!.start, end: first!.end } });
+      await new Promise((r) => setTimeout(r, 1000));
+      expect(reports().filter((r) => r.result.sequence_number === 1)).toHaveLength(1);
+    }, 60_000);
   });
 }
 

@@ -6,7 +6,8 @@ export type ReportKind = 'scheduled' | 'final' | 'adjusted' | 'delayed';
  * One buy's delivery reports in the order they were issued. Each report claims the next
  * sequence_number here before its webhook is scheduled, so numbers are gapless and strictly
  * increasing per buy whatever mix of scheduled, adjusted, delayed and final reports goes out, and
- * a report is named by a key (`scheduled.3`, `final`, `adjusted.<event id>`) so claiming it again
+ * a report is named by a key (`3` for the third scheduled period, `final`, `adjusted.<event id>`,
+ * `delayed.<event id>`) so claiming it again
  * — a redelivered event, a second instance — returns the number it already has.
  */
 export type ReportLogEvent = {
@@ -17,6 +18,7 @@ export type ReportLogEvent = {
     readonly notification_type: ReportKind;
     readonly sequence_number: number;
     readonly period: { readonly start: string; readonly end: string };
+    readonly expected_availability?: string;
     readonly at: string;
   };
 };
@@ -27,6 +29,7 @@ export type ReportLogCommand = {
   readonly key: string;
   readonly notification_type: ReportKind;
   readonly period: { readonly start: string; readonly end: string };
+  readonly expected_availability?: string;
   readonly now: string;
 };
 
@@ -37,6 +40,9 @@ export interface ReportLogState {
 
 export const reportLogStream = (mediaBuyId: string) => `delivery-reports-${mediaBuyId}`;
 
+/** The report claimed last (the only one whose webhook a crash can have left unwritten). */
+export const lastClaimed = (state: ReportLogState) => [...state.reports.values()].reduce<ReportLogEvent['data'] | undefined>((a, r) => (!a || r.sequence_number > a.sequence_number ? r : a), undefined);
+
 export const reportLogDecider: Decider<ReportLogCommand, ReportLogEvent, ReportLogState> = {
   initialState: () => ({ reports: new Map(), finalIssued: false }),
 
@@ -45,8 +51,9 @@ export const reportLogDecider: Decider<ReportLogCommand, ReportLogEvent, ReportL
       case 'ClaimReport': {
         // Already claimed: nothing new. After the final report: nothing at all.
         if (state.reports.has(command.key) || state.finalIssued) return [];
-        const { media_buy_id, key, notification_type, period, now } = command;
-        return [{ type: 'DeliveryReportSequenced', data: { media_buy_id, key, notification_type, sequence_number: state.reports.size + 1, period, at: now } }];
+        const { media_buy_id, key, notification_type, period, expected_availability, now } = command;
+        const data = { media_buy_id, key, notification_type, sequence_number: state.reports.size + 1, period, ...(expected_availability ? { expected_availability } : {}), at: now };
+        return [{ type: 'DeliveryReportSequenced', data }];
       }
       default:
         return assertNever(command.type);
