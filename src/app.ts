@@ -159,7 +159,7 @@ export async function startApp(
   await webhooks.start();
   const receiver = await WebhookReceiver.open(store, readModels, { overrides: config.originOverrides });
   const brandCrawler = new BrandCrawler(store, config.originOverrides, log);
-  const rateLimiter = await openRateLimiter(readModels, config.redis);
+  const rateLimiter = await openRateLimiter(readModels, config.redis, (err) => log.warn({ err }, 'redis error (rate limits)'));
   const oauth = new OAuthService({ config, store, readModels, cache, log });
   const gatewayClock = new GatewayClock(store);
   await gatewayClock.load();

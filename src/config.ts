@@ -43,6 +43,10 @@ const envSchema = z.object({
     .regex(/^[a-z0-9.-]+=https?:\/\/[^,\s]+(,[a-z0-9.-]+=https?:\/\/[^,\s]+)*$/, { message: 'must be domain=http://host:port[,…]' })
     .optional(),
   COMPLIANCE_DIRS: z.string().optional(),
+  TRUST_PROXY: z
+    .string()
+    .regex(/^(true|false|\d{1,2}|[0-9a-fA-F.:/]+(,[0-9a-fA-F.:/]+)*)$/, { message: 'must be true, false, a hop count, or comma-separated proxy addresses/CIDRs' })
+    .default('false'),
   REDIS_URL: z.string().regex(/^rediss?:\/\//, { message: 'must be a redis:// or rediss:// URL' }).optional(),
   REDIS_KEY_PREFIX: z.string().min(1).default('adcp-gateway:'),
   BRAND_RESOLVE_RATE_LIMIT: z.coerce.number().int().min(1).max(1_000_000).default(20),
@@ -96,6 +100,11 @@ export interface Config {
   allowPrivateWebhookUrls: boolean;
   /** Compliance bundle directories (each with an index.json) served besides the one @adcp/sdk ships. */
   complianceDirs: string[];
+  /**
+   * Which proxies may say who the client is (X-Forwarded-For): the client address that the rate
+   * limits count by. false: the socket's peer; true: any; a number: that many hops; or addresses.
+   */
+  trustProxy: boolean | number | string;
   /** Where rate-limit counters live when not in the database. */
   redis?: { url: string; keyPrefix: string };
   /** Bulk brand resolutions per client address per minute (spec §8: 20). */
@@ -174,6 +183,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     catalogFile: e.CATALOG_FILE ? path.resolve(e.CATALOG_FILE) : undefined,
     publicUrl: e.PUBLIC_URL?.replace(/\/$/, ''),
     allowPrivateWebhookUrls: e.ALLOW_PRIVATE_WEBHOOK_URLS === '1',
+    trustProxy: e.TRUST_PROXY === 'true' ? true : e.TRUST_PROXY === 'false' ? false : /^\d+$/.test(e.TRUST_PROXY) ? Number(e.TRUST_PROXY) : e.TRUST_PROXY,
     ...(e.REDIS_URL ? { redis: { url: e.REDIS_URL, keyPrefix: e.REDIS_KEY_PREFIX } } : {}),
     brandResolveRateLimit: e.BRAND_RESOLVE_RATE_LIMIT,
     complianceDirs: (e.COMPLIANCE_DIRS ?? '').split(',').map((d) => d.trim()).filter(Boolean).map((d) => path.resolve(d)),

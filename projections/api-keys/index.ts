@@ -56,6 +56,8 @@ export interface ApiKeyRow {
 export const apiKeyQueries = {
   byPrefix: (rm: ReadModelStore, prefix: string) =>
     rm.query<ApiKeyRow>('SELECT * FROM api_keys WHERE prefix = ? AND revoked_at IS NULL', [prefix]),
+  /** Whether a key exists and is not revoked. */
+  active: async (rm: ReadModelStore, keyId: string) => (await rm.query<{ key_id: string }>('SELECT key_id FROM api_keys WHERE key_id = ? AND revoked_at IS NULL', [keyId])).length > 0,
   list: (rm: ReadModelStore) =>
     rm.query<ApiKeyRow>('SELECT * FROM api_keys ORDER BY issued_at, key_id'),
 };

@@ -219,23 +219,33 @@ export class SqliteEventStore implements EventStore {
   private commitPending(): void {
     const batch = this.pending.splice(0);
     let outcomes: ({ ok: { result: AppendResult; rows: Row[] } } | { err: unknown })[] = [];
+    let faultyAppend = false;
     try {
       this.groupTx(() => {
         for (const a of batch) {
           try {
             outcomes.push({ ok: this.appendInGroup(a.streamId, a.events, a.expected) });
           } catch (err) {
-            if (!(err instanceof ConcurrencyError)) throw err;
+            if (!(err instanceof ConcurrencyError)) {
+              faultyAppend = true;
+              throw err;
+            }
             outcomes.push({ err });
           }
         }
       });
-    } catch {
+    } catch (err) {
+      if (!faultyAppend) {
+        // The transaction itself failed (the write lock stayed busy, the disk refused): every
+        // append in it failed the same way, and retrying each alone would only wait again.
+        for (const a of batch) a.reject(err);
+        return;
+      }
       outcomes = batch.map((a) => {
         try {
           return { ok: this.appendTx(a.streamId, a.events, a.expected) };
-        } catch (err) {
-          return { err };
+        } catch (e) {
+          return { err: e };
         }
       });
     }

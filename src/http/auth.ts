@@ -1,8 +1,9 @@
 import type { FastifyRequest } from 'fastify';
+import { apiKeyQueries } from '../../projections/api-keys';
 import { verifyApiKey, type Principal } from '../application/api-keys';
 import type { App } from '../app';
 import { AppError } from '../shared/errors';
-import { InvalidAccessToken, looksLikeJwt } from '../oauth/access-tokens';
+import { InvalidAccessToken, looksLikeJwt, TokenKeysUnavailable } from '../oauth/access-tokens';
 
 /**
  * Resolves the Bearer credential, if any: an `sk_` API key, or a user JWT (spec §5.1) checked
@@ -17,12 +18,20 @@ export async function authenticate(req: FastifyRequest, app: Pick<App, 'readMode
   if (!m) throw new AppError('UNAUTHENTICATED', 'Authorization must be "Bearer <key>"');
   const token = m[1]!;
   if (looksLikeJwt(token)) {
+    let principal: Principal;
     try {
-      return (await app.oauth.verifier.verify(token)).principal;
+      principal = (await app.oauth.verifier.verify(token)).principal;
     } catch (err) {
       if (err instanceof InvalidAccessToken) throw new AppError('UNAUTHENTICATED', `invalid access token: ${err.message}`);
+      if (err instanceof TokenKeysUnavailable) throw new AppError('UNAVAILABLE', `cannot check access tokens now: ${err.message}`);
       throw err;
     }
+    // The embedded server's tokens act as an API key: revoking the key ends them at once (the
+    // lookup is cached, and the cache is dropped when this instance applies a revocation).
+    if (app.oauth.embedded && !(await app.cache.get(`api-key-active:${principal.keyId}`, () => apiKeyQueries.active(app.readModels, principal.keyId)))) {
+      throw new AppError('UNAUTHENTICATED', 'invalid access token: the API key it acts for was revoked');
+    }
+    return principal;
   }
   const principal = await verifyApiKey(app.readModels, app.cache, token);
   if (!principal) throw new AppError('UNAUTHENTICATED', 'unknown or revoked API key');
@@ -34,7 +43,7 @@ export async function principalOrNull(req: FastifyRequest, app: Pick<App, 'readM
   try {
     return await authenticate(req, app);
   } catch (err) {
-    if (err instanceof AppError) return null;
+    if (err instanceof AppError && err.code === 'UNAUTHENTICATED') return null;
     throw err;
   }
 }

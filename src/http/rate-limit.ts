@@ -1,4 +1,5 @@
 import Redis from 'ioredis';
+import { AppError } from '../shared/errors';
 import type { ReadModelStore } from '../readmodel/port';
 
 /**
@@ -18,8 +19,8 @@ export interface RateLimiter {
   close(): Promise<void>;
 }
 
-export async function openRateLimiter(db: ReadModelStore, redis?: { url: string; keyPrefix: string }): Promise<RateLimiter> {
-  return redis ? RedisRateLimiter.open(redis.url, redis.keyPrefix) : SqlRateLimiter.open(db);
+export async function openRateLimiter(db: ReadModelStore, redis?: { url: string; keyPrefix: string }, onError?: (err: unknown) => void): Promise<RateLimiter> {
+  return redis ? RedisRateLimiter.open(redis.url, redis.keyPrefix, onError) : SqlRateLimiter.open(db);
 }
 
 const DDL = [
@@ -88,28 +89,42 @@ export class RedisRateLimiter implements RateLimiter {
     private readonly prefix: string,
   ) {}
 
-  static async open(url: string, prefix: string): Promise<RedisRateLimiter> {
+  static async open(url: string, prefix: string, onError?: (err: unknown) => void): Promise<RedisRateLimiter> {
     const redis = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 2, enableOfflineQueue: true });
+    // ioredis reconnects by itself; without a listener its errors would be unhandled events.
+    redis.on('error', (err) => onError?.(err));
     await redis.connect();
     return new RedisRateLimiter(redis, prefix);
   }
 
+  /** Cooldowns run on Redis's clock (the key's TTL); `now` is not used. */
   async cooldown(bucket: string, seconds: number): Promise<number | undefined> {
     const key = `${this.prefix}cooldown:${bucket}`;
-    if ((await this.redis.set(key, '1', 'EX', seconds, 'NX')) === 'OK') return undefined;
-    const ttl = await this.redis.ttl(key);
-    return Math.max(1, ttl > 0 ? ttl : seconds);
+    return this.call(async () => {
+      if ((await this.redis.set(key, '1', 'EX', seconds, 'NX')) === 'OK') return undefined;
+      const ttl = await this.redis.ttl(key);
+      return Math.max(1, ttl > 0 ? ttl : seconds);
+    });
   }
 
   async release(bucket: string): Promise<void> {
-    await this.redis.del(`${this.prefix}cooldown:${bucket}`);
+    await this.call(() => this.redis.del(`${this.prefix}cooldown:${bucket}`));
   }
 
   async hit(bucket: string, limit: number, windowSeconds: number, now = Date.now()): Promise<number | undefined> {
     const windowStart = Math.floor(now / 1000 / windowSeconds) * windowSeconds;
     const key = `${this.prefix}window:${bucket}:${windowStart}`;
-    const [[, hits]] = (await this.redis.multi().incr(key).expire(key, windowSeconds + 60).exec()) as [[Error | null, number], unknown];
+    const [[, hits]] = (await this.call(() => this.redis.multi().incr(key).expire(key, windowSeconds + 60).exec())) as [[Error | null, number], unknown];
     return hits > limit ? Math.max(1, windowStart + windowSeconds - Math.floor(now / 1000)) : undefined;
+  }
+
+  /** Redis down is the service's problem, not the caller's: a 503, never a 500. */
+  private async call<T>(op: () => Promise<T>): Promise<T> {
+    try {
+      return await op();
+    } catch (err) {
+      throw new AppError('UNAVAILABLE', `rate limiting is unavailable: ${(err as Error).message}`);
+    }
   }
 
   async close(): Promise<void> {

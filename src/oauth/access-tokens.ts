@@ -37,32 +37,40 @@ export class LocalTokenKeys implements TokenKeys {
   }
 }
 
+/** The issuer's keys cannot be had right now (and none are cached): a 503, not the caller's fault. */
+export class TokenKeysUnavailable extends Error {}
+
 /**
  * An outside issuer's JWKS, fetched with the SSRF-guarded client (https, public addresses, a byte
- * cap). Cached five minutes; an unknown kid refetches once, at most every 30 s, so a key rotation
- * is picked up without letting a stream of bogus kids hammer the issuer.
+ * cap). Cached five minutes; an unknown kid refetches, and a failed fetch is retried, at most
+ * every 30 s, so neither a stream of bogus kids nor an outage hammers the issuer. While the issuer
+ * is unreachable the keys last fetched keep working for up to a day.
  */
 export class RemoteTokenKeys implements TokenKeys {
   private keys = new Map<string, KeyObject>();
   private fetchedAt = 0;
+  private attemptedAt = 0;
+  private lastError?: string;
   private inflight?: Promise<void>;
 
   constructor(
     private readonly jwksUri: () => Promise<string>,
     private readonly overrides: OriginOverrides,
     private readonly ttlMs = 5 * 60_000,
-    private readonly refetchCooldownMs = 30_000,
+    private readonly retryMs = 30_000,
+    private readonly maxStaleMs = 24 * 3600_000,
   ) {}
 
   async key(header: JWSHeaderParameters): Promise<KeyObject> {
-    if (Date.now() - this.fetchedAt > this.ttlMs) await this.load();
+    if (Date.now() - this.fetchedAt > this.ttlMs) await this.refresh();
     let key = this.pick(header);
-    if (!key && Date.now() - this.fetchedAt >= this.refetchCooldownMs) {
-      await this.load();
+    if (!key) {
+      await this.refresh();
       key = this.pick(header);
     }
-    if (!key) throw new InvalidAccessToken('token signed with a key the issuer does not publish');
-    return key;
+    if (key) return key;
+    if (this.keys.size === 0 && this.lastError) throw new TokenKeysUnavailable(`the issuer's keys could not be fetched (${this.lastError})`);
+    throw new InvalidAccessToken('token signed with a key the issuer does not publish');
   }
 
   private pick(header: JWSHeaderParameters): KeyObject | undefined {
@@ -70,7 +78,10 @@ export class RemoteTokenKeys implements TokenKeys {
     return this.keys.size === 1 ? [...this.keys.values()][0] : undefined;
   }
 
-  private load(): Promise<void> {
+  /** Fetches the set unless an attempt was made within `retryMs`; never throws. */
+  private refresh(): Promise<void> {
+    if (Date.now() - this.attemptedAt < this.retryMs) return this.inflight ?? Promise.resolve();
+    this.attemptedAt = Date.now();
     this.inflight ??= (async () => {
       try {
         const uri = await this.jwksUri();
@@ -86,8 +97,10 @@ export class RemoteTokenKeys implements TokenKeys {
         }
         this.keys = keys;
         this.fetchedAt = Date.now();
+        this.lastError = undefined;
       } catch (err) {
-        throw new InvalidAccessToken(`the issuer's keys could not be fetched (${(err as Error).message})`);
+        this.lastError = (err as Error).message;
+        if (Date.now() - this.fetchedAt > this.maxStaleMs) this.keys = new Map();
       } finally {
         this.inflight = undefined;
       }
@@ -112,6 +125,7 @@ export class AccessTokenVerifier {
     private readonly embedded: boolean,
   ) {}
 
+  /** Throws InvalidAccessToken (a 401) or TokenKeysUnavailable (a 503). */
   async verify(token: string): Promise<VerifiedAccessToken> {
     const expected = this.expected();
     if (!expected) throw new InvalidAccessToken('the authorization server is not ready');
@@ -123,8 +137,11 @@ export class AccessTokenVerifier {
         algorithms: this.config.algorithms,
         clockTolerance: 30,
         requiredClaims: ['exp', 'sub'],
+        // Our own access tokens say what they are (RFC 9068); outside issuers often do not.
+        ...(this.embedded ? { typ: 'at+jwt' } : {}),
       }));
     } catch (err) {
+      if (err instanceof TokenKeysUnavailable) throw err;
       throw new InvalidAccessToken(describe(err));
     }
     const sub = claims.sub!;

@@ -55,6 +55,7 @@ export interface AuthorizationServerDeps {
   tokenKeys: TokenKeys;
   log: Logger;
   accessTokenTtlSeconds: number;
+  trustProxy: boolean | number | string;
   adminClaim: { claim: string; value: string };
   /** `https://host/` (the SDK's spelling of the issuer, trailing slash included). */
   issuer: string;
@@ -74,6 +75,8 @@ export function createAuthorizationServer(deps: AuthorizationServerDeps): expres
   const provider = new EventSourcedOAuthProvider(deps);
   const ex = express();
   ex.disable('x-powered-by');
+  // The SDK's rate limits count by client address: the same proxies are trusted as for Fastify.
+  ex.set('trust proxy', deps.trustProxy);
   const issuerUrl = new URL(deps.issuer);
   // The SDK's rate limiters keep in-process counters; their proxy-header checks only log noise here.
   const rateLimit = { validate: false } as const;
@@ -183,6 +186,8 @@ class EventSourcedOAuthProvider implements OAuthServerProvider {
   }
 
   async authorize(client: OAuthClientInformationFull, params: AuthorizationParams, res: Response): Promise<void> {
+    // Refuse now what the code could never be exchanged for.
+    if (params.resource && !this.deps.audiences.includes(params.resource.href)) throw new InvalidTargetError(`resource must be one of ${this.deps.audiences.join(', ')}`);
     const key = this.deps.keys.activeKey();
     const request = await new SignJWT({
       client_id: client.client_id,
@@ -261,24 +266,40 @@ class EventSourcedOAuthProvider implements OAuthServerProvider {
     res.redirect(302, back.href);
   }
 
+  /**
+   * Runs before the SDK checks the PKCE verifier: a used code still answers its challenge here,
+   * and only a caller who also holds the verifier reaches the exchange, where a replay ends the
+   * grant. A replay without the verifier is refused by the PKCE check and ends nothing.
+   */
   async challengeForAuthorizationCode(client: OAuthClientInformationFull, code: string): Promise<string> {
-    const grant = await this.grantOf(code, 'authorization_code', client);
+    const grant = await this.grantOf(code, 'authorization_code', client, 'allow');
     return grant.codeChallenge!;
   }
 
   async exchangeAuthorizationCode(client: OAuthClientInformationFull, code: string, _verifier?: string, redirectUri?: string, resource?: URL): Promise<OAuthTokens> {
-    const grant = await this.grantOf(code, 'authorization_code', client);
+    const grant = await this.grantOf(code, 'authorization_code', client, 'revoke');
     if (redirectUri !== undefined && redirectUri !== grant.redirectUri) throw new InvalidGrantError('redirect_uri does not match the authorization request');
-    if (resource && grant.resource && resource.href !== grant.resource) throw new InvalidTargetError('resource does not match the authorization request');
+    // Every check before the code is spent: a malformed request must not cost the user the grant.
+    const audience = this.audienceFor(grant, resource);
     await this.use(code, grant);
-    return this.issueTokens(client, grant, grant.scopes, resource?.href ?? grant.resource);
+    return this.issueTokens(client, grant, grant.scopes, audience);
   }
 
   async exchangeRefreshToken(client: OAuthClientInformationFull, refreshToken: string, scopes?: string[], resource?: URL): Promise<OAuthTokens> {
-    const grant = await this.grantOf(refreshToken, 'refresh_token', client);
+    const grant = await this.grantOf(refreshToken, 'refresh_token', client, 'revoke');
     if (scopes?.some((s) => !grant.scopes.includes(s))) throw new InvalidScopeError('a refresh cannot widen the granted scopes');
+    const audience = this.audienceFor(grant, resource);
     await this.use(refreshToken, grant);
-    return this.issueTokens(client, grant, scopes ?? grant.scopes, resource?.href ?? grant.resource);
+    // The new refresh token keeps the grant's scopes (RFC 6749 §6); only this access token is narrowed.
+    return this.issueTokens(client, grant, scopes ?? grant.scopes, audience);
+  }
+
+  /** The `aud` for tokens from this grant: the resource it was granted for (RFC 8707), one of ours. */
+  private audienceFor(grant: Grant, resource: URL | undefined): string | undefined {
+    if (resource && grant.resource && resource.href !== grant.resource) throw new InvalidTargetError('resource does not match the one this grant is for');
+    const audience = resource?.href ?? grant.resource;
+    if (audience !== undefined && !this.deps.audiences.includes(audience)) throw new InvalidTargetError(`resource must be one of ${this.deps.audiences.join(', ')}`);
+    return audience;
   }
 
   async verifyAccessToken(token: string): Promise<AuthInfo> {
@@ -309,12 +330,14 @@ class EventSourcedOAuthProvider implements OAuthServerProvider {
     return (events[0] as unknown as OAuthClientEvent | undefined)?.data;
   }
 
-  private async grantOf(token: string, kind: Grant['kind'], client: OAuthClientInformationFull): Promise<Grant> {
+  /** `onReuse`: a used credential presented again ends its whole grant family, or (for the PKCE lookup) passes. */
+  private async grantOf(token: string, kind: Grant['kind'], client: OAuthClientInformationFull, onReuse: 'revoke' | 'allow'): Promise<Grant> {
     const { state } = await loadState(this.deps.store, oauthGrantStream(sha256(token)), grantDecider);
     if (state.status === 'none' || state.grant.kind !== kind || state.grant.clientId !== client.client_id) throw new InvalidGrantError(`unknown ${kind.replace('_', ' ')}`);
     if (Date.parse(state.grant.expiresAt) <= Date.now()) throw new InvalidGrantError(`${kind.replace('_', ' ')} expired`);
     if ((await this.deps.store.readStream(oauthFamilyStream(state.grant.family))).length > 0) throw new InvalidGrantError('this grant was revoked');
     if (state.status === 'used') {
+      if (onReuse === 'allow') return state.grant;
       // A second use means the credential leaked (RFC 9700 §4.14): end everything it led to.
       await this.revokeFamily(state.grant.family, `${kind} reused`);
       throw new InvalidGrantError(`${kind.replace('_', ' ')} already used; every token from this grant is revoked`);
@@ -336,7 +359,6 @@ class EventSourcedOAuthProvider implements OAuthServerProvider {
   }
 
   private async issueTokens(client: OAuthClientInformationFull, grant: Grant, scopes: readonly string[], resource: string | undefined): Promise<OAuthTokens> {
-    if (resource !== undefined && !this.deps.audiences.includes(resource)) throw new InvalidTargetError(`resource must be one of ${this.deps.audiences.join(', ')}`);
     // A revoked key ends the user's access at the next refresh.
     const { state: key } = await loadState(this.deps.store, apiKeyStream(grant.subject.keyId), apiKeyDecider);
     if (key.status !== 'active') {
@@ -348,7 +370,7 @@ class EventSourcedOAuthProvider implements OAuthServerProvider {
       kind: 'refresh_token',
       clientId: client.client_id,
       subject: grant.subject,
-      scopes: [...scopes],
+      scopes: [...grant.scopes],
       ...(resource ? { resource } : {}),
       family: grant.family,
       expiresAt: new Date(Date.now() + REFRESH_TTL_MS).toISOString(),

@@ -54,6 +54,7 @@ export class OAuthService {
         verifier: this.verifier,
         tokenKeys: this.tokenKeys,
         accessTokenTtlSeconds: this.deps.config.oauth.accessTokenTtlSeconds,
+        trustProxy: this.deps.config.trustProxy,
         adminClaim: this.deps.config.oauth.adminClaim,
         issuer: this.issuer()!,
         audiences: this.audiences(),

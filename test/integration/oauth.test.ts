@@ -216,6 +216,37 @@ describe('OAuth: the embedded authorization server (authorization code + PKCE) a
     expect(unknownClient.status).toBe(400);
   });
 
+  it('a bad request does not spend the grant: wrong resource on refresh, a replayed code without the verifier, a narrowed scope', async () => {
+    const { client, code, tokens } = await tokensFor(adminKey);
+    // A resource this gateway does not serve: refused, and the refresh token still works.
+    expect(await exchange({ grant_type: 'refresh_token', refresh_token: tokens.refresh_token, client_id: client.client_id, resource: 'https://elsewhere.example/api' })).toMatchObject({ status: 400, body: { error: 'invalid_target' } });
+    // Someone replaying the used code without its verifier is refused and ends nothing.
+    expect(await exchange({ grant_type: 'authorization_code', code, code_verifier: pkce().verifier, client_id: client.client_id, redirect_uri: REDIRECT })).toMatchObject({ status: 400, body: { error: 'invalid_grant' } });
+    const narrowed = await exchange({ grant_type: 'refresh_token', refresh_token: tokens.refresh_token, client_id: client.client_id, scope: 'openid' });
+    expect(narrowed.status).toBe(200);
+    // Narrowing one access token keeps the grant's scopes for the next refresh (RFC 6749 §6).
+    const again = await exchange({ grant_type: 'refresh_token', refresh_token: narrowed.body.refresh_token, client_id: client.client_id });
+    expect(again).toMatchObject({ status: 200, body: { scope: 'openid' } });
+    // A resource the authorization request names must be ours, or no code is issued at all.
+    const authorize = new URL(`${gw.url}/authorize`);
+    for (const [k, v] of Object.entries({ response_type: 'code', client_id: client.client_id, redirect_uri: REDIRECT, code_challenge: pkce().challenge, code_challenge_method: 'S256', state: 's', resource: 'https://elsewhere.example/api' })) authorize.searchParams.set(k, v);
+    const refused = await fetch(authorize, { redirect: 'manual' });
+    expect(refused.status).toBe(302);
+    expect(new URL(refused.headers.get('location')!).searchParams.get('error')).toBe('invalid_target');
+  });
+
+  it('revoking the API key ends the access tokens minted from it at once', async () => {
+    const doomed = await issueApiKey(gw.app.store, { org: 'temp', role: 'seller' }, { now: new Date().toISOString() });
+    await eventually(async () => (await fetch(`${gw.url}/readyz`)).status === 200, 10_000, 'key projected');
+    const { tokens } = await tokensFor(doomed.key);
+    expect(await viewer(tokens.access_token)).toEqual({ org: 'temp', role: 'seller' });
+    await revokeApiKey(gw.app.store, doomed.keyId, { now: new Date().toISOString() });
+    await eventually(async () => {
+      const r = await fetch(`${gw.url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${tokens.access_token}` }, body: '{"query":"{ viewer { org } }"}' });
+      return r.status === 401 && JSON.stringify(await r.json()).includes('revoked');
+    }, 10_000, 'the token refused');
+  });
+
   it('a confidential client: its secret is required, compared, and never stored in the clear', async () => {
     const { status, body: client } = await register({ token_endpoint_auth_method: 'client_secret_post' });
     expect(status).toBe(201);
@@ -304,6 +335,18 @@ describe('OAuth: tokens from an outside issuer', () => {
     const as = await fetch(`${gw.url}/.well-known/oauth-authorization-server`);
     expect(as.status).toBe(404);
     expect(((await as.json()) as any).error_description).toContain(ISSUER);
+  });
+
+  it('an unreachable issuer: keys fetched before keep working; with none fetched yet the answer is 503, not 401', async () => {
+    const admin = await token({ roles: ['registry-admin'] });
+    expect(await revalidate(admin)).not.toBe(401);
+    const lonely = await startTestGateway({ OAUTH_ISSUER: 'https://idp-down.example', REGISTRY_ORIGIN_OVERRIDES: 'idp-down.example=http://127.0.0.1:1' });
+    try {
+      const r = await fetch(`${lonely.url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${admin}` }, body: '{"query":"{ viewer { org } }"}' });
+      expect(r.status).toBe(503);
+    } finally {
+      await lonely.stop();
+    }
   });
 
   it('refuses a wrong issuer, a wrong audience, an expired token and an unknown key', async () => {
