@@ -98,6 +98,15 @@ export function createAuthorizationServer(deps: AuthorizationServerDeps): expres
   ex.get('/oauth/jwks.json', (_req, res) => {
     res.set({ 'access-control-allow-origin': '*', 'cache-control': 'public, max-age=300' }).type('application/jwk-set+json').send(deps.keys.publicJwks());
   });
+  // The SDK reports a bad authorization request by redirecting to the client's redirect_uri, and
+  // registration is open, so such a redirect could go anywhere a stranger registered (RFC 9700
+  // §4.11.2): a malformed request gets an error page here instead, and never leaves this origin.
+  ex.use('/authorize', express.urlencoded({ extended: false, limit: '16kb' }), (req, res, next) => {
+    const params = (req.method === 'POST' ? req.body : req.query) as Record<string, unknown>;
+    const problem = authorizationRequestProblem(params, deps.audiences);
+    if (!problem) return next();
+    res.status(400).set(PAGE_HEADERS).send(errorPage(`This sign-in link is not valid: ${problem}.`));
+  });
   // Confidential clients present their secret here; only its hash is stored (see provider.clientsStore).
   ex.use(['/token', '/revoke'], express.urlencoded({ extended: false, limit: '16kb' }), (req, _res, next) => provider.checkClientSecret(req, next));
   ex.use(mcpAuthRouter(routerOptions));
@@ -117,6 +126,18 @@ export function createAuthorizationServer(deps: AuthorizationServerDeps): expres
     res.status(status >= 500 ? 500 : status).json({ error: status >= 500 ? 'server_error' : 'invalid_request', error_description: status === 413 ? 'request body too large' : 'malformed request' });
   });
   return ex;
+}
+
+/** What is wrong with an authorization request's parameters (beyond client and redirect_uri), if anything. */
+export function authorizationRequestProblem(params: Record<string, unknown>, audiences: readonly string[]): string | undefined {
+  if (params.response_type !== 'code') return 'response_type must be code';
+  if (typeof params.code_challenge !== 'string' || params.code_challenge.length === 0) return 'a PKCE code_challenge is required';
+  if (params.code_challenge_method !== 'S256') return 'code_challenge_method must be S256';
+  for (const name of ['scope', 'state'] as const) {
+    if (params[name] !== undefined && typeof params[name] !== 'string') return `${name} must be given once`;
+  }
+  if (params.resource !== undefined && (typeof params.resource !== 'string' || !audiences.includes(params.resource))) return `resource must be one of ${audiences.join(', ')}`;
+  return undefined;
 }
 
 class EventSourcedOAuthProvider implements OAuthServerProvider {

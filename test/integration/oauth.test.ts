@@ -227,12 +227,24 @@ describe('OAuth: the embedded authorization server (authorization code + PKCE) a
     // Narrowing one access token keeps the grant's scopes for the next refresh (RFC 6749 §6).
     const again = await exchange({ grant_type: 'refresh_token', refresh_token: narrowed.body.refresh_token, client_id: client.client_id });
     expect(again).toMatchObject({ status: 200, body: { scope: 'openid' } });
-    // A resource the authorization request names must be ours, or no code is issued at all.
-    const authorize = new URL(`${gw.url}/authorize`);
-    for (const [k, v] of Object.entries({ response_type: 'code', client_id: client.client_id, redirect_uri: REDIRECT, code_challenge: pkce().challenge, code_challenge_method: 'S256', state: 's', resource: 'https://elsewhere.example/api' })) authorize.searchParams.set(k, v);
-    const refused = await fetch(authorize, { redirect: 'manual' });
-    expect(refused.status).toBe(302);
-    expect(new URL(refused.headers.get('location')!).searchParams.get('error')).toBe('invalid_target');
+  });
+
+  it('a malformed authorization request gets an error page here, never a redirect to the client (open registration)', async () => {
+    const client = (await register()).body;
+    const good = { response_type: 'code', client_id: client.client_id, redirect_uri: REDIRECT, code_challenge: pkce().challenge, code_challenge_method: 'S256', state: 's' };
+    for (const [change, why] of [
+      [{ resource: 'https://elsewhere.example/api' }, 'resource must be one of'],
+      [{ code_challenge: '' }, 'code_challenge is required'],
+      [{ code_challenge_method: 'plain' }, 'S256'],
+      [{ response_type: 'token' }, 'response_type'],
+    ] as const) {
+      const authorize = new URL(`${gw.url}/authorize`);
+      for (const [k, v] of Object.entries({ ...good, ...change })) authorize.searchParams.set(k, v);
+      const refused = await fetch(authorize, { redirect: 'manual' });
+      expect(refused.status).toBe(400);
+      expect(refused.headers.get('location')).toBeNull();
+      expect(await refused.text()).toContain(why);
+    }
   });
 
   it('revoking the API key ends the access tokens minted from it at once', async () => {
