@@ -4,7 +4,7 @@ import { appendOnce, handleCommand, loadState } from '../../src/application/comm
 import type { DeliveryEvent } from '../../src/domain/delivery/delivery';
 import { mediaBuyDecider, mediaBuyStream, type MediaBuyEvent, type MediaBuyTerms } from '../../src/domain/media-buy/media-buy';
 import { elapsedPeriods, type Period, type ReportingFrequency } from '../../src/domain/reporting/periods';
-import { lastClaimed, reportLogDecider, reportLogStream, type ReportKind } from '../../src/domain/reporting/report-log';
+import { lastClaimed, reportLogDecider, reportLogStream, type ReportKind, type ReportLogState } from '../../src/domain/reporting/report-log';
 import type { WebhookEvent } from '../../src/domain/webhook/webhook';
 import type { EventStore, StoredEvent } from '../../src/eventstore/port';
 import type { ProjectionRunner } from '../../src/projections/runner';
@@ -25,6 +25,9 @@ export interface ReporterDeps {
 
 /** One webhook stream per report, named by its key in the buy's report log. */
 export const reportStream = (mediaBuyId: string, key: string) => `webhook-report-${mediaBuyId}.${key}`;
+
+/** The reporting period a scheduled report webhook carried. */
+const periodOf = (e: StoredEvent) => (JSON.parse((e.data as { body: string }).body) as { result: { reporting_period: { start: string; end: string } } }).result.reporting_period;
 
 const hourFloor = (iso: string) => new Date(Math.floor(Date.parse(iso) / 3600_000) * 3600_000).toISOString();
 
@@ -62,10 +65,34 @@ export function deliveryReporter(deps: ReporterDeps): BusHandler {
    * Reports are issued one after another, so only the last claim can be in that state.
    */
   async function reportLog(buy: Buy) {
-    const { state } = await loadState(deps.store, reportLogStream(buy.terms.media_buy_id), reportLogDecider);
+    let { state } = await loadState(deps.store, reportLogStream(buy.terms.media_buy_id), reportLogDecider);
+    if (state.reports.size === 0) state = await adoptEarlierReports(buy, state);
     const last = lastClaimed(state);
     if (last && (await deps.store.readStream(reportStream(buy.terms.media_buy_id, last.key), { limit: 1 })).length === 0) {
       await issue(buy, { key: last.key, notification_type: last.notification_type, period: last.period, ...(last.expected_availability ? { expected_availability: last.expected_availability } : {}) });
+    }
+    return state;
+  }
+
+  /**
+   * Buys that sent reports before the report log existed (their k-th scheduled report is stream
+   * `.k`, their final one `.final`): their log is written from those, in order, so numbering goes
+   * on from where it was.
+   */
+  async function adoptEarlierReports(buy: Buy, empty: ReportLogState): Promise<ReportLogState> {
+    const id = buy.terms.media_buy_id;
+    const earlier: { key: string; notification_type: ReportKind; period: { start: string; end: string } }[] = [];
+    for (let k = 1; ; k++) {
+      const [first] = await deps.store.readStream(reportStream(id, String(k)), { limit: 1 });
+      if (!first) break;
+      earlier.push({ key: String(k), notification_type: 'scheduled', period: periodOf(first) });
+    }
+    const [final] = await deps.store.readStream(reportStream(id, 'final'), { limit: 1 });
+    if (final) earlier.push({ key: 'final', notification_type: 'final', period: periodOf(final) });
+    let state = empty;
+    for (const r of earlier) {
+      const now = new Date().toISOString();
+      ({ state } = await handleCommand(deps.store, reportLogStream(id), reportLogDecider, { type: 'ClaimReport', media_buy_id: id, ...r, now }, { now, principal: 'delivery-reporter' }));
     }
     return state;
   }

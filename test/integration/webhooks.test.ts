@@ -325,6 +325,35 @@ function webhookSuite(name: string, env: () => Promise<{ env: Record<string, str
       await new Promise((r) => setTimeout(r, 1000));
       expect(reports().filter((r) => r.result.sequence_number === 1)).toHaveLength(1);
     }, 60_000);
+
+    it('a buy that sent reports before the report log existed goes on numbering from them', async () => {
+      const url = `${receiver.origin}/reports/legacy`;
+      const reports = () => receiver.received.filter((w) => w.path === '/reports/legacy' && w.answered === 200).map((w) => w.json);
+      const advance = (seconds: number) => graphql(gw.url, 'mutation($s: Int!) { advanceClock(seconds: $s) }', { s: seconds }, seller);
+      const clock = Date.parse((await advance(1)).body.data!.advanceClock as string);
+      const created = await task('create_media_buy', {
+        ...order('wh-legacy', { url: `${receiver.origin}/unused`, operation_id: 'op-legacy' }),
+        end_time: new Date(clock + 3 * 86_400_000).toISOString(),
+        reporting_webhook: { url, reporting_frequency: 'daily' },
+      });
+      const mediaBuyId = created.body.media_buy_id as string;
+      await graphql(gw.url, 'mutation($t: ID!) { approveTask(taskId: $t) }', { t: created.body.task_id }, seller);
+      const buy = (await eventually(async () => {
+        const b = (await task('get_media_buys', { media_buy_id: mediaBuyId })).body.media_buys?.[0];
+        return b?.status === 'active' ? b : undefined;
+      }, 10_000, 'active'))!;
+      const [first, second] = elapsedPeriods(buy.start_time, buy.end_time, 'daily', buy.end_time);
+      // How an earlier version left it: report 1 as its own webhook stream, and no report log.
+      const body = JSON.stringify({ idempotency_key: 'whk_legacy_report_1_xxxxxxxx', task_id: `delivery_report_${mediaBuyId}_000001`, operation_id: `delivery_report_${mediaBuyId}`, task_type: 'media_buy_delivery', status: 'completed', timestamp: new Date().toISOString(), result: { notification_type: 'scheduled', sequence_number: 1, reporting_period: { start: first!.start, end: first!.end }, currency: 'USD', media_buy_deliveries: [] } });
+      await gw.app.store.append(`webhook-report-${mediaBuyId}.1`, [
+        { type: 'WebhookScheduled', data: { idempotency_key: 'whk_legacy_report_1_xxxxxxxx', owner: 'acme', notification_type: 'delivery_report', adcp_notification_type: 'scheduled', sequence_number: 1, media_buy_id: mediaBuyId, url, auth: { scheme: 'rfc9421' }, body, scheduled_at: new Date().toISOString() } },
+      ], { expectedVersion: 'no_stream' });
+
+      const delayed = await graphql(gw.url, 'mutation($m: ID!, $e: String!) { reportDeliveryDelay(mediaBuyId: $m, expectedAvailability: $e, reason: "late feed") }', { m: mediaBuyId, e: new Date(clock + 5 * 86_400_000).toISOString() }, seller);
+      expect(delayed.body.errors).toBeUndefined();
+      const late = (await eventually(() => reports().find((r) => r.result.notification_type === 'delayed'), 20_000, 'delayed report'))!;
+      expect(late.result).toMatchObject({ sequence_number: 2, reporting_period: { start: second!.start, end: second!.end } });
+    }, 60_000);
   });
 }
 
