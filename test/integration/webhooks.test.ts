@@ -222,24 +222,32 @@ function webhookSuite(name: string, env: () => Promise<{ env: Record<string, str
       expect([...seqs].sort()).toEqual(scheduled.map((_, i) => i + 1));
     }, 60_000);
 
-    it('late data: an adjusted report restates a reported period, a delayed report says when to expect the next; sequence numbers stay gapless', async () => {
-      const url = `${receiver.origin}/reports/late`;
+    /** A live three-day buy sending daily reports to `/reports/<name>`, planned on the gateway's clock (earlier tests move it). */
+    const reportingBuy = async (name: string) => {
+      const url = `${receiver.origin}/reports/${name}`;
       const reports = () =>
         receiver.received
-          .filter((w) => w.path === '/reports/late' && w.answered === 200)
+          .filter((w) => w.path === `/reports/${name}` && w.answered === 200)
           .map((w) => w.json)
           .sort((x, y) => x.result.sequence_number - y.result.sequence_number);
       const advance = (seconds: number) => graphql(gw.url, 'mutation($s: Int!) { advanceClock(seconds: $s) }', { s: seconds }, seller);
-      // Earlier tests moved the gateway clock: plan the flight on its time, not the wall clock's.
       const clock = Date.parse((await advance(1)).body.data!.advanceClock as string);
       const created = await task('create_media_buy', {
-        ...order('wh-late', { url: `${receiver.origin}/unused`, operation_id: 'op-late' }),
+        ...order(`wh-${name}`, { url: `${receiver.origin}/unused`, operation_id: `op-${name}` }),
         end_time: new Date(clock + 3 * 86_400_000).toISOString(),
         reporting_webhook: { url, reporting_frequency: 'daily' },
       });
       const mediaBuyId = created.body.media_buy_id as string;
       await graphql(gw.url, 'mutation($t: ID!) { approveTask(taskId: $t) }', { t: created.body.task_id }, seller);
-      await eventually(async () => (await task('get_media_buys', { media_buy_id: mediaBuyId })).body.media_buys?.[0]?.status === 'active', 10_000, 'active');
+      const buy = (await eventually(async () => {
+        const b = (await task('get_media_buys', { media_buy_id: mediaBuyId })).body.media_buys?.[0];
+        return b?.status === 'active' ? b : undefined;
+      }, 10_000, 'active'))!;
+      return { url, reports, advance, clock, mediaBuyId, buy };
+    };
+
+    it('late data: an adjusted report restates a reported period, a delayed report says when to expect the next; sequence numbers stay gapless', async () => {
+      const { reports, advance, clock, mediaBuyId } = await reportingBuy('late');
 
       await advance(86_400);
       const first = (await eventually(() => reports()[0], 20_000, 'first scheduled report'))!;
@@ -298,21 +306,7 @@ function webhookSuite(name: string, env: () => Promise<{ env: Record<string, str
     }, 90_000);
 
     it('a report number claimed without its webhook (a crash between the two appends) is sent on the next delivery event', async () => {
-      const url = `${receiver.origin}/reports/orphan`;
-      const reports = () => receiver.received.filter((w) => w.path === '/reports/orphan' && w.answered === 200).map((w) => w.json);
-      const advance = (seconds: number) => graphql(gw.url, 'mutation($s: Int!) { advanceClock(seconds: $s) }', { s: seconds }, seller);
-      const clock = Date.parse((await advance(1)).body.data!.advanceClock as string);
-      const created = await task('create_media_buy', {
-        ...order('wh-orphan', { url: `${receiver.origin}/unused`, operation_id: 'op-orphan' }),
-        end_time: new Date(clock + 3 * 86_400_000).toISOString(),
-        reporting_webhook: { url, reporting_frequency: 'daily' },
-      });
-      const mediaBuyId = created.body.media_buy_id as string;
-      await graphql(gw.url, 'mutation($t: ID!) { approveTask(taskId: $t) }', { t: created.body.task_id }, seller);
-      const buy = (await eventually(async () => {
-        const b = (await task('get_media_buys', { media_buy_id: mediaBuyId })).body.media_buys?.[0];
-        return b?.status === 'active' ? b : undefined;
-      }, 10_000, 'active'))!;
+      const { reports, advance, mediaBuyId, buy } = await reportingBuy('orphan');
       // The state a crash leaves: the first period's number claimed, its webhook never appended.
       const [first] = elapsedPeriods(buy.start_time, buy.end_time, 'daily', buy.end_time);
       await gw.app.store.append(reportLogStream(mediaBuyId), [
@@ -327,21 +321,7 @@ function webhookSuite(name: string, env: () => Promise<{ env: Record<string, str
     }, 60_000);
 
     it('a buy that sent reports before the report log existed goes on numbering from them', async () => {
-      const url = `${receiver.origin}/reports/legacy`;
-      const reports = () => receiver.received.filter((w) => w.path === '/reports/legacy' && w.answered === 200).map((w) => w.json);
-      const advance = (seconds: number) => graphql(gw.url, 'mutation($s: Int!) { advanceClock(seconds: $s) }', { s: seconds }, seller);
-      const clock = Date.parse((await advance(1)).body.data!.advanceClock as string);
-      const created = await task('create_media_buy', {
-        ...order('wh-legacy', { url: `${receiver.origin}/unused`, operation_id: 'op-legacy' }),
-        end_time: new Date(clock + 3 * 86_400_000).toISOString(),
-        reporting_webhook: { url, reporting_frequency: 'daily' },
-      });
-      const mediaBuyId = created.body.media_buy_id as string;
-      await graphql(gw.url, 'mutation($t: ID!) { approveTask(taskId: $t) }', { t: created.body.task_id }, seller);
-      const buy = (await eventually(async () => {
-        const b = (await task('get_media_buys', { media_buy_id: mediaBuyId })).body.media_buys?.[0];
-        return b?.status === 'active' ? b : undefined;
-      }, 10_000, 'active'))!;
+      const { url, reports, clock, mediaBuyId, buy } = await reportingBuy('legacy');
       const [first, second] = elapsedPeriods(buy.start_time, buy.end_time, 'daily', buy.end_time);
       // How an earlier version left it: report 1 as its own webhook stream, and no report log.
       const body = JSON.stringify({ idempotency_key: 'whk_legacy_report_1_xxxxxxxx', task_id: `delivery_report_${mediaBuyId}_000001`, operation_id: `delivery_report_${mediaBuyId}`, task_type: 'media_buy_delivery', status: 'completed', timestamp: new Date().toISOString(), result: { notification_type: 'scheduled', sequence_number: 1, reporting_period: { start: first!.start, end: first!.end }, currency: 'USD', media_buy_deliveries: [] } });
