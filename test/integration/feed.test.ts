@@ -98,7 +98,7 @@ describeWith('Kafka', !!KAFKA_BROKERS, 'the change feed on its Kafka topic', () 
       const served = (await eventually(async () => {
         const r = (await (await fetch(`${gw.url}/api/registry/feed?types=brand.*`, { headers: { authorization: `Bearer ${reader}` } })).json()) as { events: Record<string, unknown>[] };
         return r.events.length > 0 ? r.events : undefined;
-      }, 30_000, 'the feed entry over REST'))!;
+      }, 60_000, 'the feed entry over REST'))!;
 
       const seen: { key: string; type: string; entry: Record<string, unknown> }[] = [];
       await consumer.connect();
@@ -117,5 +117,5 @@ describeWith('Kafka', !!KAFKA_BROKERS, 'the change feed on its Kafka topic', () 
       await gw.stop();
       await origins.close();
     }
-  }, 120_000);
+  }, 180_000);
 });

@@ -250,7 +250,7 @@ function webhookSuite(name: string, env: () => Promise<{ env: Record<string, str
       const { reports, advance, clock, mediaBuyId } = await reportingBuy('late');
 
       await advance(86_400);
-      const first = (await eventually(() => reports()[0], 20_000, 'first scheduled report'))!;
+      const first = (await eventually(() => reports()[0], 45_000, 'first scheduled report'))!;
       expect(first.result).toMatchObject({ notification_type: 'scheduled', sequence_number: 1 });
 
       // Restate the busiest hour of the reported period: fewer impressions, less spend.
@@ -271,7 +271,7 @@ function webhookSuite(name: string, env: () => Promise<{ env: Record<string, str
       expect(adjusted.body.errors).toBeUndefined();
       expect(adjusted.body.data!.adjustDelivery).toMatchObject({ hour: { impressions: 10, spend_cents: 5 }, previous: { impressions: hour.impressions } });
 
-      const restated = (await eventually(() => reports().find((r) => r.result.notification_type === 'adjusted'), 20_000, 'adjusted report'))!;
+      const restated = (await eventually(() => reports().find((r) => r.result.notification_type === 'adjusted'), 45_000, 'adjusted report'))!;
       expect(restated.result).toMatchObject({ sequence_number: 2, reporting_period: period });
       const before = first.result.media_buy_deliveries[0];
       const after = restated.result.media_buy_deliveries[0];
@@ -282,7 +282,7 @@ function webhookSuite(name: string, env: () => Promise<{ env: Record<string, str
       const expected = new Date(clock + 4 * 86_400_000).toISOString();
       const delayed = await graphql(gw.url, 'mutation($m: ID!, $e: String!) { reportDeliveryDelay(mediaBuyId: $m, expectedAvailability: $e, reason: "upstream feed late") }', { m: mediaBuyId, e: expected }, seller);
       expect(delayed.body.errors).toBeUndefined();
-      const late = (await eventually(() => reports().find((r) => r.result.notification_type === 'delayed'), 20_000, 'delayed report'))!;
+      const late = (await eventually(() => reports().find((r) => r.result.notification_type === 'delayed'), 45_000, 'delayed report'))!;
       expect(late.result).toMatchObject({ sequence_number: 3, reporting_period: { start: period.end } });
       expect(late.result.media_buy_deliveries[0]).toMatchObject({ status: 'reporting_delayed', expected_availability: expected });
 
@@ -292,7 +292,7 @@ function webhookSuite(name: string, env: () => Promise<{ env: Record<string, str
         const r = reports();
         const final = r.find((x) => x.result.notification_type === 'final');
         return final && r.length === final.result.sequence_number ? r : undefined;
-      }, 30_000, 'final and everything before it'))!;
+      }, 45_000, 'final and everything before it'))!;
       expect(all.map((r) => r.result.sequence_number)).toEqual(all.map((_, i) => i + 1));
       expect(all.map((r) => r.result.notification_type).slice(0, 3)).toEqual(['scheduled', 'adjusted', 'delayed']);
       expect(all.at(-1)!.result.media_buy_deliveries[0]).toMatchObject({ status: 'completed', is_final: true });
@@ -303,7 +303,7 @@ function webhookSuite(name: string, env: () => Promise<{ env: Record<string, str
       await graphql(gw.url, 'mutation($m: ID!, $p: String!, $h: String!) { adjustDelivery(mediaBuyId: $m, packageId: $p, hourStart: $h, impressions: 9, clicks: 0, spend: 0.04, reason: "x") }', { m: mediaBuyId, p: packageId, h: hour.start }, seller);
       await new Promise((r) => setTimeout(r, 1500));
       expect(reports()).toHaveLength(all.length);
-    }, 90_000);
+    }, 240_000);
 
     it('a report number claimed without its webhook (a crash between the two appends) is sent on the next delivery event', async () => {
       const { reports, advance, mediaBuyId, buy } = await reportingBuy('orphan');
@@ -314,11 +314,11 @@ function webhookSuite(name: string, env: () => Promise<{ env: Record<string, str
       ], { expectedVersion: 'no_stream' });
 
       await advance(86_400);
-      const sent = (await eventually(() => reports().find((r) => r.result.sequence_number === 1), 20_000, 'the orphaned report'))!;
+      const sent = (await eventually(() => reports().find((r) => r.result.sequence_number === 1), 45_000, 'the orphaned report'))!;
       expect(sent.result).toMatchObject({ notification_type: 'scheduled', reporting_period: { start: first!.start, end: first!.end } });
       await new Promise((r) => setTimeout(r, 1000));
       expect(reports().filter((r) => r.result.sequence_number === 1)).toHaveLength(1);
-    }, 60_000);
+    }, 120_000);
 
     it('a buy that sent reports before the report log existed goes on numbering from them', async () => {
       const { url, reports, clock, mediaBuyId, buy } = await reportingBuy('legacy');
@@ -331,9 +331,9 @@ function webhookSuite(name: string, env: () => Promise<{ env: Record<string, str
 
       const delayed = await graphql(gw.url, 'mutation($m: ID!, $e: String!) { reportDeliveryDelay(mediaBuyId: $m, expectedAvailability: $e, reason: "late feed") }', { m: mediaBuyId, e: new Date(clock + 5 * 86_400_000).toISOString() }, seller);
       expect(delayed.body.errors).toBeUndefined();
-      const late = (await eventually(() => reports().find((r) => r.result.notification_type === 'delayed'), 20_000, 'delayed report'))!;
+      const late = (await eventually(() => reports().find((r) => r.result.notification_type === 'delayed'), 45_000, 'delayed report'))!;
       expect(late.result).toMatchObject({ sequence_number: 2, reporting_period: { start: second!.start, end: second!.end } });
-    }, 60_000);
+    }, 120_000);
   });
 }
 
