@@ -156,6 +156,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError(`invalid configuration: ${key}: ${issue.message} (got ${JSON.stringify(env[key] ?? null)})`);
   }
   const e = parsed.data;
+  if (e.TRUST_PROXY !== 'false' && !e.PUBLIC_URL) {
+    // Trusted proxies also name the Host (X-Forwarded-Host): the origin in brand.json, jwks_uri and
+    // signature targets must then be configured, not taken from a header a client can send.
+    throw new ConfigError('invalid configuration: TRUST_PROXY: needs PUBLIC_URL (behind a proxy the public origin must be configured)');
+  }
   const dataDir = path.resolve(e.DATA_DIR);
   const esUrl = e.EVENT_STORE_URL ?? `sqlite:${path.join(dataDir, 'adcp.sqlite')}`;
   const esKind = kindOf(esUrl);

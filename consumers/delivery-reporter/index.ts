@@ -4,15 +4,18 @@ import { appendOnce, handleCommand, loadState } from '../../src/application/comm
 import type { DeliveryEvent } from '../../src/domain/delivery/delivery';
 import { mediaBuyDecider, mediaBuyStream, type MediaBuyEvent, type MediaBuyTerms } from '../../src/domain/media-buy/media-buy';
 import { elapsedPeriods, type Period, type ReportingFrequency } from '../../src/domain/reporting/periods';
-import { lastClaimed, reportLogDecider, reportLogStream, type ReportKind, type ReportLogState } from '../../src/domain/reporting/report-log';
+import { reportLogDecider, reportLogStream, unscheduled, type ReportKind, type ReportLogEvent, type ReportLogState } from '../../src/domain/reporting/report-log';
 import type { WebhookEvent } from '../../src/domain/webhook/webhook';
-import type { EventStore, StoredEvent } from '../../src/eventstore/port';
+import { ConcurrencyError, type EventStore, type StoredEvent } from '../../src/eventstore/port';
 import type { ProjectionRunner } from '../../src/projections/runner';
 import type { ReadModelStore } from '../../src/readmodel/port';
 import { newIdempotencyKey } from '../../src/webhooks/envelope';
 import { authOf } from '../webhook-dispatcher';
 
 export const group = 'delivery-reporter';
+
+/** The read models reports are built from. */
+const READS = ['delivery'];
 
 const TERMINAL = new Set(['completed', 'canceled', 'rejected']);
 type ReportingWebhook = { url: string; reporting_frequency?: ReportingFrequency; authentication?: { schemes: string[]; credentials: string } };
@@ -60,24 +63,25 @@ export function deliveryReporter(deps: ReporterDeps): BusHandler {
   }
 
   /**
-   * The buy's report log, once the report claimed last has its webhook: claiming and scheduling
-   * are two appends, and a crash between them would otherwise leave a number no webhook carries.
-   * Reports are issued one after another, so only the last claim can be in that state.
+   * The buy's report log, once every claimed report has its webhook: claiming and scheduling are
+   * two appends, and a crash (or a failed append) between them leaves a number no webhook carries
+   * yet; it is sent now, under the number it holds.
    */
-  async function reportLog(buy: Buy) {
-    let { state } = await loadState(deps.store, reportLogStream(buy.terms.media_buy_id), reportLogDecider);
+  async function reportLog(buy: Buy): Promise<ReportLogState> {
+    const id = buy.terms.media_buy_id;
+    let { state } = await loadState(deps.store, reportLogStream(id), reportLogDecider);
     if (state.reports.size === 0) state = await adoptEarlierReports(buy, state);
-    const last = lastClaimed(state);
-    if (last && (await deps.store.readStream(reportStream(buy.terms.media_buy_id, last.key), { limit: 1 })).length === 0) {
-      await issue(buy, { key: last.key, notification_type: last.notification_type, period: last.period, ...(last.expected_availability ? { expected_availability: last.expected_availability } : {}) });
+    const pending = unscheduled(state);
+    for (const r of pending) {
+      await issue(buy, { key: r.key, notification_type: r.notification_type, period: r.period, ...(r.expected_availability ? { expected_availability: r.expected_availability } : {}) });
     }
-    return state;
+    return pending.length > 0 ? (await loadState(deps.store, reportLogStream(id), reportLogDecider)).state : state;
   }
 
   /**
    * Buys that sent reports before the report log existed (their k-th scheduled report is stream
-   * `.k`, their final one `.final`): their log is written from those, in order, so numbering goes
-   * on from where it was.
+   * `.k`, their final one `.final`): their log is written from those first, in one append, so
+   * numbering goes on from where it was.
    */
   async function adoptEarlierReports(buy: Buy, empty: ReportLogState): Promise<ReportLogState> {
     const id = buy.terms.media_buy_id;
@@ -89,15 +93,29 @@ export function deliveryReporter(deps: ReporterDeps): BusHandler {
     }
     const [final] = await deps.store.readStream(reportStream(id, 'final'), { limit: 1 });
     if (final) earlier.push({ key: 'final', notification_type: 'final', period: periodOf(final) });
+    if (earlier.length === 0) return empty;
+    const now = new Date().toISOString();
     let state = empty;
+    const events: ReportLogEvent[] = [];
     for (const r of earlier) {
-      const now = new Date().toISOString();
-      ({ state } = await handleCommand(deps.store, reportLogStream(id), reportLogDecider, { type: 'ClaimReport', media_buy_id: id, ...r, now }, { now, principal: 'delivery-reporter' }));
+      for (const cmd of [{ type: 'ClaimReport' as const, media_buy_id: id, ...r, now }, { type: 'MarkScheduled' as const, media_buy_id: id, key: r.key, now }]) {
+        for (const e of reportLogDecider.decide(cmd, state)) {
+          events.push(e);
+          state = reportLogDecider.evolve(state, e);
+        }
+      }
     }
-    return state;
+    try {
+      await deps.store.append(reportLogStream(id), events.map((e) => ({ type: e.type, data: e.data, metadata: { time: now, principal: 'delivery-reporter' } })), { expectedVersion: 'no_stream' });
+      return state;
+    } catch (err) {
+      if (!(err instanceof ConcurrencyError)) throw err;
+      return (await loadState(deps.store, reportLogStream(id), reportLogDecider)).state; // adopted (or claimed) elsewhere
+    }
   }
 
-  async function issue(buy: Buy, report: Report): Promise<void> {
+  async function issue(buy: Buy, wanted: Report): Promise<void> {
+    let report = wanted;
     const { terms } = buy;
     const now = new Date().toISOString();
     const { state: log } = await handleCommand(
@@ -117,6 +135,9 @@ export function deliveryReporter(deps: ReporterDeps): BusHandler {
     );
     const claimed = log.reports.get(report.key);
     if (!claimed) return; // the final report went out first: nothing after it
+    if (log.scheduled.has(report.key)) return; // already sent
+    // A claim made earlier fixes what the report is about, whatever this caller computed now.
+    report = { ...report, period: claimed.period, ...(claimed.expected_availability ? { expected_availability: claimed.expected_availability } : {}) };
     const sequence = claimed.sequence_number;
     const hours = await deliveryQueries.hours(deps.readModels, terms.owner, terms.media_buy_id, hourFloor(report.period.start), report.period.end);
     const byPackage = new Map<string, { impressions: number; clicks: number; spend_cents: number }>();
@@ -177,6 +198,7 @@ export function deliveryReporter(deps: ReporterDeps): BusHandler {
       },
     };
     await appendOnce(deps.store, reportStream(terms.media_buy_id, report.key), [scheduled]);
+    await handleCommand(deps.store, reportLogStream(terms.media_buy_id), reportLogDecider, { type: 'MarkScheduled', media_buy_id: terms.media_buy_id, key: report.key, now }, { now, principal: 'delivery-reporter' });
   }
 
   const periodsOf = (buy: Buy, through: string): Period[] =>
@@ -194,7 +216,7 @@ export function deliveryReporter(deps: ReporterDeps): BusHandler {
     const d = e.data as { media_buy_id: string; through: string };
     const buy = await load(d.media_buy_id);
     if (!buy || TERMINAL.has(buy.status)) return;
-    await deps.projections.applied(e.position);
+    await deps.projections.applied(e.position, READS);
     await catchUp(buy, d.through);
   }
 
@@ -204,8 +226,9 @@ export function deliveryReporter(deps: ReporterDeps): BusHandler {
     const buy = await load(d.media_buy_id);
     if (!buy) return;
     const hour = Date.parse(d.hour.hour_start);
-    await deps.projections.applied(e.position);
-    const log = await reportLog(buy);
+    await deps.projections.applied(e.position, READS);
+    const log = await reportLog(buy); // sends this event's own report too, if it was claimed before a crash
+    if (log.reports.has(`adjusted.${e.id}`)) return;
     const reported = [...log.reports.values()].find((r) => r.notification_type === 'scheduled' && Date.parse(hourFloor(r.period.start)) <= hour && hour < Date.parse(r.period.end));
     if (!reported) return; // not reported yet: the scheduled report will carry the restated numbers
     await issue(buy, { key: `adjusted.${e.id}`, notification_type: 'adjusted', period: reported.period });
@@ -215,9 +238,10 @@ export function deliveryReporter(deps: ReporterDeps): BusHandler {
   async function onDelayed(e: StoredEvent): Promise<void> {
     const d = (e as unknown as Extract<DeliveryEvent, { type: 'DeliveryDelayed' }>).data;
     const buy = await load(d.media_buy_id);
-    if (!buy || TERMINAL.has(buy.status)) return;
-    await deps.projections.applied(e.position);
-    const log = await reportLog(buy);
+    if (!buy) return;
+    await deps.projections.applied(e.position, READS);
+    const log = await reportLog(buy); // sends this event's own report too, if it was claimed before a crash
+    if (log.reports.has(`delayed.${e.id}`) || TERMINAL.has(buy.status)) return;
     const next = periodsOf(buy, buy.terms.end_time).find((p) => !log.reports.has(String(p.sequence)));
     if (!next) return;
     await issue(buy, { key: `delayed.${e.id}`, notification_type: 'delayed', period: { start: next.start, end: next.end }, expected_availability: d.expected_availability });
@@ -226,7 +250,7 @@ export function deliveryReporter(deps: ReporterDeps): BusHandler {
   async function onTerminal(e: StoredEvent, mediaBuyId: string, at: string): Promise<void> {
     const buy = await load(mediaBuyId);
     if (!buy) return;
-    await deps.projections.applied(e.position);
+    await deps.projections.applied(e.position, READS);
     await catchUp(buy, at);
     const end = Date.parse(at) < Date.parse(buy.terms.end_time) ? at : buy.terms.end_time;
     await issue(buy, { key: 'final', notification_type: 'final', period: { start: buy.terms.start_time, end } });

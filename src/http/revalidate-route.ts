@@ -35,7 +35,10 @@ export function registerRevalidateRoute(fastify: FastifyInstance, app: App): voi
     const domainBucket = `revalidate-domain:${domain}`;
     const domainWait = await app.rateLimiter.cooldown(domainBucket, 300);
     if (domainWait !== undefined) return tooMany(reply, 'Rate limit exceeded for this domain', domainWait);
-    const userWait = await app.rateLimiter.hit(`revalidate-user:${principal.keyId}`, 30, 3600);
+    const userWait = await app.rateLimiter.hit(`revalidate-user:${principal.keyId}`, 30, 3600).catch(async (err: unknown) => {
+      await app.rateLimiter.release(domainBucket).catch(() => {}); // nothing was done: the domain's slot goes back
+      throw err;
+    });
     if (userWait !== undefined) {
       await app.rateLimiter.release(domainBucket);
       return tooMany(reply, 'Hourly crawl request limit exceeded', userWait);

@@ -49,8 +49,8 @@ export async function buildServer(app: App): Promise<FastifyInstance> {
     // Access is counted in /metrics; per-request log lines would dominate the log volume.
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: app.config.bodyLimitBytes,
-    // Fastify takes a hop count too (its typings omit it).
-    trustProxy: app.config.trustProxy as boolean | string,
+    // A hop count becomes a function: this Fastify treats a bare number as "trust nothing".
+    trustProxy: typeof app.config.trustProxy === 'number' ? ((hops: number) => (_addr: string, i: number) => i < hops)(app.config.trustProxy) : app.config.trustProxy,
     genReqId: (req) => {
       const given = req.headers['x-request-id'];
       return typeof given === 'string' && /^[\w.-]{1,64}$/.test(given) ? given : randomUUID();

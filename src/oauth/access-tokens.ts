@@ -62,12 +62,14 @@ export class RemoteTokenKeys implements TokenKeys {
   ) {}
 
   async key(header: JWSHeaderParameters): Promise<KeyObject> {
-    if (Date.now() - this.fetchedAt > this.ttlMs) await this.refresh();
     let key = this.pick(header);
-    if (!key) {
-      await this.refresh();
-      key = this.pick(header);
+    if (key) {
+      // A known key answers now; an old set is refreshed behind it (a hanging issuer stalls no one).
+      if (Date.now() - this.fetchedAt > this.ttlMs) void this.refresh();
+      return key;
     }
+    await this.refresh();
+    key = this.pick(header);
     if (key) return key;
     if (this.keys.size === 0 && this.lastError) throw new TokenKeysUnavailable(`the issuer's keys could not be fetched (${this.lastError})`);
     throw new InvalidAccessToken('token signed with a key the issuer does not publish');

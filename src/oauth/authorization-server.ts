@@ -102,7 +102,7 @@ export function createAuthorizationServer(deps: AuthorizationServerDeps): expres
   // registration is open, so such a redirect could go anywhere a stranger registered (RFC 9700
   // §4.11.2): a malformed request gets an error page here instead, and never leaves this origin.
   ex.use('/authorize', express.urlencoded({ extended: false, limit: '16kb' }), (req, res, next) => {
-    const params = (req.method === 'POST' ? req.body : req.query) as Record<string, unknown>;
+    const params = ((req.method === 'POST' ? req.body : req.query) ?? {}) as Record<string, unknown>;
     const problem = authorizationRequestProblem(params, deps.audiences);
     if (!problem) return next();
     res.status(400).set(PAGE_HEADERS).send(errorPage(`This sign-in link is not valid: ${problem}.`));
@@ -136,7 +136,9 @@ export function authorizationRequestProblem(params: Record<string, unknown>, aud
   for (const name of ['scope', 'state'] as const) {
     if (params[name] !== undefined && typeof params[name] !== 'string') return `${name} must be given once`;
   }
-  if (params.resource !== undefined && (typeof params.resource !== 'string' || !audiences.includes(params.resource))) return `resource must be one of ${audiences.join(', ')}`;
+  if (params.resource !== undefined && (typeof params.resource !== 'string' || !URL.canParse(params.resource) || !audiences.includes(new URL(params.resource).href))) {
+    return `resource must be one of ${audiences.join(', ')}`;
+  }
   return undefined;
 }
 

@@ -81,7 +81,9 @@ export class OAuthService {
 
   /** The `aud` values this gateway accepts; the first is what the registry API calls itself. */
   audiences(): string[] {
-    return this.deps.config.oauth.audiences ?? (this.origin === undefined ? [] : [`${this.origin}/api`, `${this.origin}/mcp`]);
+    // In URL-normal form (`https://a.example` → `https://a.example/`), as resource parameters are compared.
+    const configured = this.deps.config.oauth.audiences ?? (this.origin === undefined ? [] : [`${this.origin}/api`, `${this.origin}/mcp`]);
+    return configured.map((a) => (URL.canParse(a) ? new URL(a).href : a));
   }
 
   /** RFC 9728 metadata for the registry API (`/.well-known/oauth-protected-resource/api`). */

@@ -35,6 +35,12 @@ export class ProjectionRunner {
   private restarting?: Promise<void>;
   private waiters = new Set<{ position: number; resolve: () => void }>();
   private appliedListeners: ((events: readonly StoredEvent[]) => void)[] = [];
+  /**
+   * Listeners have heard of every event up to here, or a checkpoint this runner read shows the
+   * events were applied before (by an earlier run, or another instance it then jumped past):
+   * replays are never announced as news.
+   */
+  private notifiedUpTo = 0;
 
   constructor(
     private store: EventStore,
@@ -59,6 +65,7 @@ export class ProjectionRunner {
     for (const p of this.projections) {
       const stored = (await this.readModels.getCheckpoint(p.name)).position;
       this.cursors.set(p.name, { persisted: stored, seen: stored, persistedAt: Date.now() });
+      this.notifiedUpTo = Math.max(this.notifiedUpTo, stored);
     }
     const from = Math.min(...[...this.cursors.values()].map((c) => c.seen));
     this.sub = this.store.subscribe((events) => this.apply(events), {
@@ -97,7 +104,9 @@ export class ProjectionRunner {
       }
       c.seen = Math.max(c.seen, to);
     }
-    for (const listener of this.appliedListeners) listener(events);
+    const fresh = events.filter((e) => e.position > this.notifiedUpTo);
+    this.notifiedUpTo = Math.max(this.notifiedUpTo, to);
+    if (fresh.length > 0) for (const listener of this.appliedListeners) listener(fresh);
     for (const w of this.waiters) if (this.caughtUpWith(w.position)) w.resolve();
   }
 
@@ -107,13 +116,16 @@ export class ProjectionRunner {
   }
 
   /**
-   * For consumers that build from read models: resolves once every projection has applied
+   * For consumers that build from read models: resolves once the named projections have applied
    * `position`, and rejects if they have not within `timeoutMs`, so the consumer's batch is
    * redelivered later instead of acting on rows that do not show the event yet.
    */
-  async applied(position: number, timeoutMs = 10_000): Promise<void> {
-    await this.waitFor(position, timeoutMs);
-    if (!this.caughtUpWith(position) && !this.stopped) throw new Error(`read models have not reached log position ${position} yet`);
+  async applied(position: number, names: readonly string[], timeoutMs = 10_000): Promise<void> {
+    const ready = () => names.every((n) => (this.cursors.get(n)?.seen ?? 0) >= position);
+    const deadline = Date.now() + timeoutMs;
+    // Only the read models the caller uses: a rebuilding or stuck projection elsewhere holds no one up.
+    while (!ready() && !this.stopped && Date.now() < deadline) await this.waitFor(position, Math.max(1, Math.min(500, deadline - Date.now())));
+    if (!ready() && !this.stopped) throw new Error(`read models ${names.join(', ')} have not reached log position ${position} yet`);
   }
 
   /**

@@ -112,6 +112,21 @@ describe('bulk brand resolution rate limit', () => {
   });
 });
 
+describe('bulk brand resolution rate limit behind a proxy', () => {
+  it('with TRUST_PROXY=1 each client named by X-Forwarded-For has its own budget', async () => {
+    const gw = await startTestGateway({ TRUST_PROXY: '1', PUBLIC_URL: 'https://ads.example.com' });
+    try {
+      await awayFromMinuteEdge();
+      const from = (client: string) => fetch(`${gw.url}/api/brands/resolve/bulk`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-forwarded-for': client }, body: JSON.stringify({ domains: ['a.example'] }) });
+      const a = await Promise.all(Array.from({ length: 21 }, () => from('198.51.100.7')));
+      expect(a.filter((r) => r.status === 429)).toHaveLength(1);
+      expect((await from('203.0.113.9')).status).toBe(200);
+    } finally {
+      await gw.stop();
+    }
+  });
+});
+
 describeWith('PostgreSQL', Boolean(PG_ADMIN_URL), 'bulk brand resolution rate limit across instances', () => {
   it('two gateways on one PostgreSQL share the 20-a-minute budget', async () => {
     const db = await createTestDatabase('adcp_rl');

@@ -212,6 +212,9 @@ describe('OAuth: the embedded authorization server (authorization code + PKCE) a
     expect(await exchange({ client_id: 'nobody' })).toMatchObject({ status: 400, body: { error: 'invalid_client' } });
     const clientless = await exchange({ grant_type: 'authorization_code', code: 'x', code_verifier: 'y'.repeat(43) });
     expect(clientless.status).toBe(400);
+    // A JSON or empty POST to /authorize is a bad request, not a server error.
+    expect((await post('/authorize', '{"client_id":"x"}')).status).toBe(400);
+    expect((await fetch(`${gw.url}/authorize`, { method: 'POST' })).status).toBe(400);
     const unknownClient = await fetch(`${gw.url}/authorize?response_type=code&client_id=nobody&redirect_uri=${encodeURIComponent(REDIRECT)}&code_challenge=abc&code_challenge_method=S256`, { redirect: 'manual' });
     expect(unknownClient.status).toBe(400);
   });

@@ -44,6 +44,13 @@ describe('config', () => {
     expect(outside).toMatchObject({ issuer: 'https://idp.example/tenant', audiences: ['https://a/api', 'https://a/mcp'], algorithms: ['RS256'], adminClaim: { claim: 'https://example.com/roles', value: 'admin' } });
   });
 
+  it('TRUST_PROXY: a hop count, addresses, or true — and only with PUBLIC_URL', () => {
+    expect(loadConfig({}).trustProxy).toBe(false);
+    expect(loadConfig({ TRUST_PROXY: '1', PUBLIC_URL: 'https://ads.example.com' }).trustProxy).toBe(1);
+    expect(loadConfig({ TRUST_PROXY: '10.0.0.0/8,127.0.0.1', PUBLIC_URL: 'https://ads.example.com' }).trustProxy).toBe('10.0.0.0/8,127.0.0.1');
+    expect(() => loadConfig({ TRUST_PROXY: 'true' })).toThrow(/TRUST_PROXY: needs PUBLIC_URL/);
+  });
+
   it('Redis only when REDIS_URL is set, with a key prefix', () => {
     expect(loadConfig({}).redis).toBeUndefined();
     expect(loadConfig({ REDIS_URL: 'redis://127.0.0.1:6379' }).redis).toEqual({ url: 'redis://127.0.0.1:6379', keyPrefix: 'adcp-gateway:' });
@@ -83,5 +90,17 @@ describe('config', () => {
     expect(err).toBeInstanceOf(ConfigError);
     expect((err as Error).message).toMatch(new RegExp(`^invalid configuration: ${key}: .+ \\(got "${value}"\\)$`));
     expect((err as Error).message).not.toContain('\n');
+  });
+});
+
+describe('authorization request checks', () => {
+  it('compares resources in URL-normal form, and names what is wrong', () => {
+    const { authorizationRequestProblem } = require('../../src/oauth/authorization-server') as typeof import('../../src/oauth/authorization-server');
+    const ok = { response_type: 'code', code_challenge: 'abc', code_challenge_method: 'S256' };
+    expect(authorizationRequestProblem({ ...ok, resource: 'https://api.example.com' }, ['https://api.example.com/'])).toBeUndefined();
+    expect(authorizationRequestProblem({ ...ok, resource: 'https://other.example/' }, ['https://api.example.com/'])).toMatch(/resource must be one of/);
+    expect(authorizationRequestProblem({ ...ok, resource: 'not a url' }, ['https://api.example.com/'])).toMatch(/resource/);
+    expect(authorizationRequestProblem({ ...ok, state: ['a', 'b'] }, [])).toMatch(/state must be given once/);
+    expect(authorizationRequestProblem({}, [])).toMatch(/response_type/);
   });
 });

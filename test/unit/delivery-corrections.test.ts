@@ -1,9 +1,9 @@
 import { decideAdjustment, foldDelivery, packageTotals } from '../../src/domain/delivery/delivery';
-import { reportLogDecider, type ReportLogCommand, type ReportLogState } from '../../src/domain/reporting/report-log';
+import { reportLogDecider, unscheduled, type ReportKind, type ReportLogCommand, type ReportLogState } from '../../src/domain/reporting/report-log';
 import { AppError } from '../../src/shared/errors';
 
 const period = { start: '2026-11-20T00:00:00.000Z', end: '2026-11-21T00:00:00.000Z' };
-const claim = (key: string, notification_type: ReportLogCommand['notification_type'] = 'scheduled'): ReportLogCommand => ({ type: 'ClaimReport', media_buy_id: 'mb1', key, notification_type, period, now: '2026-11-21T00:00:00Z' });
+const claim = (key: string, notification_type: ReportKind = 'scheduled'): ReportLogCommand => ({ type: 'ClaimReport', media_buy_id: 'mb1', key, notification_type, period, now: '2026-11-21T00:00:00Z' });
 const run = (commands: ReportLogCommand[]): ReportLogState =>
   commands.reduce((state, c) => reportLogDecider.decide(c, state).reduce(reportLogDecider.evolve, state), reportLogDecider.initialState());
 
@@ -11,6 +11,13 @@ describe('report log: gapless sequence numbers per buy', () => {
   it('numbers reports in claim order whatever their kind, and a second claim of a key changes nothing', () => {
     const state = run([claim('1'), claim('adjusted.e1', 'adjusted'), claim('1'), claim('delayed.e2', 'delayed'), claim('2')]);
     expect([...state.reports.values()].map((r) => `${r.sequence_number} ${r.key}`)).toEqual(['1 1', '2 adjusted.e1', '3 delayed.e2', '4 2']);
+  });
+
+  it('knows which claims still lack their webhook', () => {
+    const mark = (key: string): ReportLogCommand => ({ type: 'MarkScheduled', media_buy_id: 'mb1', key, now: '2026-11-21T00:00:00Z' });
+    const state = run([claim('1'), mark('1'), claim('delayed.e1', 'delayed'), claim('2'), mark('2'), mark('2'), mark('nope')]);
+    expect(unscheduled(state).map((r) => r.key)).toEqual(['delayed.e1']);
+    expect([...state.scheduled]).toEqual(['1', '2']);
   });
 
   it('issues nothing after the final report', () => {
