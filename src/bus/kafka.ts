@@ -116,7 +116,10 @@ class KafkaBusConsumer implements Consumer {
   ) {}
 
   async start(handler: BusHandler): Promise<void> {
-    const consumer = this.kafka.consumer({ groupId: this.group, retry: { retries: 8 } });
+    // Groups are named after the topic they read: deployments (or tests) sharing a broker with
+    // different topics must never share a group, or the coordinator hands one member partitions
+    // of a topic it does not read and those events wait until the group rebalances.
+    const consumer = this.kafka.consumer({ groupId: `${this.options.topic}.${this.group}`, retry: { retries: 8 } });
     this.consumer = consumer;
     await consumer.connect();
     await consumer.subscribe({ topic: this.options.topic, fromBeginning: true });
