@@ -2,7 +2,7 @@ import { deliveryQueries } from '../../projections/delivery';
 import type { BusHandler } from '../../src/bus/port';
 import { appendOnce, handleCommand, loadState } from '../../src/application/command-handler';
 import type { DeliveryEvent } from '../../src/domain/delivery/delivery';
-import { mediaBuyDecider, mediaBuyStream, type MediaBuyEvent, type MediaBuyTerms } from '../../src/domain/media-buy/media-buy';
+import { ENDED_STATUSES, mediaBuyDecider, mediaBuyStream, type MediaBuyEvent, type MediaBuyTerms } from '../../src/domain/media-buy/media-buy';
 import { elapsedPeriods, type Period, type ReportingFrequency } from '../../src/domain/reporting/periods';
 import { reportLogDecider, reportLogStream, unscheduled, type ReportKind, type ReportLogEvent, type ReportLogState } from '../../src/domain/reporting/report-log';
 import type { WebhookEvent } from '../../src/domain/webhook/webhook';
@@ -17,7 +17,6 @@ export const group = 'delivery-reporter';
 /** The read models reports are built from. */
 const READS = ['delivery'];
 
-const TERMINAL = new Set(['completed', 'canceled', 'rejected']);
 type ReportingWebhook = { url: string; reporting_frequency?: ReportingFrequency; authentication?: { schemes: string[]; credentials: string } };
 
 export interface ReporterDeps {
@@ -72,9 +71,7 @@ export function deliveryReporter(deps: ReporterDeps): BusHandler {
     let { state } = await loadState(deps.store, reportLogStream(id), reportLogDecider);
     if (state.reports.size === 0) state = await adoptEarlierReports(buy, state);
     const pending = unscheduled(state);
-    for (const r of pending) {
-      await issue(buy, { key: r.key, notification_type: r.notification_type, period: r.period, ...(r.expected_availability ? { expected_availability: r.expected_availability } : {}) });
-    }
+    for (const r of pending) await issue(buy, r); // the claim already says what the report is about
     return pending.length > 0 ? (await loadState(deps.store, reportLogStream(id), reportLogDecider)).state : state;
   }
 
@@ -215,7 +212,7 @@ export function deliveryReporter(deps: ReporterDeps): BusHandler {
   async function onDelivery(e: StoredEvent): Promise<void> {
     const d = e.data as { media_buy_id: string; through: string };
     const buy = await load(d.media_buy_id);
-    if (!buy || TERMINAL.has(buy.status)) return;
+    if (!buy || ENDED_STATUSES.has(buy.status)) return;
     await deps.projections.applied(e.position, READS);
     await catchUp(buy, d.through);
   }
@@ -241,7 +238,7 @@ export function deliveryReporter(deps: ReporterDeps): BusHandler {
     if (!buy) return;
     await deps.projections.applied(e.position, READS);
     const log = await reportLog(buy); // sends this event's own report too, if it was claimed before a crash
-    if (log.reports.has(`delayed.${e.id}`) || TERMINAL.has(buy.status)) return;
+    if (log.reports.has(`delayed.${e.id}`) || ENDED_STATUSES.has(buy.status)) return;
     const next = periodsOf(buy, buy.terms.end_time).find((p) => !log.reports.has(String(p.sequence)));
     if (!next) return;
     await issue(buy, { key: `delayed.${e.id}`, notification_type: 'delayed', period: { start: next.start, end: next.end }, expected_availability: d.expected_availability });
@@ -264,7 +261,7 @@ export function deliveryReporter(deps: ReporterDeps): BusHandler {
       else if (e.type === 'MediaBuyRejected') await onTerminal(e, (e.data as { media_buy_id: string }).media_buy_id, (e.data as { at: string }).at);
       else if (e.type === 'MediaBuyStatusChanged') {
         const d = (e as unknown as Extract<MediaBuyEvent, { type: 'MediaBuyStatusChanged' }>).data;
-        if (TERMINAL.has(d.status)) await onTerminal(e, d.media_buy_id, d.at);
+        if (ENDED_STATUSES.has(d.status)) await onTerminal(e, d.media_buy_id, d.at);
       }
     }
   };

@@ -1,10 +1,9 @@
 import { decideAdjustment, deliveryStream, foldDelivery, type DeliveryEvent } from '../domain/delivery/delivery';
-import { mediaBuyDecider, mediaBuyStream } from '../domain/media-buy/media-buy';
+import { ENDED_STATUSES, mediaBuyDecider, mediaBuyStream } from '../domain/media-buy/media-buy';
 import { ConcurrencyError, type EventStore } from '../eventstore/port';
 import { AppError } from '../shared/errors';
 import { loadState, type CommandContext } from './command-handler';
 
-const TERMINAL = new Set(['completed', 'canceled', 'rejected']);
 
 async function liveBuy(store: EventStore, mediaBuyId: string) {
   const { state } = await loadState(store, mediaBuyStream(mediaBuyId), mediaBuyDecider);
@@ -49,7 +48,7 @@ export async function reportDeliveryDelay(
   ctx: CommandContext,
 ): Promise<Extract<DeliveryEvent, { type: 'DeliveryDelayed' }>['data']> {
   const buy = await liveBuy(store, input.media_buy_id);
-  if (TERMINAL.has(buy.status)) throw new AppError('INVALID_STATE', `media buy ${input.media_buy_id} is ${buy.status}`, 'media_buy_id');
+  if (ENDED_STATUSES.has(buy.status)) throw new AppError('INVALID_STATE', `media buy ${input.media_buy_id} is ${buy.status}`, 'media_buy_id');
   const expected = Date.parse(input.expected_availability);
   if (Number.isNaN(expected)) throw new AppError('VALIDATION_ERROR', 'expected_availability must be an ISO 8601 date-time', 'expected_availability');
   if (expected <= Date.parse(ctx.now)) throw new AppError('VALIDATION_ERROR', 'expected_availability must be in the future', 'expected_availability');

@@ -4,6 +4,9 @@ import { assertNever, type Decider } from '../decider';
 /** Lifecycle: pending → active ⇄ paused → completed | canceled; pending → rejected. */
 export type MediaBuyStatus = 'pending' | 'active' | 'paused' | 'completed' | 'canceled' | 'rejected';
 
+/** The statuses a buy never leaves: no delivery, no reports after the final one. */
+export const ENDED_STATUSES: ReadonlySet<string> = new Set<MediaBuyStatus>(['completed', 'canceled', 'rejected']);
+
 export interface PackageTerms {
   readonly package_id: string;
   readonly buyer_ref?: string;
