@@ -19,6 +19,7 @@ import { PostgresEventStore } from './eventstore/postgres';
 import { SqliteEventStore } from './eventstore/sqlite';
 import type { Projection } from './projections/projection';
 import { ProjectionRunner } from './projections/runner';
+import { MediaBuyCache } from './readmodel/media-buy-cache';
 import { QueryCache } from './readmodel/query-cache';
 import type { ReadModelStore } from './readmodel/port';
 import { PostgresReadModelStore } from './readmodel/postgres';
@@ -47,6 +48,8 @@ export interface App {
   readModels: ReadModelStore;
   /** API keys and catalog rows, cached per instance (see QueryCache). */
   cache: QueryCache;
+  /** Media buys by id for get_media_buys, cached per instance until an event changes them. */
+  mediaBuyCache: MediaBuyCache;
   bus: Bus;
   projections: ProjectionRunner;
   metrics: Metrics;
@@ -139,8 +142,16 @@ export async function startApp(
   await importComplianceBundles(store, [...sdkComplianceDirs(), ...config.complianceDirs], log);
   const projections = new ProjectionRunner(store, readModels, options.projections ?? allProjections, log);
   const cache = new QueryCache();
-  projections.onApplied((events) => {
+  const mediaBuyCache = new MediaBuyCache();
+  // Rows this instance writes drop their cached copies at once; rows another instance (or a
+  // rebuild) writes, when the runner notices the read models moved under it.
+  projections.onWritten((events) => {
     if (events.some((e) => CACHED_EVENT_TYPES.has(e.type))) cache.invalidate();
+    mediaBuyCache.written(events);
+  });
+  projections.onResync(() => {
+    cache.invalidate();
+    mediaBuyCache.clear();
   });
   await projections.start();
   await bus.start();
@@ -166,7 +177,7 @@ export async function startApp(
   const clock = options.clock ?? gatewayClock.now;
   const adServer = new DeliverySimulator(store, readModels, clock, log);
   await adServer.start();
-  return { config, store, readModels, cache, bus, projections, metrics: createMetrics(), log, clock, gatewayClock, adServer, signingKeys, oauth, webhooks, receiver, brandCrawler, rateLimiter };
+  return { config, store, readModels, cache, mediaBuyCache, bus, projections, metrics: createMetrics(), log, clock, gatewayClock, adServer, signingKeys, oauth, webhooks, receiver, brandCrawler, rateLimiter };
 }
 
 /** Stops consumers before closing the stores they read. */

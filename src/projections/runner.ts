@@ -35,6 +35,8 @@ export class ProjectionRunner {
   private restarting?: Promise<void>;
   private waiters = new Set<{ position: number; resolve: () => void }>();
   private appliedListeners: ((events: readonly StoredEvent[]) => void)[] = [];
+  private writtenListeners: ((events: readonly StoredEvent[]) => void)[] = [];
+  private resyncListeners: (() => void)[] = [];
   /**
    * Listeners have heard of every event up to here, or a checkpoint this runner read shows the
    * events were applied before (by an earlier run, or another instance it then jumped past):
@@ -96,6 +98,7 @@ export class ProjectionRunner {
       if (!lazy) moves.push({ name: p.name, from: c.persisted, to, statements, version: p.version });
     }
     if (moves.length > 0) await this.readModels.applyBatches(moves);
+    if (moves.some((m) => m.statements.length > 0)) for (const listener of this.writtenListeners) listener(events);
     for (const p of this.projections) {
       const c = this.cursors.get(p.name)!;
       if (moves.some((m) => m.name === p.name)) {
@@ -113,6 +116,24 @@ export class ProjectionRunner {
   /** Calls `listener` with each batch once the read models show it (e.g. to drop cached rows). */
   onApplied(listener: (events: readonly StoredEvent[]) => void): void {
     this.appliedListeners.push(listener);
+  }
+
+  /**
+   * Calls `listener` with each batch whose rows this runner has just written, replays included
+   * (what a cache of rows must hear; onApplied announces each event once and never a replay).
+   * Runs before any waitFor() resolves, so a command's own effect is never read from a cache.
+   */
+  onWritten(listener: (events: readonly StoredEvent[]) => void): void {
+    this.writtenListeners.push(listener);
+  }
+
+  /**
+   * Calls `listener` when the runner finds the read models moved under it (another instance
+   * applied events, a rebuild reset a projection) and resumes from what is stored: rows changed
+   * without this instance applying, or announcing, the events (e.g. to drop every cached row).
+   */
+  onResync(listener: () => void): void {
+    this.resyncListeners.push(listener);
   }
 
   /**
@@ -154,6 +175,7 @@ export class ProjectionRunner {
     this.sub = undefined;
     await sub?.stop();
     if (this.stopped) return;
+    for (const listener of this.resyncListeners) listener();
     for (const p of this.projections) await this.readModels.migrate(p.ddl[this.readModels.dialect]);
     await this.follow();
   }

@@ -234,8 +234,9 @@ const headers = { 'content-type': 'application/json', authorization: 'Bearer ' +
   await Promise.all(Array.from({ length: workerData.concurrency }, async () => {
     while (next < workerData.count) {
       const i = next++;
-      const res = await pool.request({ path: workerData.path, method: 'POST', headers,
-        body: JSON.stringify({ ...workerData.body, buyer_ref: workerData.prefix + i }) });
+      // Fixed bodies are cycled through; otherwise each request gets its own buyer_ref.
+      const body = workerData.bodies ? workerData.bodies[i % workerData.bodies.length] : JSON.stringify({ ...workerData.body, buyer_ref: workerData.prefix + i });
+      const res = await pool.request({ path: workerData.path, method: 'POST', headers, body });
       await res.body.dump();
       if (res.statusCode !== 200) failed++;
     }
@@ -244,9 +245,21 @@ const headers = { 'content-type': 'application/json', authorization: 'Bearer ' +
   await pool.close();
 })();`;
 
+/** Runs LOAD_WORKER once; resolves with its request rate, or rejects if any request failed. */
+async function runLoad(job: { url: string; key: string; path: string; count: number; concurrency: number; body?: object; prefix?: string; bodies?: string[] }): Promise<number> {
+  const { Worker } = await import('node:worker_threads');
+  const worker = new Worker(LOAD_WORKER, { eval: true, workerData: { undici: require.resolve('undici'), ...job } });
+  const result = await new Promise<{ rate: number; failed: number }>((resolve, reject) => {
+    worker.once('message', resolve);
+    worker.once('error', reject);
+  });
+  await worker.terminate();
+  if (result.failed) throw new Error(`${result.failed} of ${job.count} requests to ${job.path} failed`);
+  return result.rate;
+}
+
 /** create_media_buy over the REST shim on SQLite (16 concurrent clients) vs raw single-event appends. */
 async function createMediaBuyRest(dir: string): Promise<void> {
-  const { Worker } = await import('node:worker_threads');
   const { loadConfig } = await import('../../src/config');
   const { startGateway } = await import('../../src/main');
   const { issueApiKey } = await import('../../src/application/api-keys');
@@ -262,22 +275,68 @@ async function createMediaBuyRest(dir: string): Promise<void> {
       end_time: new Date(Date.now() + 30 * 86_400_000).toISOString(),
     };
     let round = 0;
-    const ours = async () => {
-      const worker = new Worker(LOAD_WORKER, {
-        eval: true,
-        workerData: { undici: require.resolve('undici'), url: gw.url, key, path: '/api/tasks/create_media_buy', body, count, concurrency: 16, prefix: `bench-${++round}-` },
-      });
-      const result = await new Promise<{ rate: number; failed: number }>((resolve, reject) => {
-        worker.once('message', resolve);
-        worker.once('error', reject);
-      });
-      await worker.terminate();
-      if (result.failed) throw new Error(`${result.failed} create_media_buy requests failed`);
-      return result.rate;
-    };
+    const ours = () => runLoad({ url: gw.url, key, path: '/api/tasks/create_media_buy', body, count, concurrency: 16, prefix: `bench-${++round}-` });
     const { value, baseline, ratio } = await compare(2, ours, () => rawSqliteAppends(dir, count));
     emit({ name: 'create_media_buy_rest_sqlite', value, unit: 'commands/s', baseline, ratio, target: 'value >= 3000, ratio >= 0.25' });
   } finally {
+    await gw.stop();
+  }
+}
+
+/**
+ * GraphQL `mediaBuys` for one buy by id (the read side: auth, GraphQL execution, the read model),
+ * 16 concurrent clients over loopback, ids drawn from 500 buys. The baseline is a bare node:http
+ * server answering the same response bytes to the same load generator (what loopback HTTP alone
+ * allows here); the target is the absolute rate.
+ */
+async function graphqlMediaBuyById(dir: string): Promise<void> {
+  const http = await import('node:http');
+  const { loadConfig } = await import('../../src/config');
+  const { startGateway } = await import('../../src/main');
+  const { issueApiKey } = await import('../../src/application/api-keys');
+  const count = n(10_000);
+  const gw = await startGateway(loadConfig({ HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'silent', DATA_DIR: path.join(dir, 'gql'), APPROVAL_POLICY: 'never' }));
+  const bareServer = http.createServer();
+  try {
+    const key = (await issueApiKey(gw.app.store, { org: 'bench', role: 'buyer' }, { now: new Date().toISOString() })).key;
+    for (let i = 0; i < 500 && (await fetch(`${gw.url}/readyz`)).status !== 200; i++) await new Promise((r) => setTimeout(r, 20));
+    const headers = { 'content-type': 'application/json', authorization: `Bearer ${key}` };
+    const ids: string[] = [];
+    for (let i = 0; i < 500; i++) {
+      const res = await fetch(`${gw.url}/api/tasks/create_media_buy`, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({
+          buyer_ref: `gql-bench-${i}`,
+          brand_manifest: { url: 'https://acme.example' },
+          packages: [{ product_id: 'news_display_run_of_site', pricing_option_id: 'cpm_usd_fixed', budget: 1000 }],
+          start_time: { type: 'asap' },
+          end_time: new Date(Date.now() + 30 * 86_400_000).toISOString(),
+        }),
+      });
+      const created = (await res.json()) as { media_buy_id?: string };
+      if (!created.media_buy_id) throw new Error(`create_media_buy for the GraphQL bench answered ${res.status}`);
+      ids.push(created.media_buy_id);
+    }
+    await gw.app.projections.waitFor(gw.app.store.appendedUpTo());
+    const query = 'query Buy($request: JSONObject) { mediaBuys(request: $request) }';
+    const bodies = ids.map((id) => JSON.stringify({ query, variables: { request: { media_buy_ids: [id] } } }));
+    // Each answer must be the buy asked for, not an error that also came back as HTTP 200.
+    const sample = await (await fetch(`${gw.url}/graphql`, { method: 'POST', headers, body: bodies[7] })).text();
+    const buys = (JSON.parse(sample) as { data?: { mediaBuys?: { media_buys?: { media_buy_id: string }[] } } }).data?.mediaBuys?.media_buys;
+    if (buys?.length !== 1 || buys[0]!.media_buy_id !== ids[7]) throw new Error(`GraphQL mediaBuys answered ${sample.slice(0, 300)}`);
+    bareServer.on('request', (req, res) => {
+      req.resume();
+      req.on('end', () => res.writeHead(200, { 'content-type': 'application/json' }).end(sample));
+    });
+    await new Promise<void>((r) => bareServer.listen(0, '127.0.0.1', r));
+    const bareUrl = `http://127.0.0.1:${(bareServer.address() as { port: number }).port}`;
+    const load = (url: string) => runLoad({ url, key, path: '/graphql', bodies, count, concurrency: 16 });
+    await load(gw.url); // warm-up
+    const { value, baseline, ratio } = await compare(3, () => load(gw.url), () => load(bareUrl));
+    emit({ name: 'graphql_media_buy_by_id', value, unit: 'requests/s', baseline, ratio, target: 'value >= 5000' });
+  } finally {
+    if (bareServer.listening) await new Promise((r) => bareServer.close(r));
     await gw.stop();
   }
 }
@@ -469,6 +528,118 @@ async function brandBulkResolve(dir: string): Promise<void> {
   }
 }
 
+/** VmRSS and VmHWM (peak) of a process, in MB, from /proc (Linux). */
+function rssOf(pid: number): { rss: number; peak: number } | undefined {
+  try {
+    const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
+    const kb = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN);
+    return { rss: kb('VmRSS') / 1024, peak: kb('VmHWM') / 1024 };
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Peak RSS of `adcp-gateway serve` (the real bin, a child process) starting on a SQLite store of
+ * 1,000,000 events: it catches every projection and consumer up from the log, then serves. The
+ * events are a realistic mix cloned from what a gateway wrote for a real buy: about 20,000 media
+ * buys, each created, delivering hour by hour (48 DeliveryRecorded), most then completed. The baseline
+ * is the same bin on an empty store, in the same run.
+ */
+async function memoryWithMillionEvents(dir: string): Promise<void> {
+  const { loadConfig } = await import('../../src/config');
+  const { startGateway } = await import('../../src/main');
+  const { issueApiKey } = await import('../../src/application/api-keys');
+  const { spawnGateway } = await import('../support/gateway');
+  const total = n(1_000_000);
+  const perBuy = 50;
+  const dataDir = path.join(dir, 'million');
+  // A real buy's events are the template (shapes exactly as the domain writes them).
+  const gw = await startGateway(loadConfig({ HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'silent', DATA_DIR: dataDir, APPROVAL_POLICY: 'never' }));
+  let template: { data: string; metadata: string; mediaBuyId: string };
+  try {
+    const key = (await issueApiKey(gw.app.store, { org: 'bench', role: 'buyer' }, { now: new Date().toISOString() })).key;
+    const res = await fetch(`${gw.url}/api/tasks/create_media_buy`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
+      body: JSON.stringify({
+        buyer_ref: 'template',
+        brand_manifest: { url: 'https://acme.example' },
+        packages: [{ product_id: 'news_display_run_of_site', pricing_option_id: 'cpm_usd_fixed', budget: 5000 }],
+        start_time: { type: 'asap' },
+        end_time: new Date(Date.now() + 30 * 86_400_000).toISOString(),
+      }),
+    });
+    const mediaBuyId = ((await res.json()) as { media_buy_id: string }).media_buy_id;
+    const created = (await gw.app.store.readStream(`media-buy-${mediaBuyId}`))[0]!;
+    template = { data: JSON.stringify(created.data), metadata: JSON.stringify(created.metadata), mediaBuyId };
+  } finally {
+    await gw.stop();
+  }
+  const db = openSqlite(path.join(dataDir, 'adcp.sqlite'));
+  const insert = db.prepare('INSERT INTO events (event_id, stream_id, stream_version, type, data, metadata) VALUES (?, ?, ?, ?, ?, ?)');
+  const suffix = template.mediaBuyId.slice(3);
+  const hour0 = Math.floor(Date.now() / 3_600_000) * 3_600_000 - perBuy * 3_600_000;
+  let written = 0;
+  db.transaction(() => {
+    for (let b = 0; written < total; b++) {
+      const id = `mb_${b.toString(36).padStart(8, '0')}${suffix.slice(8)}`;
+      const s = id.slice(3);
+      const created = JSON.parse(template.data.replaceAll(suffix, s).replaceAll(suffix.slice(0, 13), s.slice(0, 13)).replace('"buyer_ref":"template"', `"buyer_ref":"bench-${b}"`)) as { packages: { package_id: string }[] };
+      insert.run(newEventId(), `media-buy-${id}`, 1, 'MediaBuyCreated', JSON.stringify(created), template.metadata);
+      written++;
+      const pkg = created.packages[0]!.package_id;
+      const hours = Math.min(perBuy - 2, total - written);
+      for (let h = 0; h < hours; h++) {
+        const hourStart = new Date(hour0 + h * 3_600_000).toISOString();
+        const data = { media_buy_id: id, owner: 'bench', currency: 'USD', hours: [{ package_id: pkg, hour_start: hourStart, impressions: 160 + (h % 7), clicks: h % 3, spend_cents: 136 }], through: new Date(hour0 + (h + 1) * 3_600_000).toISOString() };
+        insert.run(newEventId(), `delivery-${id}`, h + 1, 'DeliveryRecorded', JSON.stringify(data), template.metadata);
+        written++;
+      }
+      // One buy in twenty is still running; the rest have ended.
+      if (b % 20 !== 0 && written < total) {
+        const ended = { media_buy_id: id, from: 'active', status: 'completed', reason: 'flight ended', at: new Date().toISOString() };
+        insert.run(newEventId(), `media-buy-${id}`, 2, 'MediaBuyStatusChanged', JSON.stringify(ended), template.metadata);
+        written++;
+      }
+    }
+  })();
+  db.close();
+
+  // Peak RSS from spawn until every projection has caught up and the gateway has served a while.
+  const measure = async (env: Record<string, string>) => {
+    const child = await spawnGateway({ ...env, LOG_LEVEL: 'warn' }, 120_000);
+    let peak = 0;
+    let last = 0;
+    const sample = () => {
+      const m = rssOf(child.child.pid!);
+      if (m) {
+        peak = Math.max(peak, m.peak);
+        last = m.rss;
+      }
+    };
+    try {
+      const deadline = Date.now() + 600_000;
+      while (Date.now() < deadline) {
+        sample();
+        if ((await fetch(`${child.url}/readyz`).catch(() => undefined))?.status === 200) break;
+        await new Promise((r) => setTimeout(r, 250));
+      }
+      for (let i = 0; i < 20; i++) {
+        sample();
+        await new Promise((r) => setTimeout(r, 250));
+      }
+      return { peak, last };
+    } finally {
+      await child.stop();
+    }
+  };
+  const empty = await measure({ DATA_DIR: path.join(dir, 'empty') });
+  const full = await measure({ DATA_DIR: dataDir });
+  if (process.env.BENCH_VERBOSE) process.stderr.write(`  ${written} events: peak ${full.peak.toFixed(0)} MB, after catch-up ${full.last.toFixed(0)} MB; empty store: peak ${empty.peak.toFixed(0)} MB\n`);
+  emit({ name: 'memory_rss_1m_events_mb', value: full.peak, unit: 'MB', baseline: empty.peak, ratio: full.peak / empty.peak, target: 'value < 300' });
+}
+
 async function postgresUrl(): Promise<string | undefined> {
   const url = process.env.BENCH_PG_URL ?? process.env.TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
   const c = new pg.Client({ connectionString: url, connectionTimeoutMillis: 2000 });
@@ -541,6 +712,7 @@ export async function runBenchmarks(args: string[]): Promise<void> {
     const want = (name: string) => !only || name.includes(only);
     if (want('append')) await sqliteAppend(dir);
     if (want('create_media_buy')) await createMediaBuyRest(dir);
+    if (want('graphql_media_buy_by_id')) await graphqlMediaBuyById(dir);
     if (want('webhook_signed_delivery')) await webhookDelivery(dir);
     if (want('webhook_verification')) await webhookVerification();
     if (want('brand_bulk_resolve_100_p99')) await brandBulkResolve(dir);
@@ -551,6 +723,7 @@ export async function runBenchmarks(args: string[]): Promise<void> {
       if (want('readall')) await sqliteReadAll(file, count);
       if (want('rebuild')) await sqliteRebuild(file, count);
     }
+    if (want('memory')) await memoryWithMillionEvents(dir);
     if (want('postgres')) {
       const url = await postgresUrl();
       if (url) await postgresAppend(url);

@@ -78,6 +78,37 @@ function mediaBuySuite(name: string, env: () => Promise<{ env: Record<string, st
       }
     });
 
+    it('serves buys by id from its cache exactly as the SQL path would: owner scoping, filters, order, paging, fresh after every change', async () => {
+      const ids: string[] = [];
+      for (let i = 0; i < 4; i++) ids.push((await task('create_media_buy', buy())).body.media_buy_id);
+      const sorted = [...ids].sort();
+      // Half of them cached by an earlier read, half not: the answer must not depend on which.
+      await task('get_media_buys', { media_buy_ids: [sorted[0], sorted[2]] });
+      const all = await task('get_media_buys', { media_buy_ids: [...ids].reverse() });
+      expect(all.body.media_buys.map((b: { media_buy_id: string }) => b.media_buy_id)).toEqual(sorted);
+      const page1 = await task('get_media_buys', { media_buy_ids: ids, pagination: { max_results: 3 } });
+      expect(page1.body.media_buys.map((b: { media_buy_id: string }) => b.media_buy_id)).toEqual(sorted.slice(0, 3));
+      expect(page1.body.pagination).toEqual({ has_more: true, cursor: sorted[2] });
+      const page2 = await task('get_media_buys', { media_buy_ids: ids, pagination: { max_results: 3, cursor: page1.body.pagination.cursor } });
+      expect(page2.body.media_buys.map((b: { media_buy_id: string }) => b.media_buy_id)).toEqual(sorted.slice(3));
+      expect(page2.body.pagination).toEqual({ has_more: false });
+
+      // Another buyer's cached buy reads as absent, never as forbidden.
+      const theirs = await task('get_media_buys', { media_buy_id: sorted[0] }, other);
+      expect(theirs.status).toBe(404);
+      expect(theirs.body.error).toMatchObject({ code: 'MEDIA_BUY_NOT_FOUND', field: 'media_buy_id' });
+      expect((await task('get_media_buys', { media_buy_ids: [sorted[0], sorted[1]] }, other)).body.media_buys).toEqual([]);
+
+      // Every change shows on the next read, though the buy was cached.
+      await task('update_media_buy', { media_buy_id: sorted[0], updates: { status: 'pause' } });
+      const budget = await task('update_media_buy', { media_buy_id: sorted[2], updates: { budget_change: 500 } });
+      expect(budget.status).toBe(200);
+      const after = await task('get_media_buys', { media_buy_ids: ids, status_filter: ['paused'] });
+      expect(after.body.media_buys.map((b: { media_buy_id: string; status: string }) => [b.media_buy_id, b.status])).toEqual([[sorted[0], 'paused']]);
+      const changed = await task('get_media_buys', { media_buy_id: sorted[2] });
+      expect(changed.body.media_buys[0]).toMatchObject({ total_budget: budget.body.total_budget, revision: budget.body.revision });
+    });
+
     it('keeps buyer_ref unique per buyer (another buyer may reuse it)', async () => {
       const request = buy();
       expect((await task('create_media_buy', request)).status).toBe(200);
@@ -407,6 +438,44 @@ describeWith('PostgreSQL and Kafka', !!PG_ADMIN_URL && !!KAFKA_BROKERS, 'server 
     const db = await createTestDatabase();
     return { env: { EVENT_STORE_URL: db.url, KAFKA_BROKERS: KAFKA_BROKERS!, KAFKA_TOPIC: `adcp.events.mb-${randomBytes(4).toString('hex')}` }, cleanup: db.drop };
   });
+});
+
+describeWith('PostgreSQL', Boolean(PG_ADMIN_URL), 'two gateways on one PostgreSQL', () => {
+  it("a buy one gateway has cached shows the other gateway's change within seconds, not at the cache's TTL", async () => {
+    const db = await createTestDatabase('adcp_mbcache');
+    const a = await startTestGateway({ EVENT_STORE_URL: db.url });
+    const b = await startTestGateway({ EVENT_STORE_URL: db.url });
+    try {
+      const key = (await issueApiKey(a.app.store, { org: 'acme', role: 'buyer' }, { now: new Date().toISOString() })).key;
+      const task = async (gw: Gateway, name: string, body: unknown) => {
+        const res = await fetch(`${gw.url}/api/tasks/${name}`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` }, body: JSON.stringify(body) });
+        return { status: res.status, body: (await res.json()) as Record<string, any> };
+      };
+      const created = await eventually(async () => {
+        const r = await task(a, 'create_media_buy', {
+          buyer_ref: 'two-instances',
+          brand_manifest: { url: 'https://acme.example' },
+          packages: [{ product_id: 'news_display_run_of_site', pricing_option_id: 'cpm_usd_fixed', budget: 1000 }],
+          start_time: { type: 'asap' },
+          end_time: future(7),
+        });
+        return r.status === 200 || r.status === 409 ? r : undefined;
+      }, 20_000, 'gateway a ready');
+      expect(created!.status).toBe(200);
+      const id = created!.body.media_buy_id as string;
+      const statusOn = async (gw: Gateway) => (await task(gw, 'get_media_buys', { media_buy_id: id })).body.media_buys?.[0]?.status;
+      expect(await eventually(async () => (await statusOn(b)) === 'active', 15_000, 'gateway b sees the buy')).toBe(true);
+      expect(await statusOn(b)).toBe('active'); // now cached on b
+      expect((await task(a, 'update_media_buy', { media_buy_id: id, updates: { status: 'pause' } })).status).toBe(200);
+      const started = Date.now();
+      await eventually(async () => (await statusOn(b)) === 'paused', 15_000, 'gateway b shows the pause');
+      expect(Date.now() - started).toBeLessThan(15_000);
+    } finally {
+      await a.stop();
+      await b.stop();
+      await db.drop();
+    }
+  }, 90_000);
 });
 
 describe('APPROVAL_POLICY=manual', () => {

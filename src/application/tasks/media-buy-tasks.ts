@@ -295,16 +295,31 @@ export const getMediaBuys = defineTask({
     const ids = input.media_buy_ids ?? (input.media_buy_id ? [input.media_buy_id] : undefined);
     const limit = input.pagination?.max_results ?? 50;
     const statuses = typeof input.status_filter === 'string' ? [input.status_filter] : input.status_filter;
-    const rows = await mediaBuyQueries.list(ctx.app.readModels, ctx.principal.org, { ids, statuses, limit: limit + 1, after: input.pagination?.cursor });
+    const after = input.pagination?.cursor;
+    let rows: MediaBuyRow[];
+    let impairmentsOf: (id: string) => Impairment[];
+    if (ids) {
+      // By id (how buyers poll): served from the per-buy cache, filtered and ordered as the SQL would.
+      const buys = await ctx.app.mediaBuyCache.get(ctx.app.readModels, ctx.principal.org, ids);
+      rows = [...buys.values()]
+        .map((b) => b.row)
+        .filter((r) => (!statuses?.length || statuses.includes(r.status)) && (after === undefined || r.media_buy_id > after))
+        .sort((a, b) => (a.media_buy_id < b.media_buy_id ? -1 : a.media_buy_id > b.media_buy_id ? 1 : 0))
+        .slice(0, limit + 1);
+      impairmentsOf = (id) => buys.get(id)!.impairments;
+    } else {
+      rows = await mediaBuyQueries.list(ctx.app.readModels, ctx.principal.org, { statuses, limit: limit + 1, after });
+      const open = await impairmentQueries.openFor(ctx.app.readModels, ctx.principal.org, rows.slice(0, limit).map((r) => r.media_buy_id));
+      impairmentsOf = (id) => open.filter((i) => i.media_buy_id === id);
+    }
     if (ids?.length === 1 && rows.length === 0) throw new AppError('MEDIA_BUY_NOT_FOUND', `unknown media_buy_id ${ids[0]}`, input.media_buy_id ? 'media_buy_id' : 'media_buy_ids[0]');
     const page = rows.slice(0, limit);
     const activityLimit = input.webhook_activity_limit ?? 50;
     const activity = input.include_webhook_activity
       ? await webhookQueries.activityForBuys(ctx.app.readModels, ctx.principal.org, page.map((r) => r.media_buy_id), activityLimit)
       : undefined;
-    const open = await impairmentQueries.openFor(ctx.app.readModels, ctx.principal.org, page.map((r) => r.media_buy_id));
     return {
-      media_buys: page.map((r) => rowView(r, open.filter((i) => i.media_buy_id === r.media_buy_id), activity?.filter((a) => a.media_buy_id === r.media_buy_id).slice(0, activityLimit))),
+      media_buys: page.map((r) => rowView(r, impairmentsOf(r.media_buy_id), activity?.filter((a) => a.media_buy_id === r.media_buy_id).slice(0, activityLimit))),
       pagination: { has_more: rows.length > limit, ...(rows.length > limit ? { cursor: page[page.length - 1]!.media_buy_id } : {}) },
     };
   },
