@@ -5,6 +5,7 @@ import { ROLES, type Role } from '../domain/api-key/api-key';
 import type { OAuthConfig } from '../config';
 import type { SigningKeystore } from '../signing/keystore';
 import { fetchJson, type OriginOverrides } from '../shared/guarded-fetch';
+import { RefreshingCache, type RefreshingCacheOptions } from '../shared/refreshing-cache';
 
 /** Three base64url segments: worth handing to the JWT verifier rather than the API-key lookup. */
 export const looksLikeJwt = (token: string) => /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/.test(token);
@@ -44,71 +45,49 @@ export class TokenKeysUnavailable extends Error {}
  * An outside issuer's JWKS, fetched with the SSRF-guarded client (https, public addresses, a byte
  * cap). Cached five minutes; an unknown kid refetches, and a failed fetch is retried, at most
  * every 30 s, so neither a stream of bogus kids nor an outage hammers the issuer. While the issuer
- * is unreachable the keys last fetched keep working for up to a day.
+ * is unreachable the keys last fetched keep working for up to a day (see RefreshingCache).
  */
 export class RemoteTokenKeys implements TokenKeys {
-  private keys = new Map<string, KeyObject>();
-  private fetchedAt = 0;
-  private attemptedAt = 0;
-  private lastError?: string;
-  private inflight?: Promise<void>;
+  private readonly sets: RefreshingCache<Map<string, KeyObject>>;
 
   constructor(
     private readonly jwksUri: () => Promise<string>,
     private readonly overrides: OriginOverrides,
-    private readonly ttlMs = 5 * 60_000,
-    private readonly retryMs = 30_000,
-    private readonly maxStaleMs = 24 * 3600_000,
-  ) {}
+    options: Partial<RefreshingCacheOptions> = {},
+  ) {
+    this.sets = new RefreshingCache({ ttlMs: 5 * 60_000, retryMs: 30_000, maxStaleMs: 24 * 3600_000, max: 1, ...options });
+  }
 
   async key(header: JWSHeaderParameters): Promise<KeyObject> {
-    let key = this.pick(header);
-    if (key) {
-      // A known key answers now; an old set is refreshed behind it (a hanging issuer stalls no one).
-      if (Date.now() - this.fetchedAt > this.ttlMs) void this.refresh();
-      return key;
-    }
-    await this.refresh();
-    key = this.pick(header);
+    let set = await this.sets.get('issuer', this.load);
+    let key = set.value && pick(set.value, header);
     if (key) return key;
-    if (this.keys.size === 0 && this.lastError) throw new TokenKeysUnavailable(`the issuer's keys could not be fetched (${this.lastError})`);
+    set = await this.sets.refresh('issuer', this.load);
+    key = set.value && pick(set.value, header);
+    if (key) return key;
+    if (!set.value && set.error) throw new TokenKeysUnavailable(`the issuer's keys could not be fetched (${set.error})`);
     throw new InvalidAccessToken('token signed with a key the issuer does not publish');
   }
 
-  private pick(header: JWSHeaderParameters): KeyObject | undefined {
-    if (header.kid !== undefined) return this.keys.get(header.kid);
-    return this.keys.size === 1 ? [...this.keys.values()][0] : undefined;
-  }
-
-  /** Fetches the set unless an attempt was made within `retryMs`; never throws. */
-  private refresh(): Promise<void> {
-    if (Date.now() - this.attemptedAt < this.retryMs) return this.inflight ?? Promise.resolve();
-    this.attemptedAt = Date.now();
-    this.inflight ??= (async () => {
+  private readonly load = async (): Promise<Map<string, KeyObject>> => {
+    const set = (await fetchJson(await this.jwksUri(), { overrides: this.overrides, maxBytes: 64 * 1024 })) as { keys?: (JsonWebKey & { kid?: string; use?: string })[] };
+    const keys = new Map<string, KeyObject>();
+    for (const [i, jwk] of (Array.isArray(set.keys) ? set.keys : []).entries()) {
+      if (jwk.use !== undefined && jwk.use !== 'sig') continue;
       try {
-        const uri = await this.jwksUri();
-        const set = (await fetchJson(uri, { overrides: this.overrides, maxBytes: 64 * 1024 })) as { keys?: (JsonWebKey & { kid?: string; use?: string })[] };
-        const keys = new Map<string, KeyObject>();
-        for (const [i, jwk] of (Array.isArray(set.keys) ? set.keys : []).entries()) {
-          if (jwk.use !== undefined && jwk.use !== 'sig') continue;
-          try {
-            keys.set(typeof jwk.kid === 'string' ? jwk.kid : `#${i}`, createPublicKey({ key: jwk, format: 'jwk' }));
-          } catch {
-            // A key this runtime cannot import cannot have signed a token we accept.
-          }
-        }
-        this.keys = keys;
-        this.fetchedAt = Date.now();
-        this.lastError = undefined;
-      } catch (err) {
-        this.lastError = (err as Error).message;
-        if (Date.now() - this.fetchedAt > this.maxStaleMs) this.keys = new Map();
-      } finally {
-        this.inflight = undefined;
+        keys.set(typeof jwk.kid === 'string' ? jwk.kid : `#${i}`, createPublicKey({ key: jwk, format: 'jwk' }));
+      } catch {
+        // A key this runtime cannot import cannot have signed a token we accept.
       }
-    })();
-    return this.inflight;
-  }
+    }
+    return keys;
+  };
+}
+
+/** The key a JWS header names; without a kid, the issuer's only key. */
+function pick(keys: Map<string, KeyObject>, header: JWSHeaderParameters): KeyObject | undefined {
+  if (header.kid !== undefined) return keys.get(header.kid);
+  return keys.size === 1 ? [...keys.values()][0] : undefined;
 }
 
 /**

@@ -1,0 +1,45 @@
+import { generateKeyPairSync } from 'node:crypto';
+import { parseOriginOverrides } from '../../src/shared/guarded-fetch';
+import { JwksResolver } from '../../src/webhooks/receiver/jwks-resolver';
+import { eventually } from '../support/infra';
+import { startOrigins, type ServedDoc } from '../support/origins';
+
+const jwk = (kid: string) => ({ ...generateKeyPairSync('ed25519').publicKey.export({ format: 'jwk' }), kid, use: 'sig', adcp_use: 'request-signing' });
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe("the receiver's sender keys (brand.json → jwks_uri over real HTTP)", () => {
+  it('keep verifying through an outage of the sender, refresh after it, and find a rotated key', async () => {
+    const site: Record<string, ServedDoc> = {
+      '/.well-known/brand.json': { body: { agents: [{ id: 'agent_1', url: 'https://seller.example/mcp', jwks_uri: 'https://seller.example/keys.json' }] } },
+      '/keys.json': { body: { keys: [jwk('k1')] } },
+    };
+    const origins = await startOrigins({ 'seller.example': site });
+    try {
+      const overrides = parseOriginOverrides(origins.overrides);
+      const resolver = new JwksResolver(overrides, { ttlMs: 100, retryMs: 300 });
+      expect((await resolver.resolve('seller.example', 'agent_1', 'k1'))?.kid).toBe('k1');
+      expect(await resolver.agentUrl('seller.example', 'agent_1')).toBe('https://seller.example/mcp');
+
+      // The sender's site goes down: the keys fetched before keep answering past their TTL.
+      site['/.well-known/brand.json']!.status = 503;
+      await sleep(150);
+      expect((await resolver.resolve('seller.example', 'agent_1', 'k1'))?.kid).toBe('k1');
+      await eventually(() => origins.hits.filter((h) => h.path === '/.well-known/brand.json').length >= 2, 5000, 'a refresh attempt');
+      expect((await resolver.resolve('seller.example', 'agent_1', 'k1'))?.kid).toBe('k1');
+      // A receiver that never had the keys cannot verify: that is an error (503), not a bad signature.
+      await expect(new JwksResolver(overrides).resolve('seller.example', 'agent_1', 'k1')).rejects.toThrow(/503/);
+
+      // Back up, with a rotated key: an unknown kid fetches the set again (once the retry window passed).
+      site['/.well-known/brand.json']!.status = 200;
+      site['/keys.json']!.body = { keys: [jwk('k1'), jwk('k2')] };
+      await sleep(350);
+      expect((await resolver.resolve('seller.example', 'agent_1', 'k2'))?.kid).toBe('k2');
+      const fetches = origins.hits.filter((h) => h.path === '/keys.json').length;
+      // Bogus kids right after cost nothing more.
+      for (let i = 0; i < 5; i++) expect(await resolver.resolve('seller.example', 'agent_1', `bogus-${i}`)).toBeUndefined();
+      expect(origins.hits.filter((h) => h.path === '/keys.json').length).toBe(fetches);
+    } finally {
+      await origins.close();
+    }
+  });
+});
