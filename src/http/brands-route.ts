@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
-import { AppError, httpStatusOf } from '../shared/errors';
+import { AppError } from '../shared/errors';
+import { sendRegistryError } from './errors';
 import { brandQueries } from '../../projections/brands';
 import type { App } from '../app';
 import { normalizeDomain } from '../domain/brands/resolve';
@@ -27,7 +28,7 @@ export async function registerBrandRoutes(fastify: FastifyInstance, app: App): P
     scope.addContentTypeParser('*', { parseAs: 'string', bodyLimit: 16 * 1024 }, (_req, _body, done) => done(null, { __wrongType: true }));
     scope.setErrorHandler((err: { statusCode?: number; code?: string }, _req, reply) => {
       // The rate limiter's store being down is ours to report (503), not a malformed request.
-      if (err instanceof AppError) return reply.status(httpStatusOf[err.code]).send({ error: err.message });
+      if (err instanceof AppError) return sendRegistryError(reply, err);
       if (err.statusCode === 413 || err.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return reply.status(413).send({ error: 'Request body too large' });
       return reply.status(400).send({ error: 'Malformed request body' });
     });

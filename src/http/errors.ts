@@ -3,11 +3,26 @@ import { AppError, httpStatusOf } from '../shared/errors';
 
 /** The REST error shape: `{error:{code,message,field?}}`. */
 export function sendError(reply: FastifyReply, err: AppError, extra: Record<string, unknown> = {}): FastifyReply {
-  if (err.code === 'UNAUTHENTICATED') reply.header('WWW-Authenticate', 'Bearer');
+  errorHeaders(reply, err);
   return reply.status(httpStatusOf[err.code]).send({
     error: { code: err.code, message: err.message, ...(err.field ? { field: err.field } : {}) },
     ...extra,
   });
+}
+
+/** The registry's error shape (spec §7): `{error: string}`, with the same statuses and headers. */
+export function sendRegistryError(reply: FastifyReply, err: AppError): FastifyReply {
+  errorHeaders(reply, err);
+  return reply.status(httpStatusOf[err.code]).send({ error: err.message });
+}
+
+/** The registry's paths, which answer errors in their own shape. */
+export const isRegistryPath = (url: string) => /^\/api\/(registry|brands|storyboards)\//.test(url);
+
+function errorHeaders(reply: FastifyReply, err: AppError): void {
+  if (err.code === 'UNAUTHENTICATED') reply.header('WWW-Authenticate', 'Bearer');
+  // Something we depend on is down (a rate-limit store, an issuer's keys): worth a retry soon.
+  if (err.code === 'UNAVAILABLE') reply.header('Retry-After', '30');
 }
 
 /** Fastify's own errors (body too large, bad JSON…) mapped to AppErrors; anything else is unknown. */

@@ -10,7 +10,7 @@ import type { GraphQLContext } from '../graphql/context';
 import { gatewaySchema } from '../graphql/schema';
 import { AppError, httpStatusOf } from '../shared/errors';
 import { authenticate } from './auth';
-import { fromFastifyError, sendError } from './errors';
+import { fromFastifyError, isRegistryPath, sendError, sendRegistryError } from './errors';
 import { docsPage, printOpenApi } from './openapi';
 import { publicOrigin, registerWellKnownRoutes } from './well-known';
 import { registerReceiverRoutes } from './receiver-route';
@@ -68,11 +68,12 @@ export async function buildServer(app: App): Promise<FastifyInstance> {
   );
 
   fastify.setErrorHandler((err, req, reply) => {
-    if (err instanceof AppError) return sendError(reply, err);
+    const send = isRegistryPath(req.url) ? sendRegistryError : sendError;
+    if (err instanceof AppError) return send(reply, err);
     const mapped = fromFastifyError(err as { code?: string; statusCode?: number; message: string });
-    if (mapped) return sendError(reply, mapped);
+    if (mapped) return send(reply, mapped);
     req.log.error({ err }, 'unhandled error');
-    return reply.status(500).send({ error: { code: 'INTERNAL_ERROR', message: 'internal error' } });
+    return reply.status(500).send(isRegistryPath(req.url) ? { error: 'internal error' } : { error: { code: 'INTERNAL_ERROR', message: 'internal error' } });
   });
 
   fastify.get('/healthz', async () => ({ status: 'ok' }));
@@ -135,7 +136,7 @@ export async function buildServer(app: App): Promise<FastifyInstance> {
         throw new GraphQLError(err.message, {
           extensions: {
             code: err.code,
-            http: { status: httpStatusOf[err.code], headers: new HeaderMap([['www-authenticate', 'Bearer']]) },
+            http: { status: httpStatusOf[err.code], headers: new HeaderMap(err.code === 'UNAVAILABLE' ? [['retry-after', '30']] : [['www-authenticate', 'Bearer']]) },
           },
         });
       }
