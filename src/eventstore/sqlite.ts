@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
+import { AppError } from '../shared/errors';
 import { newEventId } from '../shared/ids';
 import {
   checkExpectedVersion,
@@ -29,6 +30,16 @@ export interface SqliteEventStoreOptions {
   synchronous?: 'FULL' | 'NORMAL';
   /** How often a live subscription looks for appends made by other processes. */
   pollIntervalMs?: number;
+}
+
+/**
+ * Another process (the CLI, a second server on the same file) held the write lock past the busy
+ * timeout: nothing was written, and the caller may retry. A 503, not an internal error.
+ */
+function lockedOut(err: unknown): unknown {
+  const code = (err as { code?: string }).code;
+  if (code !== 'SQLITE_BUSY' && code !== 'SQLITE_LOCKED') return err;
+  return new AppError('UNAVAILABLE', 'the event store is busy (another process holds its write lock); nothing was written, retry shortly');
 }
 
 interface Row {
@@ -238,7 +249,8 @@ export class SqliteEventStore implements EventStore {
       if (!faultyAppend) {
         // The transaction itself failed (the write lock stayed busy, the disk refused): every
         // append in it failed the same way, and retrying each alone would only wait again.
-        for (const a of batch) a.reject(err);
+        const failure = lockedOut(err);
+        for (const a of batch) a.reject(failure);
         return;
       }
       outcomes = batch.map((a) => {

@@ -1,5 +1,5 @@
 import { allProjections } from '../../projections';
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -80,6 +80,49 @@ describe('adcp-gateway as a process', () => {
     const status = await cli(['projections', 'status'], env);
     for (const line of status.stdout.trim().split('\n')) expect(JSON.parse(line)).toMatchObject({ head: 3, lag: 0 });
   });
+
+  it('another process holding the SQLite write lock past the busy timeout: a command answers 503 with Retry-After, nothing is written, and the same command succeeds once the lock is free', async () => {
+    const dataDir = path.join(tempDir(), 'data');
+    const created = await cli(['keys', 'create', '--org', 'acme', '--role', 'buyer'], { DATA_DIR: dataDir });
+    const key = created.stdout.trim();
+    const gw = await spawnGateway({ DATA_DIR: dataDir, APPROVAL_POLICY: 'never' }, 30_000);
+    // The holder takes the write lock and keeps it until told to let go (stdin closes).
+    const holder = spawn(process.execPath, ['-e', `
+      const Database = require(${JSON.stringify(require.resolve('better-sqlite3'))});
+      const db = new Database(${JSON.stringify(path.join(dataDir, 'adcp.sqlite'))});
+      db.pragma('busy_timeout = 20000');
+      db.exec('BEGIN IMMEDIATE');
+      process.stdout.write('locked\\n');
+      process.stdin.resume();
+      process.stdin.on('end', () => { db.exec('COMMIT'); db.close(); process.exit(0); });`], { stdio: ['pipe', 'pipe', 'inherit'] });
+    const body = JSON.stringify({
+      buyer_ref: 'while-locked',
+      brand_manifest: { url: 'https://acme.example' },
+      packages: [{ product_id: 'news_display_run_of_site', pricing_option_id: 'cpm_usd_fixed', budget: 1000 }],
+      start_time: { type: 'asap' },
+      end_time: new Date(Date.now() + 7 * 86_400_000).toISOString(),
+    });
+    const create = () => fetch(`${gw.url}/api/tasks/create_media_buy`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` }, body });
+    try {
+      await new Promise<void>((resolve, reject) => {
+        holder.stdout!.on('data', (d: Buffer) => d.toString().includes('locked') && resolve());
+        holder.once('exit', (code) => reject(new Error(`lock holder exited with ${code}`)));
+      });
+      const refused = await create();
+      expect(refused.status).toBe(503);
+      expect(refused.headers.get('retry-after')).toBe('30');
+      expect(((await refused.json()) as { error: { code: string; message: string } }).error).toMatchObject({ code: 'UNAVAILABLE', message: expect.stringContaining('nothing was written') });
+      const released = new Promise((r) => holder.once('exit', r));
+      holder.stdin!.end();
+      await released;
+      const ok = await create();
+      expect(ok.status).toBe(200); // not a 409: the refused attempt left no buyer_ref behind
+      expect((await fetch(`${gw.url}/healthz`)).status).toBe(200);
+    } finally {
+      if (holder.exitCode === null) holder.kill('SIGKILL');
+      expect(await gw.stop()).toBe(0);
+    }
+  }, 120_000);
 
   it('keeps schema/schema.graphql in step with the code (run `npm run schema` after changing types)', async () => {
     const r = await cli(['schema', '--check'], {});
