@@ -4,6 +4,7 @@
 #   scripts/kafka.sh start    resolve the broker from Maven Central (once), format, start, wait;
 #                             prints KAFKA_BROKERS=127.0.0.1:<port> as its last line
 #   scripts/kafka.sh stop     stop the broker this script started (by its PID file)
+#   scripts/kafka.sh restart  stop it and start it again on the same data (topics, offsets kept)
 #   scripts/kafka.sh status   exit 0 when the broker started here is running
 #
 # Environment: KAFKA_VERSION (default 3.9.1, the last line kafkajs 2.2.4 speaks fully; 4.x dropped
@@ -58,7 +59,11 @@ start() {
     return 0
   fi
   resolve
-  rm -rf "$RUN" && mkdir -p "$RUN/data"
+  local keep="${1:-fresh}"
+  if [ "$keep" != keep ] || [ ! -f "$RUN/data/meta.properties" ]; then
+    keep=fresh
+    rm -rf "$RUN" && mkdir -p "$RUN/data"
+  fi
   cat >"$RUN/server.properties" <<EOF
 process.roles=broker,controller
 node.id=1
@@ -79,10 +84,12 @@ auto.create.topics.enable=true
 EOF
   local cp="$LIB/*"
   local java_opts=(-Xms256m -Xmx768m -XX:+UseG1GC -Djava.awt.headless=true -Dorg.slf4j.simpleLogger.defaultLogLevel=info)
-  local cluster_id
-  cluster_id="$(java -cp "$cp" kafka.tools.StorageTool random-uuid 2>/dev/null | tail -1)"
-  java "${java_opts[@]}" -cp "$cp" kafka.tools.StorageTool format -t "$cluster_id" -c "$RUN/server.properties" >"$RUN/format.log" 2>&1 \
-    || { log "formatting the log directory failed:"; cat "$RUN/format.log" >&2; exit 1; }
+  if [ "$keep" = fresh ]; then
+    local cluster_id
+    cluster_id="$(java -cp "$cp" kafka.tools.StorageTool random-uuid 2>/dev/null | tail -1)"
+    java "${java_opts[@]}" -cp "$cp" kafka.tools.StorageTool format -t "$cluster_id" -c "$RUN/server.properties" >"$RUN/format.log" 2>&1 \
+      || { log "formatting the log directory failed:"; cat "$RUN/format.log" >&2; exit 1; }
+  fi
   nohup java "${java_opts[@]}" -cp "$cp" kafka.Kafka "$RUN/server.properties" >"$LOG_FILE" 2>&1 &
   echo $! >"$PID_FILE"
   local deadline=$((SECONDS + TIMEOUT))
@@ -123,6 +130,7 @@ stop() {
 case "${1:-}" in
   start) start ;;
   stop) stop ;;
+  restart) stop; start keep ;;
   status) running ;;
-  *) echo "usage: $0 start|stop|status" >&2; exit 2 ;;
+  *) echo "usage: $0 start|stop|restart|status" >&2; exit 2 ;;
 esac
