@@ -13,7 +13,7 @@ import { ROLES, type Role } from './domain/api-key/api-key';
 import { printGatewaySchema } from './graphql/schema';
 import { printOpenApi } from './http/openapi';
 import { startGateway } from './main';
-import { ProjectionRunner, rebuildProjection } from './projections/runner';
+import { PROJECTIONS_STREAM, ProjectionRunner, rebuildProjection } from './projections/runner';
 import { AppError } from './shared/errors';
 
 const USAGE = `usage: adcp-gateway <command>
@@ -105,6 +105,13 @@ async function projectionsCommand(config: Config, args: string[]): Promise<void>
         JSON.stringify({ projection: p.name, events: result.events, position: result.position, seconds, events_per_second: Math.round(result.events / Math.max(seconds, 0.001)) }) + '\n',
       );
     }
+    // A running server caches rows of these read models; the marker in the log tells it they
+    // were rewritten under it. The rebuilt projections then step past the marker themselves.
+    await store.append(PROJECTIONS_STREAM, [{ type: 'ProjectionsRebuilt', data: { projections: chosen.map((p) => p.name), at: new Date().toISOString() }, metadata: { principal: 'cli' } }]);
+    const runner = new ProjectionRunner(store, rm, chosen);
+    await runner.start();
+    await runner.waitFor(await store.headPosition(), 30_000);
+    await runner.stop();
   } finally {
     await rm.close();
     await store.close();

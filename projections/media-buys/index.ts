@@ -3,9 +3,11 @@ import type { TaskEvent } from '../../src/domain/task/task';
 import type { Projection } from '../../src/projections/projection';
 import type { ReadModelStore, Sql } from '../../src/readmodel/port';
 
-const ddl = (big: string) => [
+// Buy ids order bytewise in both engines (PostgreSQL's default collation may be linguistic), so
+// pages, cursors and the per-buy cache (which sorts in JS) agree: SQLite's default is bytewise.
+const ddl = (big: string, bytewise: string) => [
   `CREATE TABLE IF NOT EXISTS media_buys (
-     media_buy_id TEXT PRIMARY KEY, owner TEXT NOT NULL, buyer_ref TEXT NOT NULL, status TEXT NOT NULL,
+     media_buy_id TEXT${bytewise} PRIMARY KEY, owner TEXT NOT NULL, buyer_ref TEXT NOT NULL, status TEXT NOT NULL,
      task_id TEXT, revision INTEGER NOT NULL, terms TEXT NOT NULL, created_at TEXT NOT NULL, updated_at TEXT NOT NULL, position ${big} NOT NULL)`,
   'CREATE INDEX IF NOT EXISTS media_buys_owner ON media_buys (owner, created_at)',
   `CREATE TABLE IF NOT EXISTS tasks (
@@ -36,9 +38,9 @@ function withoutCredentials<T extends { push_notification_config?: Record<string
 /** Media buys and the asynchronous tasks that gate them, as buyers and operators read them. */
 export const mediaBuys: Projection = {
   name: 'media-buys',
-  version: 3,
+  version: 4,
   tables: ['media_buys', 'tasks', 'task_history'],
-  ddl: { sqlite: ddl('INTEGER'), postgres: ddl('BIGINT') },
+  ddl: { sqlite: ddl('INTEGER', ''), postgres: ddl('BIGINT', ' COLLATE "C"') },
   handles: ['MediaBuyCreated', 'MediaBuyApproved', 'MediaBuyRejected', 'MediaBuyUpdated', 'MediaBuyStatusChanged', 'TaskSubmitted', 'TaskStatusChanged'],
   evolve(stored): Sql[] {
     const e = stored as unknown as MediaBuyEvent | TaskEvent;

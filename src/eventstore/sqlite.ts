@@ -34,12 +34,13 @@ export interface SqliteEventStoreOptions {
 
 /**
  * Another process (the CLI, a second server on the same file) held the write lock past the busy
- * timeout: nothing was written, and the caller may retry. A 503, not an internal error.
+ * timeout: this append wrote nothing (an earlier one of the same command may have), and the
+ * caller may retry. A 503, not an internal error.
  */
 function lockedOut(err: unknown): unknown {
   const code = (err as { code?: string }).code;
   if (code !== 'SQLITE_BUSY' && code !== 'SQLITE_LOCKED') return err;
-  return new AppError('UNAVAILABLE', 'the event store is busy (another process holds its write lock); nothing was written, retry shortly');
+  return new AppError('UNAVAILABLE', 'the event store is busy (another process holds its write lock); the request did not complete, retry shortly');
 }
 
 interface Row {

@@ -26,11 +26,14 @@ export async function registerBrandRoutes(fastify: FastifyInstance, app: App): P
       }
     });
     scope.addContentTypeParser('*', { parseAs: 'string', bodyLimit: 16 * 1024 }, (_req, _body, done) => done(null, { __wrongType: true }));
-    scope.setErrorHandler((err: { statusCode?: number; code?: string }, _req, reply) => {
+    scope.setErrorHandler((err: { statusCode?: number; code?: string }, req, reply) => {
       // The rate limiter's store being down is ours to report (503), not a malformed request.
       if (err instanceof AppError) return sendRegistryError(reply, err);
       if (err.statusCode === 413 || err.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return reply.status(413).send({ error: 'Request body too large' });
-      return reply.status(400).send({ error: 'Malformed request body' });
+      if (err.statusCode !== undefined && err.statusCode >= 400 && err.statusCode < 500) return reply.status(400).send({ error: 'Malformed request body' });
+      // Not the caller's fault (a database outage, a bug): logged, and masked.
+      req.log.error({ err }, 'unhandled error');
+      return reply.status(500).send({ error: 'internal error' });
     });
     scope.post('/api/brands/resolve/bulk', async (req, reply) => {
       const retryAfter = await app.rateLimiter.hit(`brands-bulk:${req.ip}`, app.config.brandResolveRateLimit, 60);

@@ -64,7 +64,7 @@ export async function buildServer(app: App): Promise<FastifyInstance> {
   });
 
   fastify.setNotFoundHandler((req, reply) =>
-    sendError(reply, new AppError('NOT_FOUND', `no route for ${req.method} ${req.url.split('?')[0]}`)),
+    (isRegistryPath(req.url) ? sendRegistryError : sendError)(reply, new AppError('NOT_FOUND', `no route for ${req.method} ${req.url.split('?')[0]}`)),
   );
 
   fastify.setErrorHandler((err, req, reply) => {

@@ -2,6 +2,9 @@ import type { EventStore, StoredEvent, Subscription } from '../eventstore/port';
 import { CheckpointMovedError, type CheckpointMove, type ReadModelStore } from '../readmodel/port';
 import { handlesEvent, statementsFor, type Projection } from './projection';
 
+/** Where `projections rebuild` records that it rewrote read models (event `ProjectionsRebuilt`). */
+export const PROJECTIONS_STREAM = 'projections';
+
 export interface ProjectionStatus {
   name: string;
   position: number;
@@ -99,6 +102,7 @@ export class ProjectionRunner {
     }
     if (moves.length > 0) await this.readModels.applyBatches(moves);
     if (moves.some((m) => m.statements.length > 0)) for (const listener of this.writtenListeners) listener(events);
+    if (events.some((e) => e.type === 'ProjectionsRebuilt' && e.position > this.notifiedUpTo)) for (const listener of this.resyncListeners) listener();
     for (const p of this.projections) {
       const c = this.cursors.get(p.name)!;
       if (moves.some((m) => m.name === p.name)) {
@@ -129,8 +133,9 @@ export class ProjectionRunner {
 
   /**
    * Calls `listener` when the runner finds the read models moved under it (another instance
-   * applied events, a rebuild reset a projection) and resumes from what is stored: rows changed
-   * without this instance applying, or announcing, the events (e.g. to drop every cached row).
+   * applied events, a rebuild reset a projection) and resumes from what is stored, and when the
+   * log says `projections rebuild` rewrote them: rows changed without this instance applying, or
+   * announcing, the events (e.g. to drop every cached row).
    */
   onResync(listener: () => void): void {
     this.resyncListeners.push(listener);
@@ -178,6 +183,10 @@ export class ProjectionRunner {
     for (const listener of this.resyncListeners) listener();
     for (const p of this.projections) await this.readModels.migrate(p.ddl[this.readModels.dialect]);
     await this.follow();
+    // Again once the stored checkpoints are read: rows cached in between may predate events the
+    // runner has now jumped past without applying (and so without announcing or dropping them).
+    for (const listener of this.resyncListeners) listener();
+    for (const w of this.waiters) if (this.caughtUpWith(w.position)) w.resolve();
   }
 
   /** Position each projection has applied up to (in memory: what this instance has seen). */

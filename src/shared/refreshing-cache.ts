@@ -65,8 +65,11 @@ export class RefreshingCache<V> {
    */
   async get(key: string, load: () => Promise<V>): Promise<Refreshed<V>> {
     const entry = (await this.entries.fetch(key, { context: load }))!;
-    // A stale failure has nothing to serve meanwhile: wait for the retry it just started.
-    if (entry.value === undefined && this.now() - entry.attemptedAt >= this.options.retryMs) return this.force(key, load);
+    const now = this.now();
+    // A stale failure has nothing to serve meanwhile, and a value past maxStaleMs (an idle key)
+    // must not be served at all: wait for the refresh the fetch just started.
+    if (entry.value === undefined && now - entry.attemptedAt >= this.options.retryMs) return this.force(key, load);
+    if (entry.value !== undefined && now - entry.fetchedAt > this.options.maxStaleMs) return this.force(key, load);
     return entry;
   }
 

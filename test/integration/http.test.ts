@@ -60,6 +60,12 @@ describe('gateway over HTTP (embedded defaults)', () => {
     const res = await fetch(`${gw.url}/nope?x=1`);
     expect(res.status).toBe(404);
     expect(await res.json()).toEqual({ error: { code: 'NOT_FOUND', message: 'no route for GET /nope' } });
+    // Under the registry's paths errors are `{error: string}` (spec §7), unknown routes included.
+    for (const [method, path] of [['GET', '/api/registry/nope'], ['GET', '/api/brands/resolve/bulk'], ['POST', '/api/registry/feed']] as const) {
+      const r = await fetch(`${gw.url}${path}`, { method });
+      expect(r.status).toBe(404);
+      expect(await r.json()).toEqual({ error: `no route for ${method} ${path}` });
+    }
   });
 
   it('answers malformed GraphQL with 400, never 5xx', async () => {

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import pg from 'pg';
 import { issueApiKey } from '../../src/application/api-keys';
 import { KAFKA_BROKERS, PG_ADMIN_URL, createTestDatabase, describeWith, eventually } from '../support/infra';
 import { graphql, startTestGateway } from '../support/gateway';
@@ -438,6 +439,54 @@ describeWith('PostgreSQL and Kafka', !!PG_ADMIN_URL && !!KAFKA_BROKERS, 'server 
     const db = await createTestDatabase();
     return { env: { EVENT_STORE_URL: db.url, KAFKA_BROKERS: KAFKA_BROKERS!, KAFKA_TOPIC: `adcp.events.mb-${randomBytes(4).toString('hex')}` }, cleanup: db.drop };
   });
+});
+
+describeWith('PostgreSQL', Boolean(PG_ADMIN_URL), 'buy ids on a PostgreSQL with a linguistic collation', () => {
+  it('orders and pages buys bytewise on every path (the SQL list, the per-buy cache), whatever the database collation', async () => {
+    // en-US ICU sorts `mb_a` before `mb_B` and ignores `_`/`-` at first; bytewise order does not.
+    const name = `adcp_icu_${randomBytes(4).toString('hex')}`;
+    const admin = new pg.Client({ connectionString: PG_ADMIN_URL });
+    await admin.connect();
+    await admin.query(`CREATE DATABASE ${name} TEMPLATE template0 LOCALE_PROVIDER icu ICU_LOCALE 'en-US' LOCALE 'C.UTF-8'`);
+    const u = new URL(PG_ADMIN_URL!);
+    u.pathname = `/${name}`;
+    const gw = await startTestGateway({ EVENT_STORE_URL: u.toString(), APPROVAL_POLICY: 'never' });
+    try {
+      const key = (await issueApiKey(gw.app.store, { org: 'acme', role: 'buyer' }, { now: new Date().toISOString() })).key;
+      const task = async (taskName: string, body: unknown) => {
+        const res = await fetch(`${gw.url}/api/tasks/${taskName}`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` }, body: JSON.stringify(body) });
+        return (await res.json()) as Record<string, any>;
+      };
+      await eventually(async () => (await fetch(`${gw.url}/readyz`)).status === 200, 20_000, 'readyz');
+      const ids: string[] = [];
+      for (let i = 0; i < 24; i++) {
+        ids.push(
+          (await task('create_media_buy', {
+            buyer_ref: `icu-${i}`,
+            brand_manifest: { url: 'https://acme.example' },
+            packages: [{ product_id: 'news_display_run_of_site', pricing_option_id: 'cpm_usd_fixed', budget: 1000 }],
+            start_time: { type: 'asap' },
+            end_time: future(7),
+          })).media_buy_id,
+        );
+      }
+      const bytewise = [...ids].sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b)));
+      const idsOf = (r: Record<string, any>) => r.media_buys.map((b: { media_buy_id: string }) => b.media_buy_id);
+      expect(idsOf(await task('get_media_buys', { pagination: { max_results: 100 } }))).toEqual(bytewise);
+      expect(idsOf(await task('get_media_buys', { media_buy_ids: ids }))).toEqual(bytewise);
+      // The same cursor pages the same way on both paths.
+      const sqlPage = await task('get_media_buys', { pagination: { max_results: 10, cursor: bytewise[5] } });
+      const cachePage = await task('get_media_buys', { media_buy_ids: ids, pagination: { max_results: 10, cursor: bytewise[5] } });
+      expect(idsOf(sqlPage)).toEqual(bytewise.slice(6, 16));
+      expect(idsOf(cachePage)).toEqual(bytewise.slice(6, 16));
+      // An empty id list means no filter, as before the cache.
+      expect(idsOf(await task('get_media_buys', { media_buy_ids: [], pagination: { max_results: 100 } }))).toEqual(bytewise);
+    } finally {
+      await gw.stop();
+      await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await admin.end();
+    }
+  }, 90_000);
 });
 
 describeWith('PostgreSQL', Boolean(PG_ADMIN_URL), 'two gateways on one PostgreSQL', () => {

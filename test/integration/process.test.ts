@@ -4,6 +4,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { BIN, ROOT, graphql, spawnGateway, tempDir } from '../support/gateway';
+import { eventually } from '../support/infra';
 
 const run = promisify(execFile);
 
@@ -78,8 +79,39 @@ describe('adcp-gateway as a process', () => {
     // Three keys (only `serve` publishes the catalog).
     for (const l of lines) expect(l.events).toBe(3);
     const status = await cli(['projections', 'status'], env);
-    for (const line of status.stdout.trim().split('\n')) expect(JSON.parse(line)).toMatchObject({ head: 3, lag: 0 });
+    // The rebuild leaves a ProjectionsRebuilt marker in the log (for running servers' caches), and steps past it.
+    for (const line of status.stdout.trim().split('\n')) expect(JSON.parse(line)).toMatchObject({ head: 4, lag: 0 });
   });
+
+  it('a rebuild repairs read models under a running server, and the server serves the repaired rows (its caches are dropped)', async () => {
+    const dataDir = path.join(tempDir(), 'data');
+    const key = (await cli(['keys', 'create', '--org', 'acme', '--role', 'buyer'], { DATA_DIR: dataDir })).stdout.trim();
+    const gw = await spawnGateway({ DATA_DIR: dataDir, APPROVAL_POLICY: 'never' }, 30_000);
+    try {
+      const call = async (name: string, body: unknown) =>
+        (await (await fetch(`${gw.url}/api/tasks/${name}`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` }, body: JSON.stringify(body) })).json()) as Record<string, any>;
+      const created = await call('create_media_buy', {
+        buyer_ref: 'repair-me',
+        brand_manifest: { url: 'https://acme.example' },
+        packages: [{ product_id: 'news_display_run_of_site', pricing_option_id: 'cpm_usd_fixed', budget: 1000 }],
+        start_time: { type: 'asap' },
+        end_time: new Date(Date.now() + 7 * 86_400_000).toISOString(),
+      });
+      const status = async () => (await call('get_media_buys', { media_buy_id: created.media_buy_id })).media_buys[0].status;
+      // A damaged row (what a rebuild is for), read once so the server caches it.
+      const Database = (await import('better-sqlite3')).default;
+      const db = new Database(path.join(dataDir, 'adcp.sqlite'));
+      db.pragma('busy_timeout = 10000');
+      db.prepare("UPDATE media_buys SET status = 'damaged' WHERE media_buy_id = ?").run(created.media_buy_id);
+      db.close();
+      expect(await status()).toBe('damaged');
+      const rebuilt = await cli(['projections', 'rebuild', 'media-buys'], { DATA_DIR: dataDir });
+      expect(rebuilt.code).toBe(0);
+      expect(await eventually(async () => (await status()) === 'active', 10_000, 'the repaired row served')).toBe(true);
+    } finally {
+      expect(await gw.stop()).toBe(0);
+    }
+  }, 90_000);
 
   it('another process holding the SQLite write lock past the busy timeout: a command answers 503 with Retry-After, nothing is written, and the same command succeeds once the lock is free', async () => {
     const dataDir = path.join(tempDir(), 'data');
@@ -111,7 +143,7 @@ describe('adcp-gateway as a process', () => {
       const refused = await create();
       expect(refused.status).toBe(503);
       expect(refused.headers.get('retry-after')).toBe('30');
-      expect(((await refused.json()) as { error: { code: string; message: string } }).error).toMatchObject({ code: 'UNAVAILABLE', message: expect.stringContaining('nothing was written') });
+      expect(((await refused.json()) as { error: { code: string; message: string } }).error).toMatchObject({ code: 'UNAVAILABLE', message: expect.stringContaining('retry shortly') });
       const released = new Promise((r) => holder.once('exit', r));
       holder.stdin!.end();
       await released;

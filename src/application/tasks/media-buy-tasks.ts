@@ -298,7 +298,7 @@ export const getMediaBuys = defineTask({
     const after = input.pagination?.cursor;
     let rows: MediaBuyRow[];
     let impairmentsOf: (id: string) => Impairment[];
-    if (ids) {
+    if (ids?.length) {
       // By id (how buyers poll): served from the per-buy cache, filtered and ordered as the SQL would.
       const buys = await ctx.app.mediaBuyCache.get(ctx.app.readModels, ctx.principal.org, ids);
       rows = [...buys.values()]

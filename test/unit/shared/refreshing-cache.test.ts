@@ -98,6 +98,20 @@ describe('RefreshingCache', () => {
     expect(gone.error).toBe('ECONNREFUSED');
   });
 
+  it('a value older than maxStaleMs is never served: after a long idle spell the refresh is awaited', async () => {
+    const t = setup();
+    t.answer('v1');
+    await t.cache.get('k', t.load);
+    t.advance(3 * 86_400_000);
+    t.answer('v2');
+    expect((await t.cache.get('k', t.load)).value).toBe('v2');
+    t.advance(3 * 86_400_000);
+    t.answer(new Error('ECONNREFUSED'));
+    const down = await t.cache.get('k', t.load);
+    expect(down.value).toBeUndefined();
+    expect(down.error).toBe('ECONNREFUSED');
+  });
+
   it('with nothing fetched yet a failure is the answer, retried (and awaited) after retryMs', async () => {
     const t = setup();
     t.answer(new Error('ENOTFOUND'));
