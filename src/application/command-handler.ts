@@ -4,8 +4,17 @@ import { ConcurrencyError, type AppendResult, type EventMetadata, type EventStor
 export interface CommandContext {
   principal?: string;
   correlationId?: string;
+  /**
+   * The idempotency attempt this command runs under (see withIdempotency), kept in its events'
+   * metadata so a retry can tell that an earlier attempt already wrote them.
+   */
+  idempotency?: string;
   /** Decision time, passed into the command by the caller (never read inside a decider). */
   now: string;
+}
+
+function metadataOf(ctx: CommandContext): Partial<EventMetadata> {
+  return { time: ctx.now, principal: ctx.principal, correlationId: ctx.correlationId, ...(ctx.idempotency ? { idempotency: ctx.idempotency } : {}) };
 }
 
 /** Folds a stream into its decider's state (and returns the history it read). */
@@ -38,7 +47,7 @@ export async function handleCommand<C, E extends { type: string; data: unknown }
     const { history } = loaded;
     let state = loaded.state;
     const events = decider.decide(command, state);
-    const metadata: Partial<EventMetadata> = { time: ctx.now, principal: ctx.principal, correlationId: ctx.correlationId };
+    const metadata = metadataOf(ctx);
     try {
       const result = await store.append(
         streamId,
@@ -66,7 +75,7 @@ export async function startStream<C, E extends { type: string; data: unknown }, 
   ctx: CommandContext,
 ): Promise<{ events: readonly E[]; result: AppendResult }> {
   const events = decider.decide(command, decider.initialState());
-  const metadata: Partial<EventMetadata> = { time: ctx.now, principal: ctx.principal, correlationId: ctx.correlationId };
+  const metadata = metadataOf(ctx);
   const result = await store.append(streamId, events.map((e) => ({ type: e.type, data: e.data, metadata })), { expectedVersion: 'no_stream' });
   return { events, result };
 }

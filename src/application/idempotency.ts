@@ -21,16 +21,21 @@ const hash = (s: string) => createHash('sha256').update(s).digest('hex');
  * AdCP's `idempotency_key`: the same key with the same payload replays the first response; with a
  * different payload it is IDEMPOTENCY_CONFLICT. Each (owner, key) is a stream holding one
  * recorded response, so the record is as durable as the events it answers for.
+ *
+ * The command's own events and that record are two appends: an attempt can fail between them (a
+ * crash, the database refusing the second). So `run` gets an attempt marker for its events'
+ * metadata (CommandContext.idempotency), and a command retried under the same key and payload
+ * that finds its marker in the stream it writes answers from those events instead of acting twice.
  */
 export async function withIdempotency<T extends Record<string, unknown>>(
   store: EventStore,
   owner: string,
   task: string,
   payload: Record<string, unknown>,
-  run: () => Promise<T>,
+  run: (attempt: string | undefined) => Promise<T>,
 ): Promise<T> {
   const key = payload.idempotency_key;
-  if (typeof key !== 'string') return run();
+  if (typeof key !== 'string') return run(undefined);
   const { idempotency_key: _k, context: _c, ...rest } = payload;
   const payloadHash = hash(canonical({ task, rest }));
   const stream = `idempotency-${hash(`${owner}\u0000${key}`).slice(0, 32)}`;
@@ -49,7 +54,7 @@ export async function withIdempotency<T extends Record<string, unknown>>(
   if (earlier) return earlier;
   let response: T;
   try {
-    response = await run();
+    response = await run(`${stream}:${payloadHash.slice(0, 32)}`);
   } catch (err) {
     // A concurrent request with the same key may have won: answer as it did.
     if (err instanceof AppError && err.code === 'CONFLICT') {

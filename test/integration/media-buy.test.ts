@@ -441,6 +441,84 @@ describeWith('PostgreSQL and Kafka', !!PG_ADMIN_URL && !!KAFKA_BROKERS, 'server 
   });
 });
 
+describe('an idempotent command that failed between writing and recording its answer', () => {
+  /** A gateway whose store refuses the next `n` response records (a crash between the two appends). */
+  async function gatewayDroppingRecords(policy: string) {
+    const gw = await startTestGateway({ APPROVAL_POLICY: policy });
+    const key = (await issueApiKey(gw.app.store, { org: 'acme', role: 'buyer' }, { now: new Date().toISOString() })).key;
+    const store = gw.app.store as { append: typeof gw.app.store.append };
+    const append = store.append.bind(store);
+    const drop = { next: 0 };
+    store.append = async (streamId, events, options) => {
+      if (drop.next > 0 && events[0]?.type === 'IdempotentResponseRecorded') {
+        drop.next--;
+        throw new Error('simulated crash before the response was recorded');
+      }
+      return append(streamId, events, options);
+    };
+    const task = async (name: string, body: unknown) => {
+      const res = await fetch(`${gw.url}/api/tasks/${name}`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` }, body: JSON.stringify(body) });
+      return { status: res.status, body: (await res.json()) as Record<string, any> };
+    };
+    return { gw, task, drop };
+  }
+  const order = (ref: string, extra: Record<string, unknown> = {}) => ({
+    buyer_ref: ref,
+    brand_manifest: { url: 'https://acme.example' },
+    packages: [{ product_id: 'news_display_run_of_site', pricing_option_id: 'cpm_usd_fixed', budget: 1000 }],
+    start_time: { type: 'asap' },
+    end_time: future(7),
+    ...extra,
+  });
+
+  it('a retried create answers as the first attempt would have (no 409), and an update is not applied twice', async () => {
+    const { gw, task, drop } = await gatewayDroppingRecords('never');
+    try {
+      const create = order('idem-retry', { idempotency_key: `create-${randomBytes(8).toString('hex')}` });
+      drop.next = 1;
+      expect((await task('create_media_buy', create)).status).toBe(500);
+      const retried = await task('create_media_buy', create);
+      expect(retried.status).toBe(200);
+      expect(retried.body).toMatchObject({ buyer_ref: 'idem-retry', status: 'active', total_budget: 1000, revision: 1 });
+      const id = retried.body.media_buy_id as string;
+      const replayed = await task('create_media_buy', create);
+      expect(replayed.body).toMatchObject({ media_buy_id: id, replayed: true });
+      // The same buyer_ref under another key is still taken.
+      expect((await task('create_media_buy', { ...create, idempotency_key: `other-${randomBytes(8).toString('hex')}` })).status).toBe(409);
+
+      const update = { media_buy_id: id, updates: { budget_change: 500 }, idempotency_key: `update-${randomBytes(8).toString('hex')}` };
+      drop.next = 1;
+      expect((await task('update_media_buy', update)).status).toBe(500);
+      const again = await task('update_media_buy', update);
+      expect(again.status).toBe(200);
+      expect(again.body).toMatchObject({ media_buy_id: id, total_budget: 1500, revision: 2, changed: ['budget'] });
+      const events = await gw.app.store.readStream(`media-buy-${id}`);
+      expect(events.filter((e) => e.type === 'MediaBuyUpdated')).toHaveLength(1);
+      // A later, different update is applied as usual.
+      expect((await task('update_media_buy', { ...update, idempotency_key: `update-${randomBytes(8).toString('hex')}` })).body.total_budget).toBe(2000);
+    } finally {
+      await gw.stop();
+    }
+  });
+
+  it('with seller approval, the retry answers pending with the first attempt\'s task', async () => {
+    const { gw, task, drop } = await gatewayDroppingRecords('manual');
+    try {
+      const create = order('idem-manual', { idempotency_key: `create-${randomBytes(8).toString('hex')}` });
+      drop.next = 1;
+      expect((await task('create_media_buy', create)).status).toBe(500);
+      const events = await gw.app.store.readAll({ limit: 10_000 });
+      const firstTask = (events.find((e) => e.type === 'TaskSubmitted')!.data as { task_id: string }).task_id;
+      const retried = await task('create_media_buy', create);
+      expect(retried.status).toBe(200);
+      expect(retried.body).toMatchObject({ status: 'pending', task_id: firstTask });
+      expect((await gw.app.store.readAll({ limit: 10_000 })).filter((e) => e.type === 'TaskSubmitted')).toHaveLength(1);
+    } finally {
+      await gw.stop();
+    }
+  });
+});
+
 describeWith('PostgreSQL', Boolean(PG_ADMIN_URL), 'buy ids on a PostgreSQL with a linguistic collation', () => {
   it('orders and pages buys bytewise on every path (the SQL list, the per-buy cache), whatever the database collation', async () => {
     // en-US ICU sorts `mb_a` before `mb_B` and ignores `_`/`-` at first; bytewise order does not.

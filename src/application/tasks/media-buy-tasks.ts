@@ -7,7 +7,7 @@ import { impairmentQueries } from '../../../projections/impairments';
 import type { Impairment } from '../../domain/impairment/impairment';
 import { assertDeliverableUrl } from '../../webhooks/url-guard';
 import { isAuction, type Product } from '../../domain/catalog/catalog';
-import { mediaBuyDecider, mediaBuyStream, type MediaBuyTerms, type PackageTerms } from '../../domain/media-buy/media-buy';
+import { mediaBuyDecider, mediaBuyStream, type MediaBuyEvent, type MediaBuyTerms, type PackageTerms } from '../../domain/media-buy/media-buy';
 import { taskDecider, taskStream } from '../../domain/task/task';
 import { newEventId } from '../../shared/ids';
 import { AppError } from '../../shared/errors';
@@ -177,7 +177,7 @@ export const createMediaBuy = defineTask({
   input: createInput,
   async run(input, ctx) {
     const owner = ctx.principal.org;
-    return withIdempotency(ctx.app.store, owner, 'create_media_buy', input as Record<string, unknown>, async () => {
+    return withIdempotency(ctx.app.store, owner, 'create_media_buy', input as Record<string, unknown>, async (attempt) => {
       await assertCallbacks(ctx, input);
       const now = ctx.app.clock();
       const mediaBuyId = mediaBuyIdFor(owner, input.buyer_ref);
@@ -207,12 +207,14 @@ export const createMediaBuy = defineTask({
         ...(input.push_notification_config ? { push_notification_config: input.push_notification_config } : {}),
         ...(input.reporting_webhook ? { reporting_webhook: input.reporting_webhook } : {}),
       };
-      const cmdCtx = { now: now.toISOString(), principal: ctx.principal.keyId, correlationId: ctx.requestId };
+      const cmdCtx = { now: now.toISOString(), principal: ctx.principal.keyId, correlationId: ctx.requestId, idempotency: attempt };
       const approval = await needsApproval(ctx, products as Product[], total);
       const taskId = approval ? `task_${newEventId()}` : undefined;
       if (taskId) {
         // Fail fast on a taken buyer_ref before recording a task for it (the append below is
         // what enforces uniqueness).
+        const earlier = await createdByAttempt(ctx, mediaBuyId, attempt);
+        if (earlier) return earlier;
         const existing = await ctx.app.store.readStream(mediaBuyStream(mediaBuyId), { limit: 1 });
         if (existing.length > 0) throw new AppError('CONFLICT', `buyer_ref ${input.buyer_ref} is already used by media buy ${mediaBuyId}`, 'buyer_ref');
         // The task first: a buy never points at a task that was not recorded.
@@ -228,10 +230,13 @@ export const createMediaBuy = defineTask({
           now: cmdCtx.now,
         }, cmdCtx);
       }
+      let recovered: Record<string, unknown> | undefined;
       try {
-        await startStream(ctx.app.store, mediaBuyStream(mediaBuyId), mediaBuyDecider, { type: 'CreateMediaBuy', terms, needsApproval: approval, taskId, now: cmdCtx.now }, cmdCtx).catch((err: unknown) => {
-          if (err instanceof ConcurrencyError) throw new AppError('CONFLICT', `buyer_ref ${input.buyer_ref} is already used by media buy ${mediaBuyId}`, 'buyer_ref');
-          throw err;
+        await startStream(ctx.app.store, mediaBuyStream(mediaBuyId), mediaBuyDecider, { type: 'CreateMediaBuy', terms, needsApproval: approval, taskId, now: cmdCtx.now }, cmdCtx).catch(async (err: unknown) => {
+          if (!(err instanceof ConcurrencyError)) throw err;
+          // Taken: by this very request's earlier attempt (answer as it would have), or by another.
+          recovered = await createdByAttempt(ctx, mediaBuyId, attempt);
+          if (!recovered) throw new AppError('CONFLICT', `buyer_ref ${input.buyer_ref} is already used by media buy ${mediaBuyId}`, 'buyer_ref');
         });
       } catch (err) {
         if (taskId) {
@@ -239,12 +244,34 @@ export const createMediaBuy = defineTask({
         }
         throw err;
       }
-      return approval
-        ? mediaBuyView(terms, 'pending', { revision: 1, task_id: taskId, message: 'Media buy awaiting seller approval; poll tasks_get or wait for the webhook' })
-        : mediaBuyView(terms, 'active', { revision: 1 });
+      if (recovered) {
+        // This attempt's task is not needed: the earlier attempt's buy (and task) stand.
+        if (taskId) await handleCommand(ctx.app.store, taskStream(taskId), taskDecider, { type: 'ChangeTaskStatus', status: 'failed', message: 'superseded by an earlier attempt with the same idempotency_key', actor: 'system', now: cmdCtx.now }, cmdCtx).catch(() => {});
+        return recovered;
+      }
+      return createdView(terms, approval ? 'pending' : 'active', taskId);
     });
   },
 });
+
+/** create_media_buy's answer for a buy as created (pending with its task, or active). */
+function createdView(terms: MediaBuyTerms, status: string, taskId?: string) {
+  return status === 'pending'
+    ? mediaBuyView(terms, 'pending', { revision: 1, task_id: taskId, message: 'Media buy awaiting seller approval; poll tasks_get or wait for the webhook' })
+    : mediaBuyView(terms, 'active', { revision: 1 });
+}
+
+/**
+ * The answer an earlier attempt of this same request (same idempotency_key and payload) gave or
+ * would have given, if it created the buy but failed before recording its response.
+ */
+async function createdByAttempt(ctx: TaskContext, mediaBuyId: string, attempt: string | undefined): Promise<Record<string, unknown> | undefined> {
+  if (!attempt) return undefined;
+  const [first] = await ctx.app.store.readStream(mediaBuyStream(mediaBuyId), { limit: 1 });
+  if (first?.type !== 'MediaBuyCreated' || first.metadata.idempotency !== attempt) return undefined;
+  const { status, task_id, at: _at, ...terms } = first.data as MediaBuyTerms & { status: string; task_id?: string; at: string };
+  return createdView(terms as MediaBuyTerms, status, task_id);
+}
 
 const getMediaBuysInput = z
   .object({
@@ -363,10 +390,20 @@ export const updateMediaBuy = defineTask({
   input: updateInput,
   async run(input, ctx) {
     const owner = ctx.principal.org;
-    return withIdempotency(ctx.app.store, owner, 'update_media_buy', input as Record<string, unknown>, async () => {
+    return withIdempotency(ctx.app.store, owner, 'update_media_buy', input as Record<string, unknown>, async (attempt) => {
       // Ownership from the stream itself (not the projection): another buyer's id is simply absent.
-      const { state } = await loadState(ctx.app.store, mediaBuyStream(input.media_buy_id), mediaBuyDecider);
+      const { state, history } = await loadState(ctx.app.store, mediaBuyStream(input.media_buy_id), mediaBuyDecider);
       if (state.status === 'none' || state.terms.owner !== owner) throw new AppError('MEDIA_BUY_NOT_FOUND', `unknown media_buy_id ${input.media_buy_id}`, 'media_buy_id');
+      // An earlier attempt of this request applied the update but did not record its answer:
+      // answer from the buy as that attempt left it, rather than applying a budget change twice.
+      let applied = -1;
+      if (attempt) history.forEach((e, i) => e.metadata.idempotency === attempt && (applied = i));
+      if (applied >= 0) {
+        const upTo = history.slice(0, applied + 1) as unknown as MediaBuyEvent[];
+        const then = upTo.reduce((st, e) => mediaBuyDecider.evolve(st, e), mediaBuyDecider.initialState()) as Exclude<typeof state, { status: 'none' }>;
+        const mine = history.filter((e) => e.metadata.idempotency === attempt) as unknown as MediaBuyEvent[];
+        return mediaBuyView(then.terms, then.status, { revision: then.revision, changed: changedBy(mine) });
+      }
       const u = input.updates;
       await assertCallbacks(ctx, u, 'updates.');
       const now = ctx.app.clock().toISOString();
@@ -388,14 +425,18 @@ export const updateMediaBuy = defineTask({
           reason: u.reason,
           now,
         },
-        { now, principal: ctx.principal.keyId, correlationId: ctx.requestId },
+        { now, principal: ctx.principal.keyId, correlationId: ctx.requestId, idempotency: attempt },
       );
       const buy = after as Exclude<typeof after, { status: 'none' }>;
-      const changed = events.flatMap((e) => (e.type === 'MediaBuyUpdated' ? e.data.changed : e.type === 'MediaBuyStatusChanged' ? ['status'] : []));
-      return mediaBuyView(buy.terms, buy.status, { revision: buy.revision, changed });
+      return mediaBuyView(buy.terms, buy.status, { revision: buy.revision, changed: changedBy(events) });
     });
   },
 });
+
+/** The fields an update's events changed, as update_media_buy reports them. */
+function changedBy(events: readonly MediaBuyEvent[]): string[] {
+  return events.flatMap((e) => (e.type === 'MediaBuyUpdated' ? [...e.data.changed] : e.type === 'MediaBuyStatusChanged' ? ['status'] : []));
+}
 
 const tasksGetInput = z.object({ task_id: z.string().min(1), include_result: z.boolean().optional() }).passthrough();
 
