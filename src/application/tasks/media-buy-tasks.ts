@@ -12,7 +12,7 @@ import { taskDecider, taskStream } from '../../domain/task/task';
 import { newEventId } from '../../shared/ids';
 import { AppError } from '../../shared/errors';
 import { handleCommand, loadState, startStream } from '../command-handler';
-import { ConcurrencyError } from '../../eventstore/port';
+import { ConcurrencyError, type StoredEvent } from '../../eventstore/port';
 import { withIdempotency } from '../idempotency';
 import { brandManifestSchema } from './catalog-tasks';
 import { defineTask, type TaskContext } from './context';
@@ -213,10 +213,10 @@ export const createMediaBuy = defineTask({
       if (taskId) {
         // Fail fast on a taken buyer_ref before recording a task for it (the append below is
         // what enforces uniqueness).
-        const earlier = await createdByAttempt(ctx, mediaBuyId, attempt);
+        const [existing] = await ctx.app.store.readStream(mediaBuyStream(mediaBuyId), { limit: 1 });
+        const earlier = answerOfAttempt(existing, attempt);
         if (earlier) return earlier;
-        const existing = await ctx.app.store.readStream(mediaBuyStream(mediaBuyId), { limit: 1 });
-        if (existing.length > 0) throw new AppError('CONFLICT', `buyer_ref ${input.buyer_ref} is already used by media buy ${mediaBuyId}`, 'buyer_ref');
+        if (existing) throw new AppError('CONFLICT', `buyer_ref ${input.buyer_ref} is already used by media buy ${mediaBuyId}`, 'buyer_ref');
         // The task first: a buy never points at a task that was not recorded.
         await handleCommand(ctx.app.store, taskStream(taskId), taskDecider, {
           type: 'SubmitTask',
@@ -235,7 +235,7 @@ export const createMediaBuy = defineTask({
         await startStream(ctx.app.store, mediaBuyStream(mediaBuyId), mediaBuyDecider, { type: 'CreateMediaBuy', terms, needsApproval: approval, taskId, now: cmdCtx.now }, cmdCtx).catch(async (err: unknown) => {
           if (!(err instanceof ConcurrencyError)) throw err;
           // Taken: by this very request's earlier attempt (answer as it would have), or by another.
-          recovered = await createdByAttempt(ctx, mediaBuyId, attempt);
+          recovered = answerOfAttempt((await ctx.app.store.readStream(mediaBuyStream(mediaBuyId), { limit: 1 }))[0], attempt);
           if (!recovered) throw new AppError('CONFLICT', `buyer_ref ${input.buyer_ref} is already used by media buy ${mediaBuyId}`, 'buyer_ref');
         });
       } catch (err) {
@@ -263,12 +263,11 @@ function createdView(terms: MediaBuyTerms, status: string, taskId?: string) {
 
 /**
  * The answer an earlier attempt of this same request (same idempotency_key and payload) gave or
- * would have given, if it created the buy but failed before recording its response.
+ * would have given, if it created the buy (`first`, the buy stream's first event) but failed
+ * before recording its response.
  */
-async function createdByAttempt(ctx: TaskContext, mediaBuyId: string, attempt: string | undefined): Promise<Record<string, unknown> | undefined> {
-  if (!attempt) return undefined;
-  const [first] = await ctx.app.store.readStream(mediaBuyStream(mediaBuyId), { limit: 1 });
-  if (first?.type !== 'MediaBuyCreated' || first.metadata.idempotency !== attempt) return undefined;
+function answerOfAttempt(first: StoredEvent | undefined, attempt: string | undefined): Record<string, unknown> | undefined {
+  if (!attempt || first?.type !== 'MediaBuyCreated' || first.metadata.idempotency !== attempt) return undefined;
   const { status, task_id, at: _at, ...terms } = first.data as MediaBuyTerms & { status: string; task_id?: string; at: string };
   return createdView(terms as MediaBuyTerms, status, task_id);
 }
