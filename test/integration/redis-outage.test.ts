@@ -2,18 +2,10 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import net from 'node:net';
 import { issueApiKey } from '../../src/application/api-keys';
 import { startTestGateway } from '../support/gateway';
-import { describeWith, eventually } from '../support/infra';
+import { describeWith, eventually, freePort } from '../support/infra';
 import { startOrigins } from '../support/origins';
 
 const hasRedisServer = spawnSync('sh', ['-c', 'command -v redis-server'], { stdio: 'ignore' }).status === 0;
-
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise((r) => server.close(r));
-  return port;
-}
 
 /** A Redis of this test's own, on loopback, without persistence; stopped by its PID. */
 async function startRedis(port: number): Promise<ChildProcess> {

@@ -1,16 +1,7 @@
 import http from 'node:http';
-import net from 'node:net';
 import { issueApiKey } from '../../src/application/api-keys';
 import { graphql, startTestGateway } from '../support/gateway';
-import { eventually } from '../support/infra';
-
-async function freePort(): Promise<number> {
-  const s = net.createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  const { port } = s.address() as net.AddressInfo;
-  await new Promise((r) => s.close(r));
-  return port;
-}
+import { eventually, freePort } from '../support/infra';
 
 describe('a buyer whose webhook endpoint is down (DESIGN §6: loses no webhook)', () => {
   it('refused connections are recorded and retried with back-off; the webhooks arrive once the endpoint is back, one idempotency_key each', async () => {
