@@ -27,11 +27,13 @@ export interface CachedBuy {
 
 /**
  * Media buys by id with their open impairments, as get_media_buys answers them. Buyers poll
- * their buys (the spec's backup poll, dashboards) far more often than a buy changes, and a read
- * costs two SQL queries; a buy changes only through events that name it. So an entry lives until
- * this instance's projections apply an event for that buy, or until the projection runner finds
- * the read models moved under it (another instance applied events, a rebuild): then everything
- * goes. The TTL bounds what a missed signal could cost. Entries are shared: never mutate them.
+ * their buys (the spec's two-minute backup poll, dashboards) far more often than a buy changes,
+ * and a read costs two SQL queries; a buy changes only through events that name it. So an entry
+ * lives until this instance's projections write an event for that buy, or until the projection
+ * runner finds the read models moved under it (another instance applied events, a rebuild): then
+ * everything goes. The five-minute TTL (longer than the backup poll) bounds what a missed signal
+ * could cost, e.g. while this instance's runner is stuck and another keeps applying. Entries are
+ * shared: never mutate them.
  */
 export class MediaBuyCache {
   private readonly entries: LRUCache<string, CachedBuy>;
@@ -39,7 +41,7 @@ export class MediaBuyCache {
   private generation = 0;
 
   constructor(options: { max?: number; ttlMs?: number } = {}) {
-    this.entries = new LRUCache({ max: options.max ?? 20_000, ttl: options.ttlMs ?? 60_000 });
+    this.entries = new LRUCache({ max: options.max ?? 20_000, ttl: options.ttlMs ?? 5 * 60_000 });
   }
 
   /** The caller's buys among `ids` (another owner's id reads as absent, like the SQL filter). */
