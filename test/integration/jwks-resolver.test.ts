@@ -5,7 +5,6 @@ import { eventually } from '../support/infra';
 import { startOrigins, type ServedDoc } from '../support/origins';
 
 const jwk = (kid: string) => ({ ...generateKeyPairSync('ed25519').publicKey.export({ format: 'jwk' }), kid, use: 'sig', adcp_use: 'request-signing' });
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe("the receiver's sender keys (brand.json → jwks_uri over real HTTP)", () => {
   it('keep verifying through an outage of the sender, refresh after it, and find a rotated key', async () => {
@@ -16,13 +15,15 @@ describe("the receiver's sender keys (brand.json → jwks_uri over real HTTP)", 
     const origins = await startOrigins({ 'seller.example': site });
     try {
       const overrides = parseOriginOverrides(origins.overrides);
-      const resolver = new JwksResolver(overrides, { ttlMs: 100, retryMs: 300 });
+      // The cache's clock is the test's: time moves when the test says so, not by sleeping.
+      let now = Date.now();
+      const resolver = new JwksResolver(overrides, { ttlMs: 300_000, retryMs: 30_000, now: () => now });
       expect((await resolver.resolve('seller.example', 'agent_1', 'k1'))?.kid).toBe('k1');
       expect(await resolver.agentUrl('seller.example', 'agent_1')).toBe('https://seller.example/mcp');
 
       // The sender's site goes down: the keys fetched before keep answering past their TTL.
       site['/.well-known/brand.json']!.status = 503;
-      await sleep(150);
+      now += 301_000;
       expect((await resolver.resolve('seller.example', 'agent_1', 'k1'))?.kid).toBe('k1');
       await eventually(() => origins.hits.filter((h) => h.path === '/.well-known/brand.json').length >= 2, 5000, 'a refresh attempt');
       expect((await resolver.resolve('seller.example', 'agent_1', 'k1'))?.kid).toBe('k1');
@@ -32,7 +33,7 @@ describe("the receiver's sender keys (brand.json → jwks_uri over real HTTP)", 
       // Back up, with a rotated key: an unknown kid fetches the set again (once the retry window passed).
       site['/.well-known/brand.json']!.status = 200;
       site['/keys.json']!.body = { keys: [jwk('k1'), jwk('k2')] };
-      await sleep(350);
+      now += 31_000;
       expect((await resolver.resolve('seller.example', 'agent_1', 'k2'))?.kid).toBe('k2');
       const fetches = origins.hits.filter((h) => h.path === '/keys.json').length;
       // Bogus kids right after cost nothing more.

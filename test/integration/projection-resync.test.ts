@@ -9,7 +9,9 @@ import { ProjectionRunner } from '../../src/projections/runner';
 import { MediaBuyCache } from '../../src/readmodel/media-buy-cache';
 import type { ReadModelStore } from '../../src/readmodel/port';
 import { SqliteReadModelStore } from '../../src/readmodel/sqlite';
+import { eventually } from '../support/infra';
 
+/** A deliberate delay injected into runner A's batches (fault injection, not a wait for async work). */
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
@@ -59,18 +61,22 @@ describe('a projection runner that resyncs under a cache', () => {
       cache.clear();
     });
     await a.start();
-    await sleep(300);
-    expect((await cache.get(rmA, 'acme', ['mb_X'])).get('mb_X')!.row.status).toBe('active');
-
-    let polledInRestart: string | undefined;
-    inRestart = async () => {
-      polledInRestart = (await cache.get(rmA, 'acme', ['mb_X'])).get('mb_X')!.row.status;
-      await b.waitFor((await store.append('mb-mb_X', [{ type: 'MediaBuyStatusChanged', data: { media_buy_id: 'mb_X', from: 'active', status: 'paused', at: 't2' } }])).position);
-    };
-    // Something for B to apply first, so A's checkpoint check fails and A restarts.
-    await b.waitFor((await store.append('mb-mb_Y', [{ type: 'MediaBuyCreated', data: { ...terms, media_buy_id: 'mb_Y', buyer_ref: 'y', status: 'active', at: 't1' } }])).position);
-    await sleep(1500);
     try {
+      await a.waitFor(await store.headPosition(), 10_000);
+      expect((await cache.get(rmA, 'acme', ['mb_X'])).get('mb_X')!.row.status).toBe('active');
+
+      let polledInRestart: string | undefined;
+      let pausedAt = Number.MAX_SAFE_INTEGER;
+      inRestart = async () => {
+        polledInRestart = (await cache.get(rmA, 'acme', ['mb_X'])).get('mb_X')!.row.status;
+        pausedAt = (await store.append('mb-mb_X', [{ type: 'MediaBuyStatusChanged', data: { media_buy_id: 'mb_X', from: 'active', status: 'paused', at: 't2' } }])).position;
+        await b.waitFor(pausedAt);
+      };
+      // Something for B to apply first, so A's checkpoint check fails and A restarts.
+      await b.waitFor((await store.append('mb-mb_Y', [{ type: 'MediaBuyCreated', data: { ...terms, media_buy_id: 'mb_Y', buyer_ref: 'y', status: 'active', at: 't1' } }])).position);
+      // A notices (its delayed batch fails the checkpoint check), restarts, and is past the pause it
+      // never applied itself.
+      await eventually(() => polledInRestart !== undefined && a.caughtUpWith(pausedAt), 10_000, 'runner A to restart past the pause');
       expect(resyncs).toBeGreaterThan(0);
       expect(polledInRestart).toBe('active'); // the window really was entered, with the old row
       expect((await mediaBuyQueries.list(rm, 'acme', { ids: ['mb_X'], limit: 1 }))[0]!.status).toBe('paused');
@@ -81,5 +87,5 @@ describe('a projection runner that resyncs under a cache', () => {
       await store.close();
       await rm.close();
     }
-  });
+  }, 30_000);
 });
