@@ -135,7 +135,7 @@ export async function startApp(
   const bus: Bus = config.kafka
     ? new KafkaBus(store, readModels, {
         ...config.kafka,
-        onError: (err, where) => log.error({ err, where }, 'kafka bus error; retrying'),
+        onError: (err, where) => log.error({ err, where }, 'kafka bus error (relay errors are retried; foreign messages skipped)'),
       })
     : new EmbeddedBus(store, readModels, (err, group) => log.error({ err, group }, 'consumer failed; retrying'));
   await publishCatalog(store, config.catalogFile ?? DEMO_CATALOG, { now: new Date().toISOString(), principal: 'system' });

@@ -193,6 +193,7 @@ export async function main(argv: string[]): Promise<number> {
   try {
     switch (command) {
       case 'serve':
+        if (rest.length > 0) throw new UsageError(`serve takes no arguments (got ${rest.join(' ')}); it is configured by environment variables such as PORT and HOST (see the README)`);
         await serve(loadConfig());
         return -1; // keep running
       case 'projections':
@@ -209,7 +210,9 @@ export async function main(argv: string[]): Promise<number> {
         return await webhooksVerifyCommand(rest);
       }
       case 'bench': {
-        const { runBenchmarks } = await import('../test/bench/run');
+        const { BENCH_NAMES, runBenchmarks } = await import('../test/bench/run');
+        const only = rest.find((a) => !a.startsWith('-'));
+        if (only && !BENCH_NAMES.some((name) => name.includes(only))) throw new UsageError(`bench: nothing matches "${only}"; names: ${BENCH_NAMES.join(', ')}`);
         await runBenchmarks(rest);
         return 0;
       }
@@ -231,7 +234,16 @@ export async function main(argv: string[]): Promise<number> {
       process.stderr.write(`adcp-gateway: ${err.code}: ${err.message}\n`);
       return 1;
     }
-    const e = err as { code?: string; message?: string };
+    const e = err as { code?: string; message?: string; address?: string; port?: number };
+    // node:util parseArgs: an unknown option or one missing its value is a usage error.
+    if (e.code?.startsWith('ERR_PARSE_ARGS_')) {
+      process.stderr.write(`adcp-gateway: ${e.message}\n`);
+      return 2;
+    }
+    if (e.code === 'EADDRINUSE' || e.code === 'EACCES' || e.code === 'EADDRNOTAVAIL') {
+      process.stderr.write(`adcp-gateway: cannot listen on ${e.address ?? 'the configured host'}:${e.port ?? '?'} (${e.code}); set PORT or HOST\n`);
+      return 1;
+    }
     // Unreachable engines are an operator problem, not a bug: one line, no stack.
     if (e.code === 'ECONNREFUSED' || e.code === 'ENOTFOUND' || e.code === '3D000' || e.code === '28P01') {
       process.stderr.write(`adcp-gateway: cannot reach the configured engine: ${e.message ?? e.code}\n`);

@@ -50,19 +50,23 @@ export const receivedWebhooks: Projection = {
       return [{ sql: 'INSERT INTO webhook_endpoints (endpoint_id, owner, agent_id, sender_domain, mode, created_at) VALUES (?, ?, ?, ?, ?, ?)', params: [d.endpoint_id, d.owner, d.agent_id, d.sender_domain, d.mode, d.at] }];
     }
     const d = e.data;
+    // The body is the sender's: past the receiver's envelope checks any field may still have any
+    // JSON type, and a row this projection cannot write would stall every projection behind it.
+    // Columns take strings or null, never whatever came.
     const payload = JSON.parse(d.body) as Record<string, any>;
     const format = detectFormat(payload) ?? d.format;
     const data = extractData(payload, format);
-    const taskId: string | undefined = format === 'mcp' ? payload.task_id : payload.id;
-    const status: string | undefined = format === 'mcp' ? payload.status : payload.status?.state;
-    const sentAt: string = (format === 'mcp' ? payload.timestamp : payload.status?.timestamp) ?? d.received_at;
-    const notificationId: string | undefined = typeof payload.notification_id === 'string' ? payload.notification_id : undefined;
+    const taskId = text(format === 'mcp' ? payload.task_id : payload.id);
+    const status = text(format === 'mcp' ? payload.status : payload.status?.state);
+    const sentAt = text(format === 'mcp' ? payload.timestamp : payload.status?.timestamp) ?? d.received_at;
+    const taskType = text(payload.task_type);
+    const notificationId = text(payload.notification_id);
     const dataJson = data === null || data === undefined ? null : JSON.stringify(data);
     const out: Sql[] = [
       {
         sql: `INSERT INTO received_webhooks (sender, dedup_key, owner, endpoint_id, task_id, task_type, status, notification_id, notification_type, sent_at, received_at, data)
               VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (sender, dedup_key) DO NOTHING`,
-        params: [d.sender, d.dedup_key, d.owner, d.endpoint_id, taskId ?? null, payload.task_type ?? null, status ?? null, notificationId ?? null, (data as { notification_type?: string } | null)?.notification_type ?? null, sentAt, d.received_at, dataJson],
+        params: [d.sender, d.dedup_key, d.owner, d.endpoint_id, taskId, taskType, status, notificationId, text((data as { notification_type?: unknown } | null)?.notification_type), sentAt, d.received_at, dataJson],
       },
     ];
     if (notificationId) {
@@ -77,12 +81,15 @@ export const receivedWebhooks: Projection = {
               ON CONFLICT (owner, sender, task_id) DO UPDATE SET status = excluded.status, status_rank = excluded.status_rank, sent_at = excluded.sent_at, message = excluded.message, data = excluded.data
               WHERE excluded.sent_at > received_task_status.sent_at
                  OR (excluded.sent_at = received_task_status.sent_at AND excluded.status_rank > received_task_status.status_rank)`,
-        params: [d.owner, d.sender, taskId, payload.task_type ?? null, status, statusRank(status), sentAt, payload.message ?? null, dataJson],
+        params: [d.owner, d.sender, taskId, taskType, status, statusRank(status), sentAt, text(payload.message), dataJson],
       });
     }
     return out;
   },
 };
+
+/** A string field of the sender's body, or null when it is absent, of another type, or holds U+0000 (PostgreSQL refuses it). */
+const text = (v: unknown): string | null => (typeof v === 'string' && !v.includes('\u0000') ? v : null);
 
 const parse = <T extends { data: string | null }>(r: T) => ({ ...r, data: r.data === null ? null : (JSON.parse(r.data) as unknown) });
 

@@ -1,6 +1,7 @@
 import { validateAdagents, type ValidationError, type ValidationWarning } from '../domain/adagents/validate';
 import { fetchDocument, type FetchedDocument } from '../shared/document-fetch';
 import type { OriginOverrides } from '../shared/guarded-fetch';
+import { parseStorableJson } from '../shared/storable-json';
 
 /** How the file was found. */
 export type DiscoveryMethod = 'direct' | 'authoritative_location' | 'ads_txt_manager';
@@ -46,7 +47,7 @@ async function find(domain: string, overrides: OriginOverrides): Promise<Found> 
   }
   let doc: Doc;
   try {
-    doc = JSON.parse(fetched.body.toString('utf8')) as Doc;
+    doc = parseStorableJson(fetched.body.toString('utf8')) as Doc;
   } catch {
     return { errors: [err('json', `Invalid JSON response from ${url}`)], warnings: [], fetched, method: 'direct' };
   }
@@ -69,7 +70,7 @@ async function find(domain: string, overrides: OriginOverrides): Promise<Found> 
   if (auth.status !== 200) return fail(`HTTP ${auth.status} error fetching ${location}`);
   let authDoc: Doc;
   try {
-    authDoc = JSON.parse(auth.body.toString('utf8')) as Doc;
+    authDoc = parseStorableJson(auth.body.toString('utf8')) as Doc;
   } catch {
     return fail(`Invalid JSON at authoritative location ${location}`);
   }

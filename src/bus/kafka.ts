@@ -106,6 +106,29 @@ export class KafkaBus implements Bus {
   }
 }
 
+/** A message the relay published: a stored event as JSON; anything else is undefined. */
+function decodeEvent(value: Buffer | null): StoredEvent | undefined {
+  if (!value) return undefined;
+  let e: Partial<StoredEvent> | null;
+  try {
+    e = JSON.parse(value.toString('utf8')) as Partial<StoredEvent> | null;
+  } catch {
+    return undefined;
+  }
+  const ok =
+    e !== null &&
+    typeof e === 'object' &&
+    typeof e.id === 'string' &&
+    typeof e.streamId === 'string' &&
+    typeof e.type === 'string' &&
+    Number.isSafeInteger(e.position) &&
+    Number.isSafeInteger(e.streamVersion) &&
+    e.metadata !== null &&
+    typeof e.metadata === 'object' &&
+    'data' in e;
+  return ok ? (e as StoredEvent) : undefined;
+}
+
 class KafkaBusConsumer implements Consumer {
   private consumer?: KafkaConsumer;
 
@@ -128,9 +151,16 @@ class KafkaBusConsumer implements Consumer {
       eachBatchAutoResolve: false,
       eachBatch: async ({ batch, resolveOffset, heartbeat, commitOffsetsIfNecessary, isRunning, isStale }) => {
         if (!isRunning() || isStale() || batch.messages.length === 0) return;
-        const events = batch.messages.map((m) => JSON.parse(m.value!.toString('utf8')) as StoredEvent);
+        const events: StoredEvent[] = [];
+        for (const m of batch.messages) {
+          const event = decodeEvent(m.value);
+          if (event) events.push(event);
+          // Only the relay should write here. Anything else is reported and passed over: retrying
+          // it forever would stall every event behind it on this partition.
+          else this.options.onError?.(new Error(`skipped a message that is not an event (topic ${batch.topic}, partition ${batch.partition}, offset ${m.offset})`), `kafka-consumer:${this.group}`);
+        }
         // A throw here makes kafkajs redeliver from the last committed offset (at-least-once).
-        await handler(events);
+        if (events.length > 0) await handler(events);
         resolveOffset(batch.messages[batch.messages.length - 1]!.offset);
         await commitOffsetsIfNecessary({
           topics: [

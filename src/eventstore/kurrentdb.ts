@@ -29,6 +29,8 @@ import {
   type StoredEvent,
   type SubscribeOptions,
   type Subscription,
+  storedJson,
+  isPossibleStreamId,
 } from './port';
 import { LocalWake, pollingSubscription } from './subscription';
 
@@ -77,8 +79,9 @@ export class KurrentEventStore implements EventStore {
           jsonEvent<JSONEventType>({
             id: e.id ?? newEventId(),
             type: e.type,
-            data: (e.data ?? null) as never,
-            metadata: { time: now, ...e.metadata } as never,
+            // Through storedJson: the same refusals as the other adapters, so logs stay portable.
+            data: JSON.parse(storedJson(e.data)) as never,
+            metadata: JSON.parse(storedJson({ time: now, ...e.metadata })) as never,
           }),
         ),
         { streamState },
@@ -107,6 +110,7 @@ export class KurrentEventStore implements EventStore {
   }
 
   async readStream(streamId: string, options: ReadStreamOptions = {}): Promise<StoredEvent[]> {
+    if (!isPossibleStreamId(streamId)) return [];
     const out: StoredEvent[] = [];
     try {
       for await (const r of this.client.readStream(streamId, {

@@ -12,6 +12,8 @@ import {
   type StoredEvent,
   type SubscribeOptions,
   type Subscription,
+  storedJson,
+  isPossibleStreamId,
 } from './port';
 import { LocalWake, pollingSubscription } from './subscription';
 
@@ -37,8 +39,8 @@ export class MemoryEventStore implements EventStore {
       id: e.id ?? newEventId(),
       streamId,
       type: e.type,
-      data: JSON.parse(JSON.stringify(e.data ?? null)),
-      metadata: JSON.parse(JSON.stringify({ time: now, ...e.metadata })),
+      data: JSON.parse(storedJson(e.data)),
+      metadata: JSON.parse(storedJson({ time: now, ...e.metadata })),
       streamVersion: stream.length + i + 1,
       position: this.log.length + i + 1,
     }));
@@ -51,6 +53,7 @@ export class MemoryEventStore implements EventStore {
   }
 
   async readStream(streamId: string, options: ReadStreamOptions = {}): Promise<StoredEvent[]> {
+    if (!isPossibleStreamId(streamId)) return [];
     const from = options.fromVersion ?? 1;
     const stream = this.streams.get(streamId) ?? [];
     return stream.slice(from - 1, options.limit === undefined ? undefined : from - 1 + options.limit);

@@ -1,4 +1,5 @@
 import { AppError } from '../shared/errors';
+import { hasUnstorableEscape, hasUnstorableText } from '../shared/nul';
 
 /**
  * The expected state of a stream when appending:
@@ -126,10 +127,28 @@ export function checkExpectedVersion(streamId: string, expected: ExpectedVersion
   if (!ok) throw new ConcurrencyError(streamId, expected, actual);
 }
 
+/**
+ * Event data or metadata as the log stores it: JSON text. A string holding U+0000 or an unpaired
+ * surrogate is refused on every adapter (PostgreSQL's jsonb cannot store either), so a log
+ * written on one adapter can move to another and such an input is a 400, not a 500.
+ */
+export function storedJson(value: unknown): string {
+  const text = JSON.stringify(value ?? null);
+  if (hasUnstorableEscape(text)) throw new AppError('INVALID_REQUEST', 'a text field contains U+0000 (NUL) or an unpaired surrogate, which cannot be stored');
+  return text;
+}
+
+/**
+ * Whether a stream could exist under this id: one holding text no adapter can store was never
+ * appended, so reading it answers nothing (PostgreSQL would fail the query instead).
+ */
+export const isPossibleStreamId = (streamId: string): boolean => !hasUnstorableText(streamId);
+
 export function validateAppend(streamId: string, events: readonly NewEvent[], expected: ExpectedVersion): void {
   if (typeof streamId !== 'string' || streamId.length === 0 || streamId.length > 512) {
     throw new AppError('VALIDATION_ERROR', 'stream id must be 1..512 characters', 'streamId');
   }
+  if (hasUnstorableText(streamId)) throw new AppError('VALIDATION_ERROR', 'stream id contains U+0000 (NUL) or an unpaired surrogate', 'streamId');
   if (typeof expected === 'number' && (!Number.isSafeInteger(expected) || expected < 0)) {
     throw new AppError('VALIDATION_ERROR', 'expectedVersion must be a non-negative integer', 'expectedVersion');
   }

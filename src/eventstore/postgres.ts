@@ -13,6 +13,8 @@ import {
   type StoredEvent,
   type SubscribeOptions,
   type Subscription,
+  storedJson,
+  isPossibleStreamId,
 } from './port';
 import { LocalWake, pollingSubscription, type WakeSource } from './subscription';
 
@@ -192,8 +194,8 @@ export class PostgresEventStore implements EventStore {
           code,
           events.map((e) => e.id ?? newEventId()),
           events.map((e) => e.type),
-          events.map((e) => JSON.stringify(e.data ?? null)),
-          events.map((e) => JSON.stringify({ time: now, ...e.metadata })),
+          events.map((e) => storedJson(e.data)),
+          events.map((e) => storedJson({ time: now, ...e.metadata })),
         ],
       );
       const row = rows[0]!;
@@ -207,6 +209,7 @@ export class PostgresEventStore implements EventStore {
   }
 
   async readStream(streamId: string, options: ReadStreamOptions = {}): Promise<StoredEvent[]> {
+    if (!isPossibleStreamId(streamId)) return [];
     const { rows } = await this.pool.query<Row>(
       `SELECT ${COLUMNS} FROM events WHERE stream_id = $1 AND stream_version >= $2 ORDER BY stream_version LIMIT $3`,
       [streamId, options.fromVersion ?? 1, options.limit ?? null],

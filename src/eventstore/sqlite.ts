@@ -17,6 +17,8 @@ import {
   type StoredEvent,
   type SubscribeOptions,
   type Subscription,
+  storedJson,
+  isPossibleStreamId,
 } from './port';
 import { LocalWake, pollingSubscription } from './subscription';
 
@@ -172,8 +174,8 @@ export class SqliteEventStore implements EventStore {
           stream_id: streamId,
           stream_version: current + i + 1,
           type: e.type,
-          data: JSON.stringify(e.data ?? null),
-          metadata: JSON.stringify({ time: now, ...e.metadata }),
+          data: storedJson(e.data),
+          metadata: storedJson({ time: now, ...e.metadata }),
           position: 0,
         };
         let info: Database.RunResult;
@@ -282,6 +284,7 @@ export class SqliteEventStore implements EventStore {
   }
 
   async readStream(streamId: string, options: ReadStreamOptions = {}): Promise<StoredEvent[]> {
+    if (!isPossibleStreamId(streamId)) return [];
     return this.stmts.readStream.all(streamId, options.fromVersion ?? 1, options.limit ?? -1).map(toStored);
   }
 

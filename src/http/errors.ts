@@ -16,13 +16,51 @@ export function sendRegistryError(reply: FastifyReply, err: AppError): FastifyRe
   return reply.status(httpStatusOf[err.code]).send({ error: err.message });
 }
 
+/**
+ * GraphQL over HTTP: a request that never reaches Apollo (bad JSON, too large, wrong type) still
+ * answers a GraphQL response, `{errors:[{message, extensions:{code}}]}`, as Apollo's own request
+ * errors do; a malformed request is `BAD_REQUEST`, Apollo's code for the same fault.
+ */
+export function sendGraphQLError(reply: FastifyReply, err: AppError): FastifyReply {
+  errorHeaders(reply, err);
+  const code = err.code === 'INVALID_REQUEST' ? 'BAD_REQUEST' : err.code;
+  return reply.status(httpStatusOf[err.code]).send({ errors: [{ message: err.message, extensions: { code } }] });
+}
+
+/** Paths the embedded authorization server answers (the MCP SDK's router plus our sign-in form and JWKS). */
+export const AUTHORIZATION_SERVER_PATHS = ['/.well-known/oauth-authorization-server', '/authorize', '/token', '/register', '/revoke', '/oauth/login', '/oauth/jwks.json'];
+
+/** RFC 6749's error shape, for what is refused before the authorization server sees it. */
+export function sendOAuthError(reply: FastifyReply, err: AppError): FastifyReply {
+  errorHeaders(reply, err);
+  const status = httpStatusOf[err.code];
+  return reply.status(status).send({ error: status >= 500 ? 'temporarily_unavailable' : 'invalid_request', error_description: err.message });
+}
+
 /** The registry's paths, which answer errors in their own shape. */
 export const isRegistryPath = (url: string) => /^\/api\/(registry|brands|storyboards)\//.test(url);
+
+/** The error shape of the binding a URL belongs to: registry, GraphQL, OAuth, or the REST shim's. */
+export function errorSenderFor(url: string): (reply: FastifyReply, err: AppError) => FastifyReply {
+  if (isRegistryPath(url)) return sendRegistryError;
+  if (AUTHORIZATION_SERVER_PATHS.includes(url.split('?')[0]!)) return sendOAuthError;
+  if (/^\/graphql(\?|$)/.test(url)) return sendGraphQLError;
+  return sendError;
+}
 
 function errorHeaders(reply: FastifyReply, err: AppError): void {
   if (err.code === 'UNAUTHENTICATED') reply.header('WWW-Authenticate', 'Bearer');
   // Something we depend on is down (a rate-limit store, an issuer's keys): worth a retry soon.
   if (err.code === 'UNAVAILABLE') reply.header('Retry-After', '30');
+}
+
+/** A fault of ours (logged by the caller), masked in the shape of the URL's binding. */
+export function internalErrorBody(url: string): Record<string, unknown> {
+  const send = errorSenderFor(url);
+  if (send === sendRegistryError) return { error: 'internal error' };
+  if (send === sendGraphQLError) return { errors: [{ message: 'internal error', extensions: { code: 'INTERNAL_SERVER_ERROR' } }] };
+  if (send === sendOAuthError) return { error: 'server_error', error_description: 'internal error' };
+  return { error: { code: 'INTERNAL_ERROR', message: 'internal error' } };
 }
 
 /** Fastify's own errors (body too large, bad JSON…) mapped to AppErrors; anything else is unknown. */

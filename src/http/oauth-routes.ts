@@ -1,8 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { App } from '../app';
-
-/** Paths the embedded authorization server answers (the MCP SDK's router plus our sign-in form and JWKS). */
-const AUTHORIZATION_SERVER_PATHS = ['/.well-known/oauth-authorization-server', '/authorize', '/token', '/register', '/revoke', '/oauth/login', '/oauth/jwks.json'];
+import { AUTHORIZATION_SERVER_PATHS } from './errors';
 
 /**
  * OAuth discovery and the embedded authorization server (spec §5). The protected-resource

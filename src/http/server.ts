@@ -4,13 +4,15 @@ import { ApolloServerPluginCacheControlDisabled } from '@apollo/server/plugin/di
 import { unwrapResolverError } from '@apollo/server/errors';
 import { fastifyApolloHandler } from '@as-integrations/fastify';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
-import { GraphQLError, type GraphQLFormattedError } from 'graphql';
+import { GraphQLError, parse, visit, type GraphQLFormattedError } from 'graphql';
 import type { App } from '../app';
 import type { GraphQLContext } from '../graphql/context';
 import { gatewaySchema } from '../graphql/schema';
 import { AppError, httpStatusOf } from '../shared/errors';
+import { jsonNestingDepth, MAX_JSON_DEPTH } from '../shared/json-depth';
+import { hasNulEscape } from '../shared/nul';
 import { authenticate } from './auth';
-import { fromFastifyError, isRegistryPath, sendError, sendRegistryError } from './errors';
+import { errorSenderFor, fromFastifyError, internalErrorBody } from './errors';
 import { docsPage, printOpenApi } from './openapi';
 import { publicOrigin, registerWellKnownRoutes } from './well-known';
 import { registerReceiverRoutes } from './receiver-route';
@@ -57,6 +59,23 @@ export async function buildServer(app: App): Promise<FastifyInstance> {
     },
   });
 
+  // JSON bodies as Fastify parses them (proto and constructor poisoning refused), but no deeper
+  // than MAX_JSON_DEPTH (a request nested thousands of levels would overflow later walks of it)
+  // and without U+0000 (the log refuses it: PostgreSQL cannot store it).
+  const parseJson = fastify.getDefaultJsonParser('error', 'error');
+  fastify.removeContentTypeParser('application/json');
+  fastify.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) => {
+    if (jsonNestingDepth(body as string) > MAX_JSON_DEPTH) return done(new AppError('INVALID_REQUEST', `request body nests deeper than ${MAX_JSON_DEPTH} levels`), undefined);
+    if (hasNulEscape(body as string)) return done(new AppError('INVALID_REQUEST', 'request body contains U+0000 (NUL), which no field accepts'), undefined);
+    parseJson(req, body as string, done);
+  });
+
+  // No route takes a NUL in its path or query (PostgreSQL cannot even compare one): refused first.
+  fastify.addHook('onRequest', (req, reply, done) => {
+    if (!req.url.includes('%00')) return done();
+    errorSenderFor(req.url)(reply, new AppError('INVALID_REQUEST', 'the URL contains U+0000 (%00), which no parameter accepts'));
+  });
+
   fastify.addHook('onResponse', async (req, reply) => {
     const route = req.routeOptions.url ?? 'unmatched';
     app.metrics.httpRequests.inc({ method: req.method, route, status: String(reply.statusCode) });
@@ -64,16 +83,16 @@ export async function buildServer(app: App): Promise<FastifyInstance> {
   });
 
   fastify.setNotFoundHandler((req, reply) =>
-    (isRegistryPath(req.url) ? sendRegistryError : sendError)(reply, new AppError('NOT_FOUND', `no route for ${req.method} ${req.url.split('?')[0]}`)),
+    errorSenderFor(req.url)(reply, new AppError('NOT_FOUND', `no route for ${req.method} ${req.url.split('?')[0]}`)),
   );
 
   fastify.setErrorHandler((err, req, reply) => {
-    const send = isRegistryPath(req.url) ? sendRegistryError : sendError;
+    const send = errorSenderFor(req.url);
     if (err instanceof AppError) return send(reply, err);
     const mapped = fromFastifyError(err as { code?: string; statusCode?: number; message: string });
     if (mapped) return send(reply, mapped);
     req.log.error({ err }, 'unhandled error');
-    return reply.status(500).send(isRegistryPath(req.url) ? { error: 'internal error' } : { error: { code: 'INTERNAL_ERROR', message: 'internal error' } });
+    return reply.status(500).send(internalErrorBody(req.url));
   });
 
   fastify.get('/healthz', async () => ({ status: 'ok' }));
@@ -129,20 +148,41 @@ export async function buildServer(app: App): Promise<FastifyInstance> {
   const handler = fastifyApolloHandler(apollo, {
     context: async (req) => {
       try {
+        // The JSON parser and the URL check cannot see a NUL written as an escape inside the
+        // GraphQL document (`\u0000`, `\u{0}`) or a GET request's variables; nothing may carry
+        // one into the log or a query. Only a document with an escape is parsed here.
+        const { query, variables } = { ...(req.query as object), ...(req.body as object) } as { query?: unknown; variables?: unknown };
+        if ((typeof query === 'string' && documentHasNul(query)) || (typeof variables === 'string' && hasNulEscape(variables))) {
+          throw new GraphQLError('the GraphQL request contains U+0000 (NUL), which no field accepts', { extensions: { code: 'BAD_REQUEST', http: { status: 400 } } });
+        }
         return { app, principal: await authenticate(req, app), requestId: req.id, origin: publicOrigin(app, req) };
       } catch (err) {
         if (!(err instanceof AppError)) throw err;
         // Apollo answers a context failure with the status and headers carried in extensions.http.
-        throw new GraphQLError(err.message, {
-          extensions: {
-            code: err.code,
-            http: { status: httpStatusOf[err.code], headers: new HeaderMap(err.code === 'UNAVAILABLE' ? [['retry-after', '30']] : [['www-authenticate', 'Bearer']]) },
-          },
-        });
+        const headers = new HeaderMap(err.code === 'UNAVAILABLE' ? [['retry-after', '30']] : err.code === 'UNAUTHENTICATED' ? [['www-authenticate', 'Bearer']] : []);
+        throw new GraphQLError(err.message, { extensions: { code: err.code, http: { status: httpStatusOf[err.code], headers } } });
       }
     },
   });
   fastify.route({ url: '/graphql', method: ['GET', 'POST', 'OPTIONS'], handler });
 
   return fastify;
+}
+
+/** Whether a GraphQL document's string values hold U+0000 (only an escape can put one there). */
+function documentHasNul(query: string): boolean {
+  if (!query.includes('\\u')) return false;
+  let document;
+  try {
+    document = parse(query);
+  } catch {
+    return false; // Apollo reports the syntax error
+  }
+  let found = false;
+  visit(document, {
+    StringValue(node) {
+      if (node.value.includes('\0')) found = true;
+    },
+  });
+  return found;
 }

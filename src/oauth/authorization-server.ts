@@ -33,6 +33,8 @@ import type { Logger } from 'pino';
 import type { ReadModelStore } from '../readmodel/port';
 import type { QueryCache } from '../readmodel/query-cache';
 import { AppError } from '../shared/errors';
+import { jsonNestingDepth, MAX_JSON_DEPTH } from '../shared/json-depth';
+import { hasUnstorableEscape } from '../shared/nul';
 import type { SigningKeystore } from '../signing/keystore';
 import type { AccessTokenVerifier, TokenKeys } from './access-tokens';
 import { errorPage, loginPage, PAGE_HEADERS } from './login-page';
@@ -175,6 +177,9 @@ class EventSourcedOAuthProvider implements OAuthServerProvider {
         const client = registration as OAuthClientInformationFull;
         const { client_id, client_secret, client_secret_expires_at, client_id_issued_at, ...metadata } = client;
         if (!Array.isArray(metadata.redirect_uris) || metadata.redirect_uris.length === 0) throw new InvalidClientMetadataError('redirect_uris is required');
+        // This body skips the gateway's JSON parser: its depth and text limits apply here.
+        const problem = unstorableMetadata(metadata);
+        if (problem) throw new InvalidClientMetadataError(problem);
         const salt = randomBytes(16).toString('base64url');
         const registered: RegisteredClient = {
           clientId: client_id,
@@ -439,3 +444,16 @@ class EventSourcedOAuthProvider implements OAuthServerProvider {
 }
 
 const jwsAlg = (alg: 'ed25519' | 'ecdsa-p256-sha256') => (alg === 'ed25519' ? 'EdDSA' : 'ES256');
+
+/** Why registered client metadata cannot be kept (the log's limits on any JSON it stores), or null. */
+function unstorableMetadata(metadata: object): string | null {
+  let text: string;
+  try {
+    text = JSON.stringify(metadata);
+  } catch {
+    return 'client metadata cannot be serialized';
+  }
+  if (jsonNestingDepth(text) > MAX_JSON_DEPTH) return `client metadata nests deeper than ${MAX_JSON_DEPTH} levels`;
+  if (hasUnstorableEscape(text)) return 'a text field contains U+0000 (NUL) or an unpaired surrogate, which cannot be stored';
+  return null;
+}

@@ -43,6 +43,17 @@ export interface CheckpointMove {
   version?: number;
 }
 
+/** A projection's statement failed: names the projection, so a stalled runner's log says which. */
+export class ProjectionWriteError extends Error {
+  constructor(
+    readonly projection: string,
+    cause: unknown,
+  ) {
+    super(`projection ${projection} could not write its rows: ${(cause as Error)?.message ?? String(cause)}`, { cause });
+    this.name = 'ProjectionWriteError';
+  }
+}
+
 export class CheckpointMovedError extends Error {
   constructor(
     readonly checkpoint: string,

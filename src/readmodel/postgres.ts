@@ -1,5 +1,5 @@
 import pg from 'pg';
-import { CHECKPOINTS_DDL, CheckpointMovedError, type CheckpointMove, type ReadModelStore, type Sql } from './port';
+import { CHECKPOINTS_DDL, CheckpointMovedError, ProjectionWriteError, type CheckpointMove, type ReadModelStore, type Sql } from './port';
 
 pg.types.setTypeParser(20, (v) => Number(v));
 
@@ -69,7 +69,11 @@ export class PostgresReadModelStore implements ReadModelStore {
               )
             : await client.query('UPDATE checkpoints SET position = $1, version = $2 WHERE name = $3 AND position = $4', [to, version, name, from]);
         if (claim.rowCount !== 1) throw new CheckpointMovedError(name, from);
-        for (const s of statements) await client.query(this.text(s.sql), (s.params ?? []) as unknown[]);
+        try {
+          for (const s of statements) await client.query(this.text(s.sql), (s.params ?? []) as unknown[]);
+        } catch (err) {
+          throw new ProjectionWriteError(name, err);
+        }
       }
       await client.query('COMMIT');
     } catch (err) {

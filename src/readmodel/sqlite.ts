@@ -1,6 +1,6 @@
 import type Database from 'better-sqlite3';
 import { acquireSqlite, releaseSqlite } from '../eventstore/sqlite';
-import { CHECKPOINTS_DDL, CheckpointMovedError, type CheckpointMove, type ReadModelStore, type Sql } from './port';
+import { CHECKPOINTS_DDL, CheckpointMovedError, ProjectionWriteError, type CheckpointMove, type ReadModelStore, type Sql } from './port';
 
 export class SqliteReadModelStore implements ReadModelStore {
   readonly dialect = 'sqlite';
@@ -48,7 +48,11 @@ export class SqliteReadModelStore implements ReadModelStore {
                 ).run(name, to, version).changes
               : this.stmt('UPDATE checkpoints SET position = ?, version = ? WHERE name = ? AND position = ?').run(to, version, name, from).changes;
           if (moved !== 1) throw new CheckpointMovedError(name, from);
-          for (const s of statements) this.stmt(s.sql).run(...((s.params ?? []) as unknown[]));
+          try {
+            for (const s of statements) this.stmt(s.sql).run(...((s.params ?? []) as unknown[]));
+          } catch (err) {
+            throw new ProjectionWriteError(name, err);
+          }
         }
       })
       .immediate();

@@ -1,4 +1,5 @@
 import { fetchDocument } from './document-fetch';
+import { parseStorableJson, UnstorableJsonError } from './storable-json';
 
 /**
  * `REGISTRY_ORIGIN_OVERRIDES` (a test seam, DESIGN.md §4): `domain=http://127.0.0.1:8080,…` sends
@@ -35,8 +36,9 @@ export async function fetchJson(url: string, options: { overrides?: OriginOverri
   if (answer.error) throw new FetchError(`${url}: ${answer.error.message}`);
   if (answer.status !== 200) throw new FetchError(`${url}: HTTP ${answer.status}`, answer.status);
   try {
-    return JSON.parse(answer.body.toString('utf8'));
-  } catch {
-    throw new FetchError(`${url}: not JSON`);
+    return parseStorableJson(answer.body.toString('utf8'));
+  } catch (err) {
+    throw new FetchError(`${url}: ${err instanceof UnstorableJsonError ? err.message : 'not JSON'}`);
   }
 }
+

@@ -710,6 +710,9 @@ async function postgresAppend(adminUrl: string): Promise<void> {
   }
 }
 
+/** What `bench <name>` selects by substring (one benchmark may emit several lines). */
+export const BENCH_NAMES = ['append', 'create_media_buy', 'graphql_media_buy_by_id', 'webhook_signed_delivery', 'webhook_verification', 'brand_bulk_resolve_100_p99', 'readall', 'rebuild', 'memory', 'postgres'];
+
 export async function runBenchmarks(args: string[]): Promise<void> {
   const only = args.find((a) => !a.startsWith('-'));
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'adcp-bench-'));

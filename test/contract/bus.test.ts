@@ -174,6 +174,41 @@ describeWith('Kafka', !!KAFKA_BROKERS, 'kafka bus', () => {
     45_000,
   );
 
+  it('passes over messages that are not events (reported, not retried forever), delivering the events around them', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'adcp-kjunk-'));
+    const file = path.join(dir, 'db.sqlite');
+    const store = new SqliteEventStore({ file, pollIntervalMs: 20 });
+    const rm = new SqliteReadModelStore(file);
+    const topic = `adcp.events.test-${uniq()}`;
+    const reported: string[] = [];
+    const bus = new KafkaBus(store, rm, { brokers, topic, clientId: 'bus-junk', partitions: 1, onError: (err) => reported.push((err as Error).message) });
+    const producer = new Kafka({ clientId: 'junk', brokers, logLevel: logLevel.NOTHING }).producer();
+    const got: string[] = [];
+    try {
+      await bus.start();
+      await store.append('s-1', [{ type: 'Before', data: {} }]);
+      await eventually(() => bus.publishedPosition() > 0, 45_000, 'relay published the first event');
+      await producer.connect();
+      // A tombstone, text, JSON of the wrong shape, and an event-like object without a position.
+      await producer.send({ topic, messages: [{ key: 's-1', value: null }, { key: 's-1', value: 'not json' }, { key: 's-1', value: '[1,2]' }, { key: 's-1', value: JSON.stringify({ id: 'x', streamId: 's-1', type: 'Forged', data: {} }) }] });
+      await store.append('s-1', [{ type: 'After', data: {} }]);
+      await bus.consumer('junk-reader').start(async (events) => {
+        for (const e of events) got.push(e.type);
+      });
+      await eventually(() => got.includes('After'), 45_000, 'the event after the junk');
+      expect(got).toEqual(['Before', 'After']);
+      // onError also hears of transient broker trouble; only the skips are this test's.
+      const skipped = reported.filter((m) => m.startsWith('skipped a message'));
+      expect(skipped.map((m) => m.replace(/\(topic [^,]+, /, '('))).toEqual([1, 2, 3, 4].map((o) => `skipped a message that is not an event (partition 0, offset ${o})`));
+    } finally {
+      await producer.disconnect();
+      await bus.close();
+      await rm.close();
+      await store.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('publishes each event to the topic keyed by stream id with type, position and event-id headers', async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'adcp-kraw-'));
     const file = path.join(dir, 'db.sqlite');

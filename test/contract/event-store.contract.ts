@@ -183,6 +183,33 @@ export function eventStoreContract(name: string, factory: StoreFactory): void {
       expect(b!.data).toEqual(big);
     });
 
+    it('refuses U+0000 and unpaired surrogates in any string of data or metadata on every adapter, writing nothing; a backslash before u0000 and paired surrogates are fine', async () => {
+      for (const [data, metadata] of [
+        [{ buyer_ref: 'a\u0000b' }, {}],
+        [{ nested: [{ deep: '\u0000' }] }, {}],
+        [{ ['k\u0000']: 1 }, {}],
+        [{ ok: true }, { principal: 'p\u0000' }],
+        [{ after_backslash: '\\\u0000' }, {}],
+        [{ lone_high: 'a\ud800' }, {}],
+        [{ ['\udfff']: 'lone low as a key' }, {}],
+      ] as const) {
+        await expect(store.append('nul', [ev('Ok', { first: true }), { type: 'Nul', data, metadata }])).rejects.toMatchObject({ code: 'INVALID_REQUEST' });
+      }
+      expect(await store.readStream('nul')).toEqual([]);
+      const literal = { text: '\\u0000 is six characters here', two: '\\\\u0000', emoji: '\ud83d\ude00', escapedText: '\\ud800' };
+      await store.append('nul', [ev('Literal', literal)]);
+      expect((await store.readStream('nul'))[0]!.data).toEqual(literal);
+    });
+
+    it('a stream id holding U+0000 or an unpaired surrogate reads as empty and cannot be appended to', async () => {
+      for (const id of ['client\u0000', 'lone\ud800', '\udc00low']) {
+        expect(await store.readStream(id)).toEqual([]);
+        await expect(store.append(id, [ev('Ok', {})])).rejects.toMatchObject({ code: 'VALIDATION_ERROR', field: 'streamId' });
+      }
+      await store.append('pair\ud83d\ude00', [ev('Ok', {})]);
+      expect(await store.readStream('pair\ud83d\ude00')).toHaveLength(1);
+    });
+
     it('stores and pages a 10,000-event stream', async () => {
       const batch = (start: number) => Array.from({ length: 500 }, (_, i) => ev('Tick', { n: start + i }));
       for (let i = 0; i < 20; i++) await store.append('long', batch(i * 500), { expectedVersion: i * 500 });

@@ -6,7 +6,7 @@ import { PostgresEventStore } from '../../src/eventstore/postgres';
 import { SqliteEventStore } from '../../src/eventstore/sqlite';
 import type { Projection } from '../../src/projections/projection';
 import { ProjectionRunner, rebuildProjection } from '../../src/projections/runner';
-import { CheckpointMovedError, type ReadModelStore } from '../../src/readmodel/port';
+import { CheckpointMovedError, ProjectionWriteError, type ReadModelStore } from '../../src/readmodel/port';
 import { PostgresReadModelStore } from '../../src/readmodel/postgres';
 import { SqliteReadModelStore } from '../../src/readmodel/sqlite';
 import { PG_ADMIN_URL, createTestDatabase, describeWith, eventually } from '../support/infra';
@@ -88,6 +88,20 @@ function projectionContract(name: string, open: () => Promise<Engines>): void {
       await expect(
         e.rm.applyBatch('tally', 3, 9, [{ sql: 'INSERT INTO tally_seen (position) VALUES (?)', params: [3] }], 1),
       ).rejects.toBeInstanceOf(CheckpointMovedError);
+      const rows = await e.rm.query<{ position: number }>('SELECT position FROM tally_seen ORDER BY position');
+      expect(rows.map((r) => Number(r.position))).toEqual([1]);
+      expect(await e.rm.getCheckpoint('tally')).toEqual({ position: 5, version: 1 });
+    });
+
+    it('a statement that fails names its projection and leaves rows and checkpoint as they were', async () => {
+      await e.rm.migrate(tally.ddl[e.rm.dialect]);
+      await e.rm.applyBatch('tally', 0, 5, [{ sql: 'INSERT INTO tally_seen (position) VALUES (?)', params: [1] }], 1);
+      const failed = e.rm.applyBatch('tally', 5, 9, [
+        { sql: 'INSERT INTO tally_seen (position) VALUES (?)', params: [2] },
+        { sql: 'INSERT INTO tally_seen (position) VALUES (?)', params: [1] }, // duplicate key
+      ], 1);
+      await expect(failed).rejects.toBeInstanceOf(ProjectionWriteError);
+      await expect(failed).rejects.toThrow(/^projection tally could not write its rows: /);
       const rows = await e.rm.query<{ position: number }>('SELECT position FROM tally_seen ORDER BY position');
       expect(rows.map((r) => Number(r.position))).toEqual([1]);
       expect(await e.rm.getCheckpoint('tally')).toEqual({ position: 5, version: 1 });

@@ -79,7 +79,8 @@ describe('gateway over HTTP (embedded defaults)', () => {
     ];
     for (const b of bad) {
       const res = await fetch(`${gw.url}/graphql`, { method: 'POST', headers: { 'content-type': b.type }, body: b.body });
-      expect({ body: b.body, status: res.status }).toEqual({ body: b.body, status: 400 });
+      const json = (await res.json()) as { errors?: { extensions?: { code?: string } }[] };
+      expect({ body: b.body, status: res.status, coded: typeof json.errors?.[0]?.extensions?.code }).toEqual({ body: b.body, status: 400, coded: 'string' });
     }
   });
 
@@ -90,7 +91,8 @@ describe('gateway over HTTP (embedded defaults)', () => {
       body: JSON.stringify({ query: '{ __typename }', pad: 'x'.repeat(1_100_000) }),
     });
     expect(res.status).toBe(413);
-    expect(((await res.json()) as { error: { code: string } }).error.code).toBe('PAYLOAD_TOO_LARGE');
+    // Refused before Apollo sees it, yet still a GraphQL response.
+    expect(await res.json()).toEqual({ errors: [{ message: 'request body exceeds the size limit', extensions: { code: 'PAYLOAD_TOO_LARGE' } }] });
   });
 
   it('serves Prometheus metrics including request counts and projection lag', async () => {

@@ -1,3 +1,4 @@
+import http from 'node:http';
 import { allProjections } from '../../projections';
 import { execFile, spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -50,6 +51,30 @@ describe('adcp-gateway as a process', () => {
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(message);
     expect(r.stderr.split('\n').filter(Boolean)).toHaveLength(1);
+  });
+
+  it.each([
+    [['keys', 'create', '--org'], 2, /^adcp-gateway: Option '--org <value>' argument missing\n$/],
+    [['keys', 'list', '--bogus'], 2, /^adcp-gateway: Unknown option '--bogus'/],
+    [['serve', '--port', '9'], 2, /^adcp-gateway: serve takes no arguments \(got --port 9\); it is configured by environment variables/],
+    [['bench', 'nosuch'], 2, /^adcp-gateway: bench: nothing matches "nosuch"; names: append, create_media_buy/],
+    [['nope'], 2, /^adcp-gateway: unknown command "nope"/],
+  ])('answers CLI misuse %j with a usage line, exit %i, no stack', async (args, code, message) => {
+    const r = await cli(args, { DATA_DIR: tempDir() });
+    expect({ code: r.code, stderr: r.stderr }).toEqual({ code, stderr: expect.stringMatching(message) });
+    expect(r.stderr).not.toMatch(/\n\s+at /);
+  });
+
+  it('a port already taken is one line and exit 1, not a stack', async () => {
+    const taken = http.createServer();
+    await new Promise<void>((r) => taken.listen(0, '127.0.0.1', r));
+    try {
+      const port = (taken.address() as { port: number }).port;
+      const r = await cli(['serve'], { DATA_DIR: tempDir(), PORT: String(port) });
+      expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 1, stderr: `adcp-gateway: cannot listen on 127.0.0.1:${port} (EADDRINUSE); set PORT or HOST\n` });
+    } finally {
+      await new Promise((r) => taken.close(r));
+    }
   });
 
   it('keys create prints one sk_ key; keys list shows it without the secret', async () => {

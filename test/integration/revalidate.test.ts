@@ -29,6 +29,10 @@ describe('POST /api/registry/publisher/{domain}/adagents/revalidate', () => {
       'manager.example': { [WK]: { body: valid({ authorized_agents: [{ ...agent, authorization_type: 'publisher_properties', publisher_properties: [{ publisher_domain: 'managed.example', selection_type: 'all' }] }] }) } },
       'huge.example': { [WK]: { raw: `{"authorized_agents":[],"pad":"${'x'.repeat(10 * 1024 * 1024 + 10)}"}` } },
       'notjson.example': { [WK]: { raw: '<html>' } },
+      // Parse, but hold what the log cannot store or a walk cannot survive: each is a verdict, not a 400.
+      'nul.example': { [WK]: { raw: '{"authorized_agents":[],"contact":{"name":"a\\u0000b"}}' } },
+      'lone.example': { [WK]: { raw: '{"authorized_agents":[],"contact":{"name":"a\\ud800b"}}' } },
+      'deep.example': { [WK]: { raw: `{"authorized_agents":[],"x":${'['.repeat(100)}${']'.repeat(100)}}` } },
       'gone.example': {},
       'slow.example': { [WK]: { body: valid(), delayMs: 12_000 } },
     });
@@ -75,9 +79,13 @@ describe('POST /api/registry/publisher/{domain}/adagents/revalidate', () => {
     expect(m.body.issues.warnings).toEqual(expect.arrayContaining([expect.objectContaining({ field: 'managerdomain' })]));
   });
 
-  it('oversize, not JSON, missing', async () => {
+  it('oversize, not JSON (or JSON holding NUL, a lone surrogate or 100 levels of nesting), missing', async () => {
     expect((await revalidate('huge.example')).body).toMatchObject({ adagents_valid: false, issues: { errors: [{ field: 'network', message: 'Response exceeded 10485760 bytes' }] } });
     expect((await revalidate('notjson.example')).body).toMatchObject({ adagents_valid: false, issues: { errors: [{ field: 'json' }] } });
+    for (const domain of ['nul.example', 'lone.example', 'deep.example']) {
+      const r = await revalidate(domain);
+      expect({ domain, status: r.status, body: r.body }).toMatchObject({ domain, status: 200, body: { adagents_valid: false, issues: { errors: [{ field: 'json', message: `Invalid JSON response from https://${domain}/.well-known/adagents.json` }] } } });
+    }
     expect((await revalidate('gone.example')).body).toMatchObject({ adagents_valid: false, status_code: 404, error: 'File not found at https://gone.example/.well-known/adagents.json' });
   });
 

@@ -51,8 +51,9 @@ type Outcome = { creative_id: string; action: 'created' | 'updated' | 'unchanged
 function checkAssets(format: Format, assets: Record<string, unknown>, at: string): ItemError[] {
   const errors: ItemError[] = [];
   for (const [kind, value] of Object.entries(assets)) {
-    const schema = assetSchemas[kind];
-    if (!schema) continue;
+    // Own keys only: an asset named "constructor" or "toString" is just an unknown kind.
+    if (!Object.hasOwn(assetSchemas, kind)) continue;
+    const schema = assetSchemas[kind]!;
     const r = schema.safeParse(value);
     if (!r.success) {
       const issue = r.error.issues[0]!;
@@ -141,7 +142,8 @@ export async function applySync(ctx: TaskContext, input: z.infer<typeof syncInpu
     const errors: ItemError[] = format
       ? checkAssets(format, c.assets, at)
       : [{ code: 'VALIDATION_ERROR', message: `unknown format ${c.format_id.id} of ${c.format_id.agent_url}`, field: `${at}.format_id` }];
-    const assigned = input.assignments?.[c.creative_id];
+    // Own keys only: a creative_id such as "constructor" must not find Object.prototype's.
+    const assigned = input.assignments && Object.hasOwn(input.assignments, c.creative_id) ? input.assignments[c.creative_id] : undefined;
     for (const [j, packageId] of (assigned ?? []).entries()) {
       const productId = packages.get(packageId);
       const field = `assignments.${c.creative_id}[${j}]`;

@@ -8,6 +8,7 @@ import type { EventStore } from '../../eventstore/port';
 import type { ReadModelStore } from '../../readmodel/port';
 import { AppError } from '../../shared/errors';
 import type { OriginOverrides } from '../../shared/guarded-fetch';
+import { parseStorableJson, UnstorableJsonError } from '../../shared/storable-json';
 import { checkLegacyHmac, weakLegacySecret } from '../../signing/legacy-hmac';
 import { duplicateKeys } from '../../signing/strict-json';
 import { lowerHeaders, verifyWebhook, WebhookVerificationError, type WebhookErrorCode } from '../../signing/webhook-verifier';
@@ -166,7 +167,12 @@ export class WebhookReceiver {
     }
 
     // The envelope, then dedup and acceptance.
-    const payload = JSON.parse(req.body.toString('utf8')) as Record<string, any>;
+    let payload: Record<string, any>;
+    try {
+      payload = parseStorableJson(req.body.toString('utf8')) as Record<string, any>;
+    } catch (err) {
+      return { status: 400, body: { error: { code: 'webhook_body_malformed', message: err instanceof UnstorableJsonError ? `body ${err.message}` : 'body is not JSON' } } };
+    }
     const format = detectFormat(payload);
     let dedupKey: string;
     if (format === 'a2a') {
