@@ -211,7 +211,13 @@ export async function main(argv: string[]): Promise<number> {
       }
       case 'bench': {
         const { BENCH_NAMES, runBenchmarks } = await import('../test/bench/run');
-        const only = rest.find((a) => !a.startsWith('-'));
+        const usage = `usage: adcp-gateway bench [name]  (runs every benchmark whose name contains it: ${BENCH_NAMES.join(', ')})`;
+        if (rest.length === 1 && (rest[0] === '--help' || rest[0] === '-h')) {
+          process.stdout.write(usage + '\n');
+          return 0;
+        }
+        if (rest.length > 1 || rest.some((a) => a.startsWith('-'))) throw new UsageError(usage);
+        const only = rest[0];
         if (only && !BENCH_NAMES.some((name) => name.includes(only))) throw new UsageError(`bench: nothing matches "${only}"; names: ${BENCH_NAMES.join(', ')}`);
         await runBenchmarks(rest);
         return 0;

@@ -70,6 +70,8 @@ export function fromFastifyError(err: { code?: string; statusCode?: number; mess
       return new AppError('PAYLOAD_TOO_LARGE', 'request body exceeds the size limit');
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
       return new AppError('UNSUPPORTED_MEDIA_TYPE', 'unsupported content type');
+    case 'FST_ERR_BAD_URL':
+      return new AppError('INVALID_REQUEST', 'the URL is not valid percent-encoded UTF-8');
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
       return new AppError('INVALID_REQUEST', 'request body is not valid JSON');

@@ -53,6 +53,12 @@ export async function buildServer(app: App): Promise<FastifyInstance> {
     bodyLimit: app.config.bodyLimitBytes,
     // A hop count becomes a function: this Fastify treats a bare number as "trust nothing".
     trustProxy: typeof app.config.trustProxy === 'number' ? ((hops: number) => (_addr: string, i: number) => i < hops)(app.config.trustProxy) : app.config.trustProxy,
+    // Errors Fastify raises before routing (a URL that does not decode, a bad Content-Type
+    // header) answer in the URL's binding's shape like every other error.
+    frameworkErrors: (err, req, reply) => {
+      const mapped = fromFastifyError(err) ?? new AppError('INVALID_REQUEST', err.message);
+      errorSenderFor(req.url)(reply, mapped);
+    },
     genReqId: (req) => {
       const given = req.headers['x-request-id'];
       return typeof given === 'string' && /^[\w.-]{1,64}$/.test(given) ? given : randomUUID();

@@ -343,6 +343,11 @@ function malformedInputSuite(setup: () => Promise<{ env: Record<string, string>;
     }
     const inUrl = await fetch(`${gw.url}/api/storyboards/x%00y`);
     expect({ status: inUrl.status, json: await inUrl.json() }).toEqual({ status: 400, json: { error: 'the URL contains U+0000 (%00), which no parameter accepts' } });
+    // A URL that does not decode was refused by the router in Fastify's own shape.
+    const overlong = await fetch(`${gw.url}/api/storyboards/%C0%80`);
+    expect({ status: overlong.status, json: await overlong.json() }).toEqual({ status: 400, json: { error: 'the URL is not valid percent-encoded UTF-8' } });
+    const overlongTask = await post('/api/tasks/get_products%C0', '{}', auth);
+    expect({ status: overlongTask.status, json: overlongTask.json }).toEqual({ status: 400, json: { error: { code: 'INVALID_REQUEST', message: 'the URL is not valid percent-encoded UTF-8' } } });
     for (const message of ['a\u0000b', 'lone \ud800']) {
       const unstorable = JSON.stringify({ ...bodies[0], idempotency_key: `whk_unstorable_${message.length}_0123456789`, message });
       const sig = signWebhook({ url, body: unstorable }, gw.app.signingKeys.activeKey());

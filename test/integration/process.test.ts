@@ -58,6 +58,7 @@ describe('adcp-gateway as a process', () => {
     [['keys', 'list', '--bogus'], 2, /^adcp-gateway: Unknown option '--bogus'/],
     [['serve', '--port', '9'], 2, /^adcp-gateway: serve takes no arguments \(got --port 9\); it is configured by environment variables/],
     [['bench', 'nosuch'], 2, /^adcp-gateway: bench: nothing matches "nosuch"; names: append, create_media_buy/],
+    [['bench', '--quick'], 2, /^adcp-gateway: usage: adcp-gateway bench \[name\]/],
     [['nope'], 2, /^adcp-gateway: unknown command "nope"/],
   ])('answers CLI misuse %j with a usage line, exit %i, no stack', async (args, code, message) => {
     const r = await cli(args, { DATA_DIR: tempDir() });

@@ -35,6 +35,8 @@ describe('adcp-gateway webhooks verify', () => {
     expect(JSON.parse(r.out)).toEqual({ success: false, error_code: 'input_malformed' });
     expect(r.code).toBe(1);
     const noJwks = await verifyCli([], '{}');
-    expect(JSON.parse(noJwks.out)).toEqual({ success: false, error_code: 'usage_error' });
+    expect({ code: noJwks.code, out: JSON.parse(noJwks.out) }).toEqual({ code: 2, out: { success: false, error_code: 'usage_error' } });
+    const unknownOption = await verifyCli(['--jwks', jwks, '--url'], '{}');
+    expect({ code: unknownOption.code, out: JSON.parse(unknownOption.out) }).toEqual({ code: 2, out: { success: false, error_code: 'usage_error' } });
   }, 20_000);
 });

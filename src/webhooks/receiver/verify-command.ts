@@ -14,7 +14,8 @@ const input = z.object({
  * `adcp-gateway webhooks verify --jwks <file> [--now <unix>]`: for people debugging webhooks.
  * Reads `{"method","url","headers","body"}` on stdin and prints one JSON line, `{"success":true}`
  * or `{"success":false,"error_code":"webhook_…"}`; the exit code is 0 or 1. Bad usage or input
- * is an error_code too (`usage_error`, `input_malformed`), so scripts only parse one shape.
+ * is an error_code too (`usage_error`, `input_malformed`), so scripts only parse one shape; bad
+ * usage exits 2, as every other command's does.
  */
 export async function webhooksVerifyCommand(args: string[], stdin: NodeJS.ReadableStream = process.stdin): Promise<number> {
   // stdout carries exactly the verdict; the human explanation goes to stderr.
@@ -28,11 +29,11 @@ export async function webhooksVerifyCommand(args: string[], stdin: NodeJS.Readab
     ({ values, positionals } = parseArgs({ args, allowPositionals: true, options: { jwks: { type: 'string' }, now: { type: 'string' } } }));
   } catch (err) {
     out({ success: false, error_code: 'usage_error', message: (err as Error).message });
-    return 1;
+    return 2;
   }
   if (positionals[0] !== 'verify' || !values.jwks || (values.now !== undefined && !/^\d+$/.test(values.now))) {
     out({ success: false, error_code: 'usage_error', message: 'usage: adcp-gateway webhooks verify --jwks <file> [--now <unix seconds>]' });
-    return 1;
+    return 2;
   }
   let keys: Record<string, unknown>[];
   try {
