@@ -246,6 +246,26 @@ function webhookSuite(name: string, env: () => Promise<{ env: Record<string, str
       return { url, reports, advance, clock, mediaBuyId, buy };
     };
 
+    it('update_media_buy replaces reporting_webhook: honoured from the next report, while a report already fired keeps its URL through its retries', async () => {
+      const { advance, mediaBuyId } = await reportingBuy('cfg-old');
+      const at = (path: string) => receiver.received.filter((w) => w.path === path);
+      await advance(86_400);
+      // Report 1 is fired (the receiver answers its first two attempts 503) before the update lands.
+      await eventually(() => at('/reports/cfg-old').length >= 1, 20_000, 'first attempt of report 1');
+      const updated = await task('update_media_buy', { media_buy_id: mediaBuyId, updates: { reporting_webhook: { url: `${receiver.origin}/reports/cfg-new`, reporting_frequency: 'daily' } } });
+      expect({ status: updated.status, changed: updated.body.changed }).toEqual({ status: 200, changed: expect.arrayContaining(['reporting_webhook']) });
+      await eventually(() => at('/reports/cfg-old').some((w) => w.answered === 200), 20_000, 'report 1 delivered at the old URL after its retries');
+      await advance(86_400);
+      const next = (await eventually(() => at('/reports/cfg-new').find((w) => w.answered === 200), 20_000, 'report 2 at the new URL'))!;
+      expect(next.json.result).toMatchObject({ notification_type: 'scheduled', sequence_number: 2 });
+      const old = at('/reports/cfg-old');
+      expect({ answered: old.map((w) => w.answered), sequence: [...new Set(old.map((w) => w.json.result.sequence_number))], keys: new Set(old.map((w) => w.json.idempotency_key)).size }).toEqual({
+        answered: [503, 503, 200],
+        sequence: [1],
+        keys: 1,
+      });
+    }, 60_000);
+
     it('late data: an adjusted report restates a reported period, a delayed report says when to expect the next; sequence numbers stay gapless', async () => {
       const { reports, advance, clock, mediaBuyId } = await reportingBuy('late');
 
