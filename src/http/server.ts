@@ -22,6 +22,7 @@ import { registerRevalidateRoute } from './revalidate-route';
 import { registerFeedRoute } from './feed-route';
 import { registerOAuthRoutes } from './oauth-routes';
 import { registerTaskRoutes } from './tasks-route';
+import { nestingLimitRule } from '../graphql/nesting-limit';
 
 /**
  * One GraphQL error mapping for the whole schema: AppErrors keep their code and field; anything
@@ -39,10 +40,21 @@ function formatError(app: App) {
       };
     }
     const code = formatted.extensions?.code;
+    // graphql-js parses recursively: a document nested some thousand levels overflows the stack,
+    // which Apollo reports as a parse failure in the engine's words.
+    if (code === 'GRAPHQL_PARSE_FAILED' && causedBy(error, RangeError)) {
+      return { ...formatted, message: `the document nests too deeply to parse (the limit is ${MAX_JSON_DEPTH} levels)` };
+    }
     if (code && code !== 'INTERNAL_SERVER_ERROR') return formatted;
     app.log.error({ err: original }, 'unhandled GraphQL error');
     return { message: 'internal error', path: formatted.path, extensions: { code: 'INTERNAL_SERVER_ERROR' } };
   };
+}
+
+/** Whether an error or one of the errors it wraps (`originalError`, as GraphQL errors nest them) is a `type`. */
+function causedBy(error: unknown, type: new (...args: never[]) => Error): boolean {
+  for (let e = error, hops = 0; e && hops < 5; e = (e as { originalError?: unknown }).originalError, hops++) if (e instanceof type) return true;
+  return false;
 }
 
 export async function buildServer(app: App): Promise<FastifyInstance> {
@@ -140,6 +152,7 @@ export async function buildServer(app: App): Promise<FastifyInstance> {
     schema: await gatewaySchema(),
     plugins,
     formatError: formatError(app),
+    validationRules: [nestingLimitRule],
     includeStacktraceInErrorResponses: false,
     // Introspection stays on: buyer tooling discovers the schema, and nothing in it is secret.
     introspection: true,

@@ -299,6 +299,13 @@ function malformedInputSuite(setup: () => Promise<{ env: Record<string, string>;
     const deep = JSON.stringify({ ...valid.create_media_buy, context: 0 }).replace('"context":0', `"context":${'{"a":'.repeat(5_000)}1${'}'.repeat(5_000)}`);
     const rest = await post('/api/tasks/create_media_buy', deep, auth);
     expect({ status: rest.status, json: rest.json }).toEqual({ status: 400, json: { error: { code: 'INVALID_REQUEST', message: 'request body nests deeper than 64 levels' } } });
+    // A JSON literal in a GraphQL document carried ~1,500 levels into the log (REST stops at 64);
+    // deeper still, graphql-js's recursive parser overflowed and said so in the engine's words.
+    const literal = (levels: number) => `mutation { createMediaBuy(request: {buyer_ref: "deep", context: ${'{a:'.repeat(levels)}1${'}'.repeat(levels)}}) }`;
+    const nested = await post('/graphql', JSON.stringify({ query: literal(70) }), auth);
+    expect({ status: nested.status, json: nested.json }).toEqual({ status: 400, json: { errors: [{ message: 'the document nests deeper than 64 levels (selections, object and list values together)', extensions: { code: 'GRAPHQL_VALIDATION_FAILED' } }] } });
+    const overflowing = await post('/graphql', JSON.stringify({ query: literal(5_000) }), auth);
+    expect({ status: overflowing.status, json: overflowing.json }).toEqual({ status: 400, json: { errors: [{ message: 'the document nests too deeply to parse (the limit is 64 levels)', extensions: { code: 'GRAPHQL_PARSE_FAILED' } }] } });
     // /graphql answered bodies Fastify refuses in the REST shape.
     const gql = await post('/graphql', '{"query": ', auth);
     expect({ status: gql.status, json: gql.json }).toEqual({ status: 400, json: { errors: [{ message: 'request body is not valid JSON', extensions: { code: 'BAD_REQUEST' } }] } });
