@@ -111,6 +111,24 @@ export function releaseSqlite(db: Database.Database): void {
   if (db.open) db.close();
 }
 
+/** An event as the events table stores it, serialized before it is queued for a commit. */
+interface EncodedEvent {
+  id?: string;
+  type: string;
+  data: string;
+  /** The metadata JSON, with the commit's time first (unless the caller gave its own). */
+  metadata: (now: string) => string;
+}
+
+function encode(e: NewEvent): EncodedEvent {
+  const data = storedJson(e.data);
+  const given = e.metadata ?? {};
+  const rest = storedJson(given); // refused now, not inside the commit
+  if (Object.hasOwn(given, 'time') || !rest.startsWith('{')) return { id: e.id, type: e.type, data, metadata: (now) => storedJson({ time: now, ...given }) };
+  // The same text as storedJson({ time: now, ...given }), without serializing twice.
+  return { id: e.id, type: e.type, data, metadata: (now) => (rest === '{}' ? `{"time":"${now}"}` : `{"time":"${now}",${rest.slice(1)}`) };
+}
+
 function toStored(r: Row): StoredEvent {
   return {
     id: r.event_id,
@@ -133,7 +151,7 @@ export class SqliteEventStore implements EventStore {
   readonly db: Database.Database;
   private wake = new LocalWake();
   private pollIntervalMs: number;
-  private appendTx: (streamId: string, events: readonly NewEvent[], expected: ExpectedVersion) => { result: AppendResult; rows: Row[] };
+  private appendTx: (streamId: string, events: readonly EncodedEvent[], expected: ExpectedVersion) => { result: AppendResult; rows: Row[] };
   /**
    * The events this process committed most recently, with contiguous positions. readAll serves
    * a range from here when it lies inside it: contiguity proves no other writer's event sits in
@@ -141,7 +159,7 @@ export class SqliteEventStore implements EventStore {
    */
   private recent: { row: Row; stored?: StoredEvent }[] = [];
   private groupTx: (fn: () => void) => void;
-  private appendInGroup: (streamId: string, events: readonly NewEvent[], expected: ExpectedVersion) => { result: AppendResult; rows: Row[] };
+  private appendInGroup: (streamId: string, events: readonly EncodedEvent[], expected: ExpectedVersion) => { result: AppendResult; rows: Row[] };
   private stmts;
 
   constructor(options: SqliteEventStoreOptions) {
@@ -161,7 +179,7 @@ export class SqliteEventStore implements EventStore {
       readAll: this.db.prepare<[number, number], Row>('SELECT * FROM events WHERE position >= ? ORDER BY position LIMIT ?'),
       head: this.db.prepare<[], { p: number | null }>('SELECT MAX(position) AS p FROM events'),
     };
-    const write = (streamId: string, events: readonly NewEvent[], expected: ExpectedVersion) => {
+    const write = (streamId: string, events: readonly EncodedEvent[], expected: ExpectedVersion) => {
       // A stream that must be new needs no lookup: the unique (stream_id, stream_version) index
       // refuses version 1 exactly when the stream exists, and a refused statement writes nothing.
       const fresh = expected === 'no_stream' || expected === 0;
@@ -174,8 +192,8 @@ export class SqliteEventStore implements EventStore {
           stream_id: streamId,
           stream_version: current + i + 1,
           type: e.type,
-          data: storedJson(e.data),
-          metadata: storedJson({ time: now, ...e.metadata }),
+          data: e.data,
+          metadata: e.metadata(now),
           position: 0,
         };
         let info: Database.RunResult;
@@ -210,18 +228,21 @@ export class SqliteEventStore implements EventStore {
   ): Promise<AppendResult> {
     const expected = options.expectedVersion ?? 'any';
     validateAppend(streamId, events, expected);
+    // Serialized (and refused, if a string cannot be stored) before joining a group commit, so
+    // such an event fails alone instead of rolling back everyone's appends in its group.
+    const encoded = events.map(encode);
     if (events.length === 0) {
-      const { result } = this.appendTx(streamId, events, expected);
+      const { result } = this.appendTx(streamId, encoded, expected);
       result.position = await this.headPosition();
       return result;
     }
     return new Promise<AppendResult>((resolve, reject) => {
-      this.pending.push({ streamId, events, expected, resolve, reject });
+      this.pending.push({ streamId, events: encoded, expected, resolve, reject });
       if (this.pending.length === 1) setImmediate(() => this.commitPending());
     });
   }
 
-  private pending: { streamId: string; events: readonly NewEvent[]; expected: ExpectedVersion; resolve: (r: AppendResult) => void; reject: (e: unknown) => void }[] = [];
+  private pending: { streamId: string; events: readonly EncodedEvent[]; expected: ExpectedVersion; resolve: (r: AppendResult) => void; reject: (e: unknown) => void }[] = [];
 
   /**
    * Group commit: appends made in the same turn of the event loop (concurrent requests) commit in

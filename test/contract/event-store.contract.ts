@@ -201,6 +201,27 @@ export function eventStoreContract(name: string, factory: StoreFactory): void {
       expect((await store.readStream('nul'))[0]!.data).toEqual(literal);
     });
 
+    it('an unstorable event in one of several concurrent appends fails that append alone', async () => {
+      const results = await Promise.allSettled([
+        store.append('group-1', [ev('A', { n: 1 })]),
+        store.append('group-2', [ev('B', { n: 2 }), { type: 'Bad', data: { x: 'lone \ud800' } }]),
+        store.append('group-3', [ev('C', { n: 3 })], { expectedVersion: 'no_stream' }),
+      ]);
+      expect(results.map((r) => (r.status === 'rejected' ? (r.reason as { code?: string }).code : 'ok'))).toEqual(['ok', 'INVALID_REQUEST', 'ok']);
+      expect({ one: await store.readStream('group-1'), two: await store.readStream('group-2'), three: await store.readStream('group-3') }).toMatchObject({
+        one: [{ type: 'A', data: { n: 1 } }],
+        two: [],
+        three: [{ type: 'C', data: { n: 3 } }],
+      });
+    });
+
+    it('stamps the commit time on metadata ahead of the caller\'s keys', async () => {
+      await store.append('stamped', [{ type: 'X', data: {}, metadata: { principal: 'p', correlationId: 'c' } }, { type: 'Y', data: {} }]);
+      const [x, y] = await store.readStream('stamped');
+      expect({ x: Object.keys(x!.metadata), y: Object.keys(y!.metadata) }).toEqual({ x: ['time', 'principal', 'correlationId'], y: ['time'] });
+      expect(Date.parse(x!.metadata.time as string)).toBeGreaterThan(0);
+    });
+
     it('a stream id holding U+0000 or an unpaired surrogate reads as empty and cannot be appended to', async () => {
       for (const id of ['client\u0000', 'lone\ud800', '\udc00low']) {
         expect(await store.readStream(id)).toEqual([]);
