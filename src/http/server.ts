@@ -94,10 +94,12 @@ export async function buildServer(app: App): Promise<FastifyInstance> {
     errorSenderFor(req.url)(reply, new AppError('INVALID_REQUEST', 'the URL contains U+0000 (%00), which no parameter accepts'));
   });
 
-  fastify.addHook('onResponse', async (req, reply) => {
+  // Callback style: an async hook would cost a promise on every response.
+  fastify.addHook('onResponse', (req, reply, done) => {
     const route = req.routeOptions.url ?? 'unmatched';
     app.metrics.httpRequests.inc({ method: req.method, route, status: String(reply.statusCode) });
     app.metrics.httpDuration.observe({ method: req.method, route }, reply.elapsedTime / 1000);
+    done();
   });
 
   fastify.setNotFoundHandler((req, reply) =>
