@@ -66,6 +66,7 @@ export class DeliverySimulator implements AdServer {
           for (let h = through; h < until; h += HOUR_MS) {
             if (h + HOUR_MS <= start) continue;
             for (const pkg of buy.terms.packages) {
+              if (pkg.paused || pkg.canceled) continue;
               const product = products.get(pkg.product_id);
               const s = spent.get(pkg.package_id) ?? { spend: 0, clicks: 0, impressions: 0 };
               const d = planHour({ pkg, dailyCapacity: product?.delivery.daily_impression_capacity ?? 0, ctr: product?.delivery.ctr ?? 0 }, { start, end }, h, s.spend, s.clicks, s.impressions);

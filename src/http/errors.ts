@@ -40,9 +40,25 @@ export function sendOAuthError(reply: FastifyReply, err: AppError): FastifyReply
 /** The registry's paths, which answer errors in their own shape. */
 export const isRegistryPath = (url: string) => /^\/api\/(registry|brands|storyboards)\//.test(url);
 
-/** The error shape of the binding a URL belongs to: registry, GraphQL, OAuth, or the REST shim's. */
+/**
+ * JSON-RPC's error shape, for what is refused before the MCP server sees it (bad JSON, too large,
+ * wrong content type): a parse error or an invalid request, with AdCP's error under `data`.
+ */
+export function sendJsonRpcError(reply: FastifyReply, err: AppError): FastifyReply {
+  errorHeaders(reply, err);
+  const status = httpStatusOf[err.code];
+  const rpcCode = err.message.includes('not valid JSON') ? -32700 : status >= 500 ? -32603 : -32600;
+  const adcpCode = status >= 500 ? 'SERVICE_UNAVAILABLE' : 'INVALID_REQUEST';
+  return reply.status(status).send({ jsonrpc: '2.0', error: { code: rpcCode, message: err.message, data: { adcp_error: { code: adcpCode, message: err.message, recovery: status >= 500 ? 'transient' : 'correctable' } } }, id: null });
+}
+
+/** The MCP endpoint's paths. */
+export const isMcpPath = (url: string) => /^\/mcp\/?(\?|$)/.test(url);
+
+/** The error shape of the binding a URL belongs to: registry, GraphQL, OAuth, MCP, or the REST shim's. */
 export function errorSenderFor(url: string): (reply: FastifyReply, err: AppError) => FastifyReply {
   if (isRegistryPath(url)) return sendRegistryError;
+  if (isMcpPath(url)) return sendJsonRpcError;
   if (AUTHORIZATION_SERVER_PATHS.includes(url.split('?')[0]!)) return sendOAuthError;
   if (/^\/graphql(\?|$)/.test(url)) return sendGraphQLError;
   return sendError;
@@ -60,6 +76,7 @@ export function internalErrorBody(url: string): Record<string, unknown> {
   if (send === sendRegistryError) return { error: 'internal error' };
   if (send === sendGraphQLError) return { errors: [{ message: 'internal error', extensions: { code: 'INTERNAL_SERVER_ERROR' } }] };
   if (send === sendOAuthError) return { error: 'server_error', error_description: 'internal error' };
+  if (send === sendJsonRpcError) return { jsonrpc: '2.0', error: { code: -32603, message: 'internal error' }, id: null };
   return { error: { code: 'INTERNAL_ERROR', message: 'internal error' } };
 }
 

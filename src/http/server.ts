@@ -22,6 +22,7 @@ import { registerRevalidateRoute } from './revalidate-route';
 import { registerFeedRoute } from './feed-route';
 import { registerOAuthRoutes } from './oauth-routes';
 import { registerTaskRoutes } from './tasks-route';
+import { registerMcpRoutes } from './mcp/route';
 import { nestingLimitRule } from '../graphql/nesting-limit';
 
 /**
@@ -134,6 +135,7 @@ export async function buildServer(app: App): Promise<FastifyInstance> {
   // included) and closes idle keep-alive sockets; the integration's plugin calls fastify.close()
   // from inside Apollo's stop, which deadlocks when Apollo is stopped from Fastify's onClose.
   registerTaskRoutes(fastify, app);
+  registerMcpRoutes(fastify, app);
   registerWellKnownRoutes(fastify, app);
   await registerReceiverRoutes(fastify, app);
   registerStoryboardRoutes(fastify, app);

@@ -19,6 +19,8 @@ export type ErrorCode =
   | 'RATE_LIMITED'
   | 'PAYLOAD_TOO_LARGE'
   | 'UNSUPPORTED_MEDIA_TYPE'
+  | 'UNSUPPORTED_FEATURE'
+  | 'VERSION_UNSUPPORTED'
   | 'UNAVAILABLE';
 
 export class AppError extends Error {
@@ -51,5 +53,7 @@ export const httpStatusOf: Record<ErrorCode, number> = {
   RATE_LIMITED: 429,
   PAYLOAD_TOO_LARGE: 413,
   UNSUPPORTED_MEDIA_TYPE: 415,
+  UNSUPPORTED_FEATURE: 422,
+  VERSION_UNSUPPORTED: 400,
   UNAVAILABLE: 503,
 };

@@ -294,7 +294,7 @@ function mediaBuySuite(name: string, env: () => Promise<{ env: Record<string, st
       await eventually(async () => (await task('list_creatives', {})).body.query_summary?.total_matching === 2, 10_000, 'two creatives listed');
       const videos = await task('list_creatives', { filters: { format_types: ['video'] } });
       expect(videos.body.creatives.map((c: { creative_id: string; name: string }) => [c.creative_id, c.name])).toEqual([['vid-1', 'Spot 30s v2']]);
-      expect(videos.body.creatives[0].assignments).toEqual({ assignment_count: 1, assigned_packages: [{ package_id: sports.package_id }] });
+      expect(videos.body.creatives[0].assignments).toEqual({ assignment_count: 1, assigned_packages: [{ package_id: sports.package_id, assigned_date: expect.any(String) }] });
       const page = await task('list_creatives', { limit: 1 });
       expect(page.body.pagination).toEqual({ has_more: true, cursor: 'ban-1' });
       expect((await task('list_creatives', { limit: 1, cursor: 'ban-1' })).body.creatives[0].creative_id).toBe('vid-1');

@@ -158,6 +158,8 @@ export async function applySync(ctx: TaskContext, input: z.infer<typeof syncInpu
     }
     const stream = creativeStream(owner, c.creative_id);
     const { state } = await loadState(ctx.app.store, stream, creativeDecider);
+    const assignedTo = assigned ?? (state.status === 'none' ? [] : [...state.content.assigned_to]);
+    const before = state.status === 'none' ? {} : (state.content.assigned_at ?? {});
     const content: CreativeContent = {
       creative_id: c.creative_id,
       owner,
@@ -166,7 +168,8 @@ export async function applySync(ctx: TaskContext, input: z.infer<typeof syncInpu
       format_type: format.type,
       assets: c.assets,
       // Assignments named in this sync replace the old ones; otherwise they stay.
-      assigned_to: assigned ?? (state.status === 'none' ? [] : [...state.content.assigned_to]),
+      assigned_to: assignedTo,
+      assigned_at: Object.fromEntries(assignedTo.map((pkg) => [pkg, Object.hasOwn(before, pkg) ? before[pkg]! : now])),
     };
     const hash = createHash('sha256').update(JSON.stringify(content)).digest('hex');
     const action = syncAction(state, hash);
@@ -221,7 +224,11 @@ export const listCreatives = defineTask({
           format_id: d.format_id,
           status: r.status,
           assets: d.assets,
-          assignments: { assignment_count: d.assigned_to.length, assigned_packages: d.assigned_to.map((package_id) => ({ package_id })) },
+          assignments: {
+            assignment_count: d.assigned_to.length,
+            // Creatives synced before assignment dates were recorded show their last update.
+            assigned_packages: d.assigned_to.map((package_id) => ({ package_id, assigned_date: d.assigned_at?.[package_id] ?? r.updated_at })),
+          },
           created_date: r.created_at,
           updated_date: r.updated_at,
         };

@@ -152,7 +152,10 @@ export function mediaBuyView(terms: MediaBuyTerms, status: string, extra: Record
       pricing_option_id: p.pricing_option_id,
       budget: p.budget,
       ...(p.bid_price !== undefined ? { bid_price: p.bid_price } : {}),
+      ...(p.targeting_overlay ? { targeting_overlay: p.targeting_overlay } : {}),
       creative_ids: p.creative_ids,
+      ...(p.paused ? { paused: true } : {}),
+      ...(p.canceled ? { canceled: true } : {}),
     })),
     ...extra,
   };
@@ -358,6 +361,8 @@ const packageUpdate = z
     bid_price: z.number().nonnegative().optional(),
     targeting_overlay: z.record(z.string(), z.unknown()).optional(),
     creative_ids: z.array(z.string().min(1)).optional(),
+    paused: z.boolean().optional(),
+    canceled: z.boolean().optional(),
   })
   .passthrough();
 

@@ -10,6 +10,8 @@ export interface CreativeContent {
   readonly assets: Record<string, unknown>;
   /** Package ids this creative is assigned to (replacement semantics on each sync that names them). */
   readonly assigned_to: readonly string[];
+  /** When each current assignment was first made (carried over while it stays). */
+  readonly assigned_at?: Readonly<Record<string, string>>;
 }
 
 export type CreativeEvent =

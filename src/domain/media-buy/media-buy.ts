@@ -20,6 +20,10 @@ export interface PackageTerms {
   readonly bid_price?: number;
   readonly targeting_overlay?: Record<string, unknown>;
   readonly creative_ids: readonly string[];
+  /** Held by the buyer: the package delivers nothing until resumed (the buy's status is unchanged). */
+  readonly paused?: boolean;
+  /** Canceled by the buyer: irreversible; the package delivers nothing more and accepts no changes. */
+  readonly canceled?: boolean;
 }
 
 export interface MediaBuyTerms {
@@ -48,7 +52,15 @@ export interface MediaBuyChanges {
   readonly budget_change?: number;
   readonly end_time?: string;
   readonly targeting?: Record<string, unknown>;
-  readonly packages?: readonly { readonly package_id: string; readonly budget?: number; readonly bid_price?: number; readonly targeting_overlay?: Record<string, unknown>; readonly creative_ids?: readonly string[] }[];
+  readonly packages?: readonly {
+    readonly package_id: string;
+    readonly budget?: number;
+    readonly bid_price?: number;
+    readonly targeting_overlay?: Record<string, unknown>;
+    readonly creative_ids?: readonly string[];
+    readonly paused?: boolean;
+    readonly canceled?: boolean;
+  }[];
   readonly push_notification_config?: Record<string, unknown>;
   readonly reporting_webhook?: Record<string, unknown>;
 }
@@ -73,7 +85,7 @@ export const mediaBuyStream = (mediaBuyId: string) => `media-buy-${mediaBuyId}`;
 function requireStatus(state: MediaBuyState, allowed: readonly MediaBuyStatus[], action: string): asserts state is Exclude<MediaBuyState, { status: 'none' }> {
   if (state.status === 'none') throw new AppError('MEDIA_BUY_NOT_FOUND', 'no such media buy', 'media_buy_id');
   if (!allowed.includes(state.status)) {
-    throw new AppError('INVALID_STATE', `cannot ${action} a media buy that is ${state.status}`, 'status', { current_status: state.status });
+    throw new AppError('INVALID_STATE', `cannot ${action} a media buy that is ${state.status}`, 'status', { current_status: state.status, action });
   }
 }
 
@@ -93,7 +105,13 @@ function applyChanges(terms: MediaBuyTerms, c: MediaBuyChanges, now: string): { 
   if (c.packages) {
     c.packages.forEach((u, i) => {
       const p = packages.find((x) => x.package_id === u.package_id);
-      if (!p) throw new AppError('NOT_FOUND', `no package ${u.package_id} in this media buy`, `updates.packages[${i}].package_id`);
+      if (!p) throw new AppError('NOT_FOUND', `no package ${u.package_id} in this media buy`, `updates.packages[${i}].package_id`, { resource: 'package' });
+      if (p.canceled) {
+        throw new AppError('INVALID_STATE', `package ${u.package_id} is canceled; it accepts no changes`, `updates.packages[${i}].package_id`, { current_status: 'canceled', ...(u.canceled ? { action: 'cancel' } : {}) });
+      }
+      if (u.canceled !== undefined && u.canceled !== true) throw new AppError('VALIDATION_ERROR', 'canceled can only be true: canceling a package is irreversible', `updates.packages[${i}].canceled`);
+      if (u.paused !== undefined) p.paused = u.paused;
+      if (u.canceled) p.canceled = true;
       if (u.budget !== undefined) p.budget = u.budget;
       if (u.bid_price !== undefined) {
         if (p.bid_price === undefined) throw new AppError('VALIDATION_ERROR', 'bid_price applies only to auction-priced packages', `updates.packages[${i}].bid_price`);
@@ -166,14 +184,14 @@ export const mediaBuyDecider: Decider<MediaBuyCommand, MediaBuyEvent, MediaBuySt
         requireStatus(state, ['pending'], 'reject');
         return [{ type: 'MediaBuyRejected', data: { media_buy_id: state.terms.media_buy_id, task_id: command.taskId, reason: command.reason, at: command.now } }];
       case 'UpdateMediaBuy': {
-        requireStatus(state, ['pending', 'active', 'paused'], 'update');
+        requireStatus(state, ['pending', 'active', 'paused'], command.status === 'cancel' ? 'cancel' : 'update');
         const events: MediaBuyEvent[] = [];
         const { terms, changed } = applyChanges(state.terms, command.changes, command.now);
         if (changed.length > 0) events.push({ type: 'MediaBuyUpdated', data: { media_buy_id: terms.media_buy_id, changed, terms, at: command.now } });
         if (command.status) {
           const next = STATUS_ACTIONS[command.status];
           if (!next.from.includes(state.status)) {
-            throw new AppError('INVALID_STATE', `cannot ${command.status} a media buy that is ${state.status}`, 'updates.status', { current_status: state.status });
+            throw new AppError('INVALID_STATE', `cannot ${command.status} a media buy that is ${state.status}`, 'updates.status', { current_status: state.status, action: command.status });
           }
           events.push({ type: 'MediaBuyStatusChanged', data: { media_buy_id: terms.media_buy_id, from: state.status, status: next.to, ...(command.reason ? { reason: command.reason } : {}), at: command.now } });
         }

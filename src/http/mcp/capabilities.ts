@@ -1,0 +1,34 @@
+import { catalogQueries } from '../../../projections/catalog';
+import type { App } from '../../app';
+import { pricingModel3 } from '../../wire/adcp3/answers';
+import { CHANNEL_TO_ADCP3 } from '../../wire/requests';
+
+/** How long an idempotency_key's answer is replayed (the records are events: they never expire here). */
+export const REPLAY_TTL_SECONDS = 86_400;
+
+/**
+ * `get_adcp_capabilities`: exactly what this agent does, since the runner and buyers pick what
+ * to exercise from it. Portfolio and pricing models come from the published catalog.
+ */
+export async function capabilities(app: App, origin: string): Promise<Record<string, unknown>> {
+  const [products, properties] = await Promise.all([catalogQueries.products(app.readModels), catalogQueries.properties(app.readModels)]);
+  const channels = [...new Set(products.flatMap((p) => p.channels.map((c) => CHANNEL_TO_ADCP3[c] ?? c)))];
+  const pricingModels = [...new Set(products.flatMap((p) => p.pricing_options.map((o) => pricingModel3(o.pricing_model))))];
+  return {
+    adcp: { major_versions: [3], idempotency: { supported: true, replay_ttl_seconds: REPLAY_TTL_SECONDS } },
+    supported_protocols: ['media_buy'],
+    media_buy: {
+      supported_pricing_models: pricingModels,
+      reporting_delivery_methods: ['webhook'],
+      features: { inline_creative_management: false, property_list_filtering: false, catalog_management: false },
+      portfolio: {
+        publisher_domains: properties.map((p) => p.publisher_domain),
+        primary_channels: channels,
+      },
+    },
+    creative: { has_creative_library: true, supports_compliance: false, supports_generation: false, supports_transformation: false },
+    webhook_signing: { supported: true, profile: 'adcp/webhook-signing/v1', algorithms: ['ed25519'], legacy_hmac_fallback: true },
+    identity: { key_origins: { webhook_signing: origin } },
+    last_updated: new Date(app.clock().getTime()).toISOString(),
+  };
+}

@@ -1,0 +1,107 @@
+import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { App } from '../../app';
+import type { Principal } from '../../application/api-keys';
+import { tasks } from '../../application/tasks';
+import { runTaskConsistently } from '../../application/tasks/context';
+import { AppError } from '../../shared/errors';
+import { answers3 } from '../../wire/adcp3/answers';
+import { adcpError } from '../../wire/adcp3/errors';
+import { canonicalRequest } from '../../wire/requests';
+import { capabilities } from './capabilities';
+
+export interface McpContext {
+  app: App;
+  principal: Principal;
+  requestId?: string;
+  /** The origin this request reached us at: our own agent URL is `${origin}/mcp`. */
+  origin: string;
+}
+
+type Obj = Record<string, unknown>;
+const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** The media-buy tasks AdCP names, run by the application and answered in 3.0's shapes. */
+const TASK_TOOLS = ['get_products', 'list_creative_formats', 'create_media_buy', 'update_media_buy', 'get_media_buys', 'sync_creatives', 'list_creatives', 'get_media_buy_delivery', 'tasks_get'] as const;
+
+/** AdCP 3.0 requires an idempotency_key on every mutating request. */
+const MUTATING = new Set(['create_media_buy', 'update_media_buy', 'sync_creatives']);
+
+interface ToolDef {
+  description: string;
+  run(args: Obj, ctx: McpContext): Promise<Obj>;
+}
+
+const tools: Readonly<Record<string, ToolDef>> = {
+  get_adcp_capabilities: {
+    description: 'What this agent supports: AdCP versions, protocols, media-buy features, idempotency, webhook signing.',
+    run: async (_args, ctx) => capabilities(ctx.app, ctx.origin),
+  },
+  ...Object.fromEntries(
+    TASK_TOOLS.map((name) => [
+      name,
+      {
+        description: tasks[name]!.description,
+        async run(args: Obj, ctx: McpContext) {
+          if (MUTATING.has(name) && args.idempotency_key === undefined) {
+            throw new AppError('INVALID_REQUEST', `idempotency_key is required on ${name} (AdCP 3.0: every mutating request carries one)`, 'idempotency_key');
+          }
+          const result = await runTaskConsistently(tasks[name]!, canonicalRequest(name, args), ctx);
+          return answers3[name]!(result, { now: ctx.app.clock() });
+        },
+      } satisfies ToolDef,
+    ]),
+  ),
+  call_adcp_agent: {
+    description: 'Runs an AdCP task: {task, params} on this agent (agent_url omitted or naming this agent).',
+    async run(args, ctx) {
+      const { task, params, agent_url } = args;
+      if (typeof task !== 'string' || task === 'call_adcp_agent' || !Object.hasOwn(tools, task)) {
+        throw new AppError('INVALID_REQUEST', `task must name one of this agent's tools: ${Object.keys(tools).filter((t) => t !== 'call_adcp_agent').join(', ')}`, 'task');
+      }
+      if (params !== undefined && !isObj(params)) throw new AppError('INVALID_REQUEST', 'params must be an object', 'params');
+      if (agent_url !== undefined && agent_url !== `${ctx.origin}/mcp`) {
+        throw new AppError('UNSUPPORTED_FEATURE', `forwarding to another agent is not configured on this gateway; agent_url must be omitted or ${ctx.origin}/mcp`, 'agent_url');
+      }
+      return tools[task]!.run(params ?? {}, ctx);
+    },
+  },
+};
+
+/** `tools/list`: open input schemas (AdCP clients validate against the protocol's schemas). */
+export function toolList(_principal: Principal): Tool[] {
+  return Object.entries(tools).map(([name, t]) => ({
+    name,
+    description: t.description,
+    inputSchema: { type: 'object', properties: {}, additionalProperties: true },
+  }));
+}
+
+/**
+ * One `tools/call`. Success: the 3.0 answer as `structuredContent`, its JSON as the text
+ * fallback. Failure: `isError` with `adcp_error` and the payload's `errors[]` (AdCP's two
+ * layers). Either way the request's `context` is echoed.
+ */
+export async function callTool(name: string, rawArgs: unknown, ctx: McpContext): Promise<CallToolResult> {
+  const args = isObj(rawArgs) ? rawArgs : {};
+  const echo = isObj(args.context) ? { context: args.context } : {};
+  try {
+    if (!Object.hasOwn(tools, name)) throw new AppError('INVALID_REQUEST', `unknown tool "${name}"; tools/list names this agent's tools`, 'name');
+    if (rawArgs !== undefined && !isObj(rawArgs)) throw new AppError('INVALID_REQUEST', 'arguments must be an object', 'arguments');
+    if (ctx.principal.role !== 'buyer' && name !== 'get_adcp_capabilities') {
+      throw new AppError('FORBIDDEN', `${name} is for buyers; this credential's role is ${ctx.principal.role}`);
+    }
+    const major = args.adcp_major_version;
+    if (major !== undefined && major !== 3) throw new AppError('VERSION_UNSUPPORTED', `adcp_major_version ${JSON.stringify(major)} is not supported; this agent speaks AdCP 3`, 'adcp_major_version', { supported_versions: [3] });
+    const body = { ...(await tools[name]!.run(args, ctx)), ...echo };
+    return { content: [{ type: 'text', text: JSON.stringify(body) }], structuredContent: body };
+  } catch (err) {
+    if (!(err instanceof AppError)) {
+      ctx.app.log.error({ err, tool: name }, 'unhandled MCP tool error');
+      err = new AppError('UNAVAILABLE', 'internal error');
+    }
+    const task = name === 'call_adcp_agent' && typeof args.task === 'string' ? args.task : name;
+    const error = adcpError(err as AppError, { fieldPrefixToDrop: task === 'update_media_buy' && !isObj(args.updates) ? 'updates.' : undefined });
+    const body = { adcp_error: error, errors: [error], ...echo };
+    return { isError: true, content: [{ type: 'text', text: JSON.stringify(body) }], structuredContent: body };
+  }
+}

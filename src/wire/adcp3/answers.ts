@@ -1,0 +1,168 @@
+import { CHANNEL_TO_ADCP3 } from '../requests';
+
+/**
+ * AdCP 3.0 answers, from the spec-shaped results the tasks return (the domain's one model).
+ * 3.0 as `@adcp/sdk` 6.11 bundles it: seller-assigned ids without `buyer_ref`, the 3.0 media-buy
+ * lifecycle (`pending_creatives`, `pending_start`, …), pricing as `fixed_price` / `floor_price`,
+ * products with `reporting_capabilities`, the submitted envelope for work awaiting a human.
+ */
+type Obj = Record<string, any>;
+
+/** What an encoder may need besides the result: the gateway's now, for derived statuses. */
+export interface AnswerContext {
+  now: Date;
+}
+
+/** The spec's pricing models by their 3.0 names; an auction is a `cpm` with a `floor_price`. */
+const PRICING_MODEL: Readonly<Record<string, string>> = { 'cpm-auction': 'cpm', 'flat-fee': 'flat_rate', cpm: 'cpm', cpc: 'cpc', cpcv: 'cpcv', cpv: 'cpv', vcpm: 'vcpm', cpp: 'cpp', cpa: 'cpa', time: 'time' };
+export const pricingModel3 = (m: string) => PRICING_MODEL[m] ?? m;
+
+function pricingOption(o: Obj): Obj {
+  const { price, floor, pricing_model, ...rest } = o;
+  return {
+    ...rest,
+    pricing_model: pricingModel3(pricing_model),
+    ...(price !== undefined ? { fixed_price: price } : {}),
+    ...(floor !== undefined ? { floor_price: floor } : {}),
+  };
+}
+
+/** What this seller reports and how (every product alike: the delivery simulator's hourly rows). */
+const REPORTING_CAPABILITIES = {
+  available_reporting_frequencies: ['hourly', 'daily', 'monthly'],
+  expected_delay_minutes: 60,
+  timezone: 'UTC',
+  supports_webhooks: true,
+  available_metrics: ['impressions', 'spend', 'clicks', 'ctr'],
+  date_range_support: 'date_range',
+};
+
+const channels3 = (cs: string[] | undefined) => cs && [...new Set(cs.map((c) => CHANNEL_TO_ADCP3[c] ?? c))];
+
+export function product3(p: Obj): Obj {
+  const { relevance_score: _score, requires_approval: _approval, targeting: _targeting, channels, pricing_options, brief_relevance, ...rest } = p;
+  return {
+    ...rest,
+    ...(channels ? { channels: channels3(channels) } : {}),
+    pricing_options: (pricing_options as Obj[]).map(pricingOption),
+    reporting_capabilities: REPORTING_CAPABILITIES,
+    ...(brief_relevance !== undefined ? { brief_relevance } : {}),
+  };
+}
+
+/** A format's assets as 3.0 individual assets (`item_type`), requirements left with the format. */
+export function format3(f: Obj): Obj {
+  const { type: _type, dimensions, requirements: _requirements, assets, ...rest } = f;
+  return {
+    ...rest,
+    ...(dimensions ? { renders: [{ role: 'primary', dimensions: { width: dimensions.width, height: dimensions.height } }] } : {}),
+    assets: ((assets ?? []) as Obj[]).map(({ schema: _schema, ...a }) => ({ item_type: 'individual', ...a })),
+  };
+}
+
+/**
+ * The 3.0 lifecycle is finer than the spec's: an active buy still waiting for creatives is
+ * `pending_creatives`, one whose flight has not begun `pending_start`. A buy awaiting the seller's
+ * approval has no 3.0 status of its own; it has not started, so `pending_start` (with
+ * `confirmed_at: null`).
+ */
+export function mediaBuyStatus3(status: string, buy: { start_time?: string; packages?: Obj[] }, now: Date): string {
+  if (status === 'pending') return 'pending_start';
+  if (status !== 'active') return status;
+  if (buy.packages?.some((p) => !p.creative_ids?.length)) return 'pending_creatives';
+  if (buy.start_time && Date.parse(buy.start_time) > now.getTime()) return 'pending_start';
+  return 'active';
+}
+
+function package3(p: Obj): Obj {
+  const { creative_ids, buyer_ref: _ref, ...rest } = p;
+  return { ...rest, ...(creative_ids?.length ? { creative_assignments: (creative_ids as string[]).map((creative_id) => ({ creative_id })) } : {}) };
+}
+
+/** What 3.0 buyers may do next with a buy, by its 3.0 status. */
+function validActions(status: string): string[] {
+  switch (status) {
+    case 'pending_creatives':
+    case 'pending_start':
+      return ['cancel', 'update_budget', 'update_dates', 'update_packages', 'sync_creatives'];
+    case 'active':
+      return ['pause', 'cancel', 'update_budget', 'update_dates', 'update_packages', 'sync_creatives'];
+    case 'paused':
+      return ['resume', 'cancel', 'update_budget', 'update_dates', 'update_packages'];
+    default:
+      return [];
+  }
+}
+
+/** One media buy as 3.0 shows it (get_media_buys, create's success arm). */
+export function mediaBuy3(b: Obj, now: Date): Obj {
+  const status = mediaBuyStatus3(b.status, b, now);
+  const { buyer_ref: _ref, task_id: _task, message: _message, packages, changed: _changed, confirmed_at, webhook_activity, impairments, health, ...rest } = b;
+  return {
+    ...rest,
+    status,
+    confirmed_at: b.status === 'pending' || b.status === 'rejected' ? null : (confirmed_at ?? b.created_at ?? now.toISOString()),
+    packages: (packages as Obj[]).map(package3),
+    valid_actions: validActions(status),
+    ...(health ? { health } : {}),
+    ...(impairments?.length ? { impairments } : {}),
+    ...(webhook_activity ? { webhook_activity } : {}),
+  };
+}
+
+export const answers3: Readonly<Record<string, (result: Obj, ctx: AnswerContext) => Obj>> = {
+  get_products: (r) => ({ ...r, products: (r.products as Obj[]).map(product3) }),
+
+  list_creative_formats: (r) => ({ ...r, formats: (r.formats as Obj[]).map(format3) }),
+
+  create_media_buy(r, { now }) {
+    if (r.status === 'pending') return { status: 'submitted', task_id: r.task_id, message: r.message };
+    const { total_budget: _t, currency: _c, start_time: _s, end_time: _e, ...buy } = mediaBuy3({ ...r, confirmed_at: now.toISOString() }, now);
+    return buy;
+  },
+
+  update_media_buy(r, { now }) {
+    const buy = mediaBuy3(r, now);
+    return {
+      media_buy_id: buy.media_buy_id,
+      status: buy.status,
+      revision: buy.revision,
+      implementation_date: r.status === 'pending' ? null : now.toISOString(),
+      affected_packages: buy.packages,
+      valid_actions: buy.valid_actions,
+    };
+  },
+
+  get_media_buys: (r, { now }) => ({ ...r, media_buys: (r.media_buys as Obj[]).map((b) => mediaBuy3(b, now)) }),
+
+  get_media_buy_delivery(r, { now }) {
+    const { delivery: _d, by_package: _b, timeseries: _t, ...rest } = r;
+    return {
+      ...rest,
+      media_buy_deliveries: (r.media_buy_deliveries as Obj[]).map(({ timeseries, currency: _c, status, by_package, ...d }) => ({
+        ...d,
+        status: mediaBuyStatus3(status, d, now),
+        by_package: (by_package as Obj[]).map(({ budget: _budget, pricing_model, ...p }) => ({ ...p, pricing_model: pricingModel3(pricing_model) })),
+        ...(timeseries ? { daily_breakdown: (timeseries as Obj[]).map(({ start, impressions, spend, clicks }) => ({ date: start.slice(0, 10), impressions, spend, clicks })) } : {}),
+      })),
+    };
+  },
+
+  sync_creatives(r) {
+    if (r.status === 'pending') return { status: 'submitted', task_id: r.task_id, message: r.message };
+    return { ...r, creatives: (r.creatives as Obj[]).map(({ action, status, ...c }) => (action === 'archived' ? { ...c, action: 'deleted' } : { ...c, action, ...(action === 'failed' ? {} : { status }) })) };
+  },
+
+  list_creatives: (r) => r,
+
+  tasks_get(r) {
+    const { message, history, result, ...rest } = r;
+    return {
+      ...rest,
+      protocol: 'media-buy',
+      ...(message ? { message } : {}),
+      ...(result ? { result } : {}),
+      ...(history ? { history: (history as Obj[]).map((h) => ({ timestamp: h.at, type: 'response', data: { status: h.status, ...(h.message ? { message: h.message } : {}) } })) } : {}),
+    };
+  },
+};
