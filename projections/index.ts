@@ -1,4 +1,5 @@
 import type { Projection } from '../src/projections/projection';
+import { accounts } from './accounts';
 import { apiKeys } from './api-keys';
 import { catalog } from './catalog';
 import { creatives } from './creatives';
@@ -12,6 +13,7 @@ import { storyboards } from './storyboards';
 import { brands } from './brands';
 import { publishers } from './publishers';
 import { feed } from './feed';
+import { sandboxCatalog } from './sandbox-catalog';
 
 /** Every read model the gateway maintains. */
-export const allProjections: readonly Projection[] = [eventStats, apiKeys, catalog, mediaBuys, creatives, delivery, webhooks, impairments, receivedWebhooks, storyboards, brands, publishers, feed];
+export const allProjections: readonly Projection[] = [eventStats, apiKeys, accounts, catalog, mediaBuys, creatives, delivery, webhooks, impairments, receivedWebhooks, storyboards, brands, publishers, feed, sandboxCatalog];

@@ -46,7 +46,7 @@ export interface CreativeRow {
 }
 
 export const creativeQueries = {
-  list: (rm: ReadModelStore, owner: string, f: { statuses?: string[]; formatTypes?: string[]; after?: string; limit?: number }) => {
+  list: (rm: ReadModelStore, owner: string, f: { statuses?: string[]; formatTypes?: string[]; creativeIds?: string[]; after?: string; limit?: number }) => {
     const where = ['owner = ?'];
     const params: unknown[] = [owner];
     if (f.statuses?.length) {
@@ -58,6 +58,10 @@ export const creativeQueries = {
     if (f.formatTypes?.length) {
       where.push(`format_type IN (${f.formatTypes.map(() => '?').join(', ')})`);
       params.push(...f.formatTypes);
+    }
+    if (f.creativeIds?.length) {
+      where.push(`creative_id IN (${f.creativeIds.map(() => '?').join(', ')})`);
+      params.push(...f.creativeIds);
     }
     if (f.after) {
       where.push('creative_id > ?');

@@ -51,6 +51,8 @@ export class DeliverySimulator implements AdServer {
     const products = new Map((await catalogQueries.products(this.readModels)).map((p) => [p.product_id, p]));
     const live = await mediaBuyQueries.live(this.readModels);
     for (const buy of live) {
+      // Sandbox buys deliver only what the compliance controller simulates (deterministic tests).
+      if (buy.terms.sandbox) continue;
       const start = Date.parse(buy.terms.start_time);
       const end = Date.parse(buy.terms.end_time);
       const history = await this.store.readStream(deliveryStream(buy.media_buy_id));

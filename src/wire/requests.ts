@@ -10,7 +10,18 @@ import { AppError } from '../shared/errors';
  */
 export function canonicalRequest(task: string, raw: Record<string, unknown>): Record<string, unknown> {
   const decode = Object.hasOwn(decoders, task) ? decoders[task] : undefined;
-  return decode ? decode(raw) : raw;
+  const req = withOperationId(raw);
+  return decode ? decode(req) : req;
+}
+
+/**
+ * 3.0 makes `push_notification_config.operation_id` optional; the spec's webhooks carry one. A
+ * request that names none is keyed by its idempotency_key (the buyer's own handle on it).
+ */
+function withOperationId(req: Obj): Obj {
+  const push = req.push_notification_config;
+  if (!isObj(push) || push.operation_id !== undefined || typeof req.idempotency_key !== 'string') return req;
+  return { ...req, push_notification_config: { ...push, operation_id: req.idempotency_key } };
 }
 
 type Obj = Record<string, unknown>;

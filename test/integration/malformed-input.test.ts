@@ -180,6 +180,8 @@ function malformedInputSuite(setup: () => Promise<{ env: Record<string, string>;
       list_creatives: { filters: { status: ['approved'], format_types: ['display'] }, limit: 10, cursor: 'x' },
       get_media_buy_delivery: { media_buy_id: buy.media_buy_id, granularity: 'daily', date_range: { start: '2026-01-01', end: '2026-12-31' } },
       tasks_get: { task_id: taskId, include_result: true },
+      sync_accounts: { accounts: [{ brand: { domain: 'acme.example' }, operator: 'agency.example', billing: 'operator' }], idempotency_key: 'fuzz-sync-accounts-0001' },
+      list_accounts: { status: 'active', sandbox: true, pagination: { max_results: 5 } },
     });
   });
   afterAll(async () => {

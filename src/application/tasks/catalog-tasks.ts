@@ -3,6 +3,8 @@ import { z } from 'zod';
 import { catalogQueries } from '../../../projections/catalog';
 import type { Format, Product } from '../../domain/catalog/catalog';
 import { defineTask } from './context';
+import { resolveAccount } from '../accounts';
+import { catalogFor } from '../sandbox/seeds';
 
 const brandManifest = z.union([
   z.object({ url: z.string().url() }).passthrough(),
@@ -33,6 +35,7 @@ const getProductsInput = z
       })
       .passthrough()
       .optional(),
+    account: z.unknown().optional(),
   })
   .passthrough();
 
@@ -81,10 +84,12 @@ function rank(products: Product[], brief: string): { product: Product; score: nu
 export const getProducts = defineTask({
   description: 'Products from the catalog, ranked against the brief (BM25) and filtered.',
   input: getProductsInput,
-  async run(input, { app }) {
+  async run(input, ctx) {
     const f = input.filters ?? {};
-    const formats = new Map((await catalogQueries.formats(app.readModels)).map((fm) => [`${fm.format_id.agent_url}#${fm.format_id.id}`, fm]));
-    const filtered = (await catalogQueries.products(app.readModels)).filter((p) => {
+    const account = input.account !== undefined ? await resolveAccount(ctx, input.account) : undefined;
+    const catalog = await catalogFor(ctx, account?.sandbox ? ctx.principal.org : undefined);
+    const formats = new Map(catalog.formats.map((fm) => [`${fm.format_id.agent_url}#${fm.format_id.id}`, fm]));
+    const filtered = catalog.products.filter((p) => {
       if (f.channels && !p.channels.some((c) => f.channels!.includes(c))) return false;
       if (f.delivery_type && p.delivery_type !== f.delivery_type) return false;
       if (f.format_types && !p.format_ids.some((id) => f.format_types!.includes(formats.get(`${id.agent_url}#${id.id}`)?.type ?? ''))) return false;
@@ -108,13 +113,23 @@ export const listAuthorizedProperties = defineTask({
   },
 });
 
-const listFormatsInput = z.object({ format_types: z.array(z.string().min(1)).optional() }).passthrough();
+const listFormatsInput = z
+  .object({
+    format_types: z.array(z.string().min(1)).optional(),
+    format_ids: z.array(z.object({ agent_url: z.string(), id: z.string() }).passthrough()).max(100).optional(),
+    account: z.unknown().optional(),
+  })
+  .passthrough();
 
 export const listCreativeFormats = defineTask({
   description: 'Creative formats: dimensions, requirements and asset schemas.',
   input: listFormatsInput,
-  async run(input, { app }) {
-    const formats: Format[] = await catalogQueries.formats(app.readModels);
-    return { formats: input.format_types ? formats.filter((f) => input.format_types!.includes(f.type)) : formats };
+  async run(input, ctx) {
+    const account = input.account !== undefined ? await resolveAccount(ctx, input.account) : undefined;
+    let formats: Format[] = (await catalogFor(ctx, account?.sandbox ? ctx.principal.org : undefined)).formats;
+    if (input.format_types) formats = formats.filter((f) => input.format_types!.includes(f.type));
+    // Format ids compare by agent and id alone (a reference may carry dimensions too).
+    if (input.format_ids) formats = formats.filter((f) => input.format_ids!.some((id) => id.id === f.format_id.id && id.agent_url.replace(/\/+$/, '') === f.format_id.agent_url.replace(/\/+$/, '')));
+    return { formats };
   },
 });

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { catalogQueries, formatKey } from '../../../projections/catalog';
 import { creativeQueries } from '../../../projections/creatives';
 import { mediaBuyQueries } from '../../../projections/media-buys';
+import { mediaBuyDecider, mediaBuyStream } from '../../domain/media-buy/media-buy';
 import type { Format } from '../../domain/catalog/catalog';
 import { creativeDecider, creativeStream, syncAction, type CreativeContent } from '../../domain/creative/creative';
 import { AppError } from '../../shared/errors';
@@ -12,6 +13,8 @@ import { handleCommand, loadState } from '../command-handler';
 import { withIdempotency } from '../idempotency';
 import { fieldPath } from '../validation';
 import { defineTask, type TaskContext } from './context';
+import { resolveAccount } from '../accounts';
+import { catalogFor } from '../sandbox/seeds';
 
 const dims = { width: z.number().int().positive(), height: z.number().int().positive() };
 /** Asset shapes by kind; other kinds pass as given. */
@@ -37,6 +40,7 @@ const syncInput = z
     dry_run: z.boolean().optional(),
     delete_missing: z.boolean().optional(),
     idempotency_key: z.string().regex(/^[A-Za-z0-9_.:-]{16,255}$/, 'must be 16-255 of A-Z a-z 0-9 _ . : -').optional(),
+    account: z.unknown().optional(),
   })
   .passthrough();
 
@@ -79,9 +83,10 @@ function checkAssets(format: Format, assets: Record<string, unknown>, at: string
 }
 
 /** package_id → the product it buys, for the caller's own live buys. */
-async function ownPackages(ctx: TaskContext): Promise<Map<string, string>> {
+/** The caller's live packages: package id → its product and buy. */
+async function ownPackages(ctx: TaskContext): Promise<Map<string, { productId: string; mediaBuyId: string }>> {
   const buys = await mediaBuyQueries.list(ctx.app.readModels, ctx.principal.org, { statuses: ['pending', 'active', 'paused'], limit: 10_000 });
-  return new Map(buys.flatMap((b) => b.terms.packages.map((p) => [p.package_id, p.product_id] as const)));
+  return new Map(buys.flatMap((b) => b.terms.packages.map((p) => [p.package_id, { productId: p.product_id, mediaBuyId: b.media_buy_id }] as const)));
 }
 
 export const syncCreatives = defineTask({
@@ -121,9 +126,11 @@ export async function applySync(ctx: TaskContext, input: z.infer<typeof syncInpu
   input = { ...input, dry_run: dryRun };
   const now = ctx.app.clock().toISOString();
   const cmdCtx = { now, principal: ctx.principal.keyId, correlationId: ctx.requestId };
-  const formats = new Map((await catalogQueries.formats(ctx.app.readModels)).map((f) => [formatKey(f.format_id), f]));
-  const products = new Map((await catalogQueries.products(ctx.app.readModels)).map((p) => [p.product_id, p]));
-  const packages = input.assignments ? await ownPackages(ctx) : new Map<string, string>();
+  const account = input.account !== undefined ? await resolveAccount(ctx, input.account) : undefined;
+  const catalog = await catalogFor(ctx, account?.sandbox ? ctx.principal.org : undefined);
+  const formats = new Map(catalog.formats.map((f) => [formatKey(f.format_id), f]));
+  const products = new Map(catalog.products.map((p) => [p.product_id, p]));
+  const packages = input.assignments ? await ownPackages(ctx) : new Map<string, { productId: string; mediaBuyId: string }>();
   const outcomes: Outcome[] = [];
   const seen = new Set<string>();
 
@@ -145,7 +152,7 @@ export async function applySync(ctx: TaskContext, input: z.infer<typeof syncInpu
     // Own keys only: a creative_id such as "constructor" must not find Object.prototype's.
     const assigned = input.assignments && Object.hasOwn(input.assignments, c.creative_id) ? input.assignments[c.creative_id] : undefined;
     for (const [j, packageId] of (assigned ?? []).entries()) {
-      const productId = packages.get(packageId);
+      const productId = packages.get(packageId)?.productId;
       const field = `assignments.${c.creative_id}[${j}]`;
       if (!productId) errors.push({ code: 'NOT_FOUND', message: `unknown package_id ${packageId}`, field });
       else if (format && !products.get(productId)?.format_ids.some((f) => formatKey(f) === formatKey(c.format_id))) {
@@ -175,6 +182,12 @@ export async function applySync(ctx: TaskContext, input: z.infer<typeof syncInpu
     const action = syncAction(state, hash);
     if (!input.dry_run && action !== 'unchanged') {
       await handleCommand(ctx.app.store, stream, creativeDecider, { type: 'SyncCreative', content, hash, now }, cmdCtx);
+      // The buys whose packages gained or lost this creative record it too (their status reads it).
+      const previous = state.status === 'none' ? [] : state.content.assigned_to;
+      const buys = new Set([...previous, ...assignedTo].map((pkg) => packages.get(pkg)?.mediaBuyId).filter((b): b is string => b !== undefined));
+      for (const buyId of buys) {
+        await handleCommand(ctx.app.store, mediaBuyStream(buyId), mediaBuyDecider, { type: 'AssignCreative', creativeId: c.creative_id, packageIds: assignedTo, now }, cmdCtx);
+      }
     }
     outcomes.push({ creative_id: c.creative_id, action, status: 'approved', assigned_to: [...content.assigned_to] });
   }
@@ -193,9 +206,19 @@ export { syncInput };
 
 const listInput = z
   .object({
-    filters: z.object({ status: z.array(z.string()).optional(), format_types: z.array(z.string()).optional() }).passthrough().optional(),
+    filters: z
+      .object({
+        status: z.array(z.string()).optional(),
+        // AdCP 3.0's names for the same filter, and a filter by id.
+        statuses: z.array(z.string()).optional(),
+        format_types: z.array(z.string()).optional(),
+        creative_ids: z.array(z.string().min(1)).max(100).optional(),
+      })
+      .passthrough()
+      .optional(),
     limit: z.number().int().min(1).max(100).optional(),
     cursor: z.string().optional(),
+    pagination: z.object({ max_results: z.number().int().min(1).max(100).optional(), cursor: z.string().optional() }).passthrough().optional(),
   })
   .passthrough();
 
@@ -203,11 +226,12 @@ export const listCreatives = defineTask({
   description: 'The buyer\'s creative library with filters, a cursor and a summary.',
   input: listInput,
   async run(input, ctx) {
-    if (input.cursor && !/^[\w.:-]{1,255}$/.test(input.cursor)) throw new AppError('VALIDATION_ERROR', 'cursor is not one this agent issued', 'cursor');
-    const limit = input.limit ?? 50;
-    const f = { statuses: input.filters?.status, formatTypes: input.filters?.format_types };
+    const cursor = input.cursor ?? input.pagination?.cursor;
+    if (cursor && !/^[\w.:-]{1,255}$/.test(cursor)) throw new AppError('VALIDATION_ERROR', 'cursor is not one this agent issued', input.cursor ? 'cursor' : 'pagination.cursor');
+    const limit = input.limit ?? input.pagination?.max_results ?? 50;
+    const f = { statuses: input.filters?.status ?? input.filters?.statuses, formatTypes: input.filters?.format_types, creativeIds: input.filters?.creative_ids };
     const all = await creativeQueries.list(ctx.app.readModels, ctx.principal.org, f);
-    const start = input.cursor ? all.findIndex((r) => r.creative_id > input.cursor!) : 0;
+    const start = cursor ? all.findIndex((r) => r.creative_id > cursor) : 0;
     const page = start < 0 ? [] : all.slice(start, start + limit);
     const hasMore = start >= 0 && start + limit < all.length;
     const byStatus: Record<string, number> = {};

@@ -1,4 +1,5 @@
 import { getProducts, listAuthorizedProperties, listCreativeFormats } from './catalog-tasks';
+import { listAccounts, syncAccounts } from './account-tasks';
 import type { TaskDefinition } from './context';
 import { listCreatives, syncCreatives } from './creative-tasks';
 import { getMediaBuyDelivery } from './delivery-tasks';
@@ -16,4 +17,6 @@ export const tasks: Readonly<Record<string, TaskDefinition>> = {
   list_creatives: listCreatives,
   get_media_buy_delivery: getMediaBuyDelivery,
   tasks_get: tasksGet,
+  sync_accounts: syncAccounts,
+  list_accounts: listAccounts,
 };

@@ -30,6 +30,10 @@ export interface MediaBuyTerms {
   readonly media_buy_id: string;
   readonly owner: string;
   readonly buyer_ref: string;
+  /** The buyer's account it was bought under (AdCP 3.0 `account`), when the request named one. */
+  readonly account_id?: string;
+  /** Bought under a sandbox account: test traffic, open to the compliance controller. */
+  readonly sandbox?: boolean;
   readonly brand_manifest: Record<string, unknown>;
   readonly packages: readonly PackageTerms[];
   readonly start_time: string;
@@ -45,7 +49,18 @@ export type MediaBuyEvent =
   | { readonly type: 'MediaBuyApproved'; readonly data: { readonly media_buy_id: string; readonly task_id?: string; readonly note?: string; readonly at: string } }
   | { readonly type: 'MediaBuyRejected'; readonly data: { readonly media_buy_id: string; readonly task_id?: string; readonly reason: string; readonly at: string } }
   | { readonly type: 'MediaBuyUpdated'; readonly data: { readonly media_buy_id: string; readonly changed: readonly string[]; readonly terms: MediaBuyTerms; readonly at: string } }
-  | { readonly type: 'MediaBuyStatusChanged'; readonly data: { readonly media_buy_id: string; readonly from: MediaBuyStatus; readonly status: MediaBuyStatus; readonly reason?: string; readonly at: string } };
+  | {
+      readonly type: 'MediaBuyStatusChanged';
+      readonly data: {
+        readonly media_buy_id: string;
+        readonly from: MediaBuyStatus;
+        readonly status: MediaBuyStatus;
+        readonly reason?: string;
+        /** Set by the sandbox controller: the AdCP 3.0 status it forced (finer than `status`). */
+        readonly forced_status?: string;
+        readonly at: string;
+      };
+    };
 
 /** What update_media_buy may change; omitted fields stay as they are, arrays replace. */
 export interface MediaBuyChanges {
@@ -70,7 +85,11 @@ export type MediaBuyCommand =
   | { readonly type: 'ApproveMediaBuy'; readonly taskId?: string; readonly note?: string; readonly now: string }
   | { readonly type: 'RejectMediaBuy'; readonly taskId?: string; readonly reason: string; readonly now: string }
   | { readonly type: 'UpdateMediaBuy'; readonly changes: MediaBuyChanges; readonly status?: 'pause' | 'resume' | 'cancel'; readonly reason?: string; readonly now: string }
-  | { readonly type: 'CompleteMediaBuy'; readonly now: string };
+  | { readonly type: 'CompleteMediaBuy'; readonly now: string }
+  /** Sandbox only (the compliance controller): the buy moves to `status`, shown to 3.0 buyers as `viewStatus`. */
+  | { readonly type: 'ForceMediaBuyStatus'; readonly status: MediaBuyStatus; readonly viewStatus: string; readonly now: string }
+  /** A creative (synced with assignments) now serves exactly `packageIds` among this buy's packages. */
+  | { readonly type: 'AssignCreative'; readonly creativeId: string; readonly packageIds: readonly string[]; readonly now: string };
 
 export type MediaBuyState =
   | { readonly status: 'none' }
@@ -197,6 +216,30 @@ export const mediaBuyDecider: Decider<MediaBuyCommand, MediaBuyEvent, MediaBuySt
         }
         if (events.length === 0) throw new AppError('INVALID_REQUEST', 'updates names nothing to change', 'updates');
         return events;
+      }
+      case 'ForceMediaBuyStatus':
+        if (state.status === 'none') throw new AppError('MEDIA_BUY_NOT_FOUND', 'no such media buy', 'media_buy_id');
+        if (!state.terms.sandbox) throw new AppError('FORBIDDEN', 'only sandbox media buys can be forced to a status', 'media_buy_id');
+        return [
+          {
+            type: 'MediaBuyStatusChanged',
+            data: { media_buy_id: state.terms.media_buy_id, from: state.status, status: command.status, reason: 'forced by the compliance test controller', forced_status: command.viewStatus, at: command.now },
+          },
+        ];
+      case 'AssignCreative': {
+        if (state.status === 'none') throw new AppError('MEDIA_BUY_NOT_FOUND', 'no such media buy', 'media_buy_id');
+        // A buy that has ended keeps its history as it was: assignments follow only live buys.
+        if (ENDED_STATUSES.has(state.status)) return [];
+        let changed = false;
+        const packages = state.terms.packages.map((p) => {
+          const has = p.creative_ids.includes(command.creativeId);
+          const wants = command.packageIds.includes(p.package_id) && !p.canceled;
+          if (has === wants) return p;
+          changed = true;
+          return { ...p, creative_ids: wants ? [...p.creative_ids, command.creativeId] : p.creative_ids.filter((c) => c !== command.creativeId) };
+        });
+        if (!changed) return [];
+        return [{ type: 'MediaBuyUpdated', data: { media_buy_id: state.terms.media_buy_id, changed: ['creative_assignments'], terms: { ...state.terms, packages }, at: command.now } }];
       }
       case 'CompleteMediaBuy':
         requireStatus(state, ['active', 'paused'], 'complete');

@@ -2,6 +2,7 @@ import { catalogQueries } from '../../../projections/catalog';
 import type { App } from '../../app';
 import { pricingModel3 } from '../../wire/adcp3/answers';
 import { CHANNEL_TO_ADCP3 } from '../../wire/requests';
+import { CONTROLLER_SCENARIOS } from '../../application/sandbox/controller';
 
 /** How long an idempotency_key's answer is replayed (the records are events: they never expire here). */
 export const REPLAY_TTL_SECONDS = 86_400;
@@ -29,6 +30,8 @@ export async function capabilities(app: App, origin: string): Promise<Record<str
     creative: { has_creative_library: true, supports_compliance: false, supports_generation: false, supports_transformation: false },
     webhook_signing: { supported: true, profile: 'adcp/webhook-signing/v1', algorithms: ['ed25519'], legacy_hmac_fallback: true },
     identity: { key_origins: { webhook_signing: origin } },
+    // The schema's enum names only the force_* and simulate_* scenarios; list_scenarios names them all.
+    compliance_testing: { scenarios: CONTROLLER_SCENARIOS.filter((s) => /^(force_\w+_status|simulate_\w+)$/.test(s)) },
     last_updated: new Date(app.clock().getTime()).toISOString(),
   };
 }

@@ -8,6 +8,7 @@ import { answers3 } from '../../wire/adcp3/answers';
 import { adcpError } from '../../wire/adcp3/errors';
 import { canonicalRequest } from '../../wire/requests';
 import { capabilities } from './capabilities';
+import { ControllerError, runController } from '../../application/sandbox/controller';
 
 export interface McpContext {
   app: App;
@@ -21,10 +22,10 @@ type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** The media-buy tasks AdCP names, run by the application and answered in 3.0's shapes. */
-const TASK_TOOLS = ['get_products', 'list_creative_formats', 'create_media_buy', 'update_media_buy', 'get_media_buys', 'sync_creatives', 'list_creatives', 'get_media_buy_delivery', 'tasks_get'] as const;
+const TASK_TOOLS = ['get_products', 'list_creative_formats', 'create_media_buy', 'update_media_buy', 'get_media_buys', 'sync_creatives', 'list_creatives', 'get_media_buy_delivery', 'tasks_get', 'sync_accounts', 'list_accounts'] as const;
 
 /** AdCP 3.0 requires an idempotency_key on every mutating request. */
-const MUTATING = new Set(['create_media_buy', 'update_media_buy', 'sync_creatives']);
+const MUTATING = new Set(['create_media_buy', 'update_media_buy', 'sync_creatives', 'sync_accounts']);
 
 interface ToolDef {
   description: string;
@@ -46,11 +47,16 @@ const tools: Readonly<Record<string, ToolDef>> = {
             throw new AppError('INVALID_REQUEST', `idempotency_key is required on ${name} (AdCP 3.0: every mutating request carries one)`, 'idempotency_key');
           }
           const result = await runTaskConsistently(tasks[name]!, canonicalRequest(name, args), ctx);
-          return answers3[name]!(result, { now: ctx.app.clock() });
+          const encode = Object.hasOwn(answers3, name) ? answers3[name]! : (r: Obj) => r;
+          return encode(result, { now: ctx.app.clock() });
         },
       } satisfies ToolDef,
     ]),
   ),
+  comply_test_controller: {
+    description: 'Deterministic testing for sandbox accounts: force statuses, simulate delivery, seed fixtures (refused for live accounts).',
+    run: (args, ctx) => runController(ctx, args),
+  },
   call_adcp_agent: {
     description: 'Runs an AdCP task: {task, params} on this agent (agent_url omitted or naming this agent).',
     async run(args, ctx) {
@@ -95,12 +101,17 @@ export async function callTool(name: string, rawArgs: unknown, ctx: McpContext):
     const body = { ...(await tools[name]!.run(args, ctx)), ...echo };
     return { content: [{ type: 'text', text: JSON.stringify(body) }], structuredContent: body };
   } catch (err) {
+    if (err instanceof ControllerError) {
+      const body = { success: false, error: err.code, error_detail: err.message, ...(err.currentState ? { current_state: err.currentState } : {}), ...echo };
+      return { isError: true, content: [{ type: 'text', text: JSON.stringify(body) }], structuredContent: body };
+    }
     if (!(err instanceof AppError)) {
       ctx.app.log.error({ err, tool: name }, 'unhandled MCP tool error');
       err = new AppError('UNAVAILABLE', 'internal error');
     }
     const task = name === 'call_adcp_agent' && typeof args.task === 'string' ? args.task : name;
     const error = adcpError(err as AppError, { fieldPrefixToDrop: task === 'update_media_buy' && !isObj(args.updates) ? 'updates.' : undefined });
+    ctx.app.log.debug({ tool: name, code: error.code, field: error.field, message: error.message }, 'MCP tool answered an error');
     const body = { adcp_error: error, errors: [error], ...echo };
     return { isError: true, content: [{ type: 'text', text: JSON.stringify(body) }], structuredContent: body };
   }

@@ -96,8 +96,8 @@ function validActions(status: string): string[] {
 
 /** One media buy as 3.0 shows it (get_media_buys, create's success arm). */
 export function mediaBuy3(b: Obj, now: Date): Obj {
-  const status = mediaBuyStatus3(b.status, b, now);
-  const { buyer_ref: _ref, task_id: _task, message: _message, packages, changed: _changed, confirmed_at, webhook_activity, impairments, health, ...rest } = b;
+  const status = b.forced_status ?? mediaBuyStatus3(b.status, b, now);
+  const { forced_status: _forced, buyer_ref: _ref, task_id: _task, message: _message, packages, changed: _changed, confirmed_at, webhook_activity, impairments, health, ...rest } = b;
   return {
     ...rest,
     status,

@@ -1,0 +1,72 @@
+import { accountQueries, type AccountRow } from '../../projections/accounts';
+import { accountDecider, accountIdFor, accountStream, type AccountTerms } from '../domain/account/account';
+import { AppError } from '../shared/errors';
+import { handleCommand } from './command-handler';
+import type { TaskContext } from './tasks/context';
+
+/** AdCP's account reference: by id, or by natural key (brand + operator, optionally sandbox). */
+export type AccountRef = { account_id: string } | { brand: { domain: string; brand_id?: string }; operator: string; sandbox?: boolean };
+
+export interface ResolvedAccount {
+  account_id: string;
+  sandbox: boolean;
+  status: string;
+}
+
+/**
+ * Domains reserved for examples and tests (RFC 2606, RFC 6761): no real advertiser or agency can
+ * own one, so an account naming one is a sandbox account whether or not the request says so.
+ */
+export function isReservedTestDomain(domain: string): boolean {
+  const d = domain.toLowerCase().replace(/\.$/, '');
+  return /(^|\.)(example|test|invalid|localhost)$/.test(d) || /(^|\.)example\.(com|net|org)$/.test(d);
+}
+
+/** The terms a natural key names (a sync adds billing and payment terms). */
+export function termsFor(owner: string, key: { brand: { domain: string; brand_id?: string }; operator: string; sandbox?: boolean }, extra: Partial<AccountTerms> = {}): AccountTerms {
+  const brand = { domain: key.brand.domain.toLowerCase(), ...(key.brand.brand_id ? { brand_id: key.brand.brand_id } : {}) };
+  const sandbox = key.sandbox === true || isReservedTestDomain(brand.domain) || isReservedTestDomain(key.operator);
+  return {
+    account_id: accountIdFor(owner, { brand, operator: key.operator, sandbox }),
+    owner,
+    name: `${brand.domain}${brand.brand_id ? `/${brand.brand_id}` : ''} via ${key.operator.toLowerCase()}${sandbox ? ' (sandbox)' : ''}`,
+    brand,
+    operator: key.operator.toLowerCase(),
+    sandbox,
+    ...extra,
+  };
+}
+
+/**
+ * The caller's account a request names. An id must be one of the caller's accounts. A natural
+ * key names the account `sync_accounts` made for it; a sandbox key (`sandbox: true`, or a brand
+ * or operator on a reserved test domain) the caller never synced is provisioned on first use
+ * (testing needs no onboarding), a live one is ACCOUNT_NOT_FOUND.
+ * Another buyer's account is indistinguishable from one that does not exist.
+ */
+export async function resolveAccount(ctx: TaskContext, ref: unknown, field = 'account'): Promise<ResolvedAccount> {
+  const owner = ctx.principal.org;
+  if (typeof ref !== 'object' || ref === null || Array.isArray(ref)) throw new AppError('INVALID_REQUEST', 'account must be {account_id} or {brand, operator}', field);
+  const r = ref as Record<string, unknown>;
+  let row: AccountRow | undefined;
+  if (typeof r.account_id === 'string') {
+    row = await accountQueries.byId(ctx.app.readModels, owner, r.account_id);
+    if (!row) throw new AppError('ACCOUNT_NOT_FOUND', `unknown account_id ${r.account_id}`, `${field}.account_id`);
+  } else {
+    const brand = r.brand as { domain?: unknown; brand_id?: unknown } | undefined;
+    if (typeof brand?.domain !== 'string' || typeof r.operator !== 'string') {
+      throw new AppError('INVALID_REQUEST', 'account must be {account_id} or {brand: {domain}, operator}', typeof brand?.domain !== 'string' ? `${field}.brand.domain` : `${field}.operator`);
+    }
+    const terms = termsFor(owner, { brand: { domain: brand.domain, ...(typeof brand.brand_id === 'string' ? { brand_id: brand.brand_id } : {}) }, operator: r.operator, sandbox: r.sandbox === true });
+    row = await accountQueries.byId(ctx.app.readModels, owner, terms.account_id);
+    if (!row) {
+      if (!terms.sandbox) {
+        throw new AppError('ACCOUNT_NOT_FOUND', `no account for brand ${terms.brand.domain} operated by ${terms.operator}; call sync_accounts first`, field);
+      }
+      const now = ctx.app.clock().toISOString();
+      await handleCommand(ctx.app.store, accountStream(terms.account_id), accountDecider, { type: 'SyncAccount', terms, now }, { now, principal: ctx.principal.keyId, correlationId: ctx.requestId });
+      return { account_id: terms.account_id, sandbox: true, status: 'active' };
+    }
+  }
+  return { account_id: row.account_id, sandbox: row.terms.sandbox, status: row.status };
+}

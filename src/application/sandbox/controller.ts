@@ -1,0 +1,257 @@
+import { mediaBuyQueries } from '../../../projections/media-buys';
+import { accountDecider, accountStream, ACCOUNT_STATUSES, type AccountStatus } from '../../domain/account/account';
+import { deliveryStream, foldDelivery, hourKey, HOUR_MS, type HourDelivery } from '../../domain/delivery/delivery';
+import { mediaBuyDecider, mediaBuyStream, type MediaBuyStatus } from '../../domain/media-buy/media-buy';
+import { taskDecider, taskStream } from '../../domain/task/task';
+import { ConcurrencyError } from '../../eventstore/port';
+import { AppError } from '../../shared/errors';
+import { mediaBuyStatus3 } from '../../wire/adcp3/answers';
+import { resolveAccount, type ResolvedAccount } from '../accounts';
+import { approveTask } from '../approvals';
+import { handleCommand, loadState, type CommandContext } from '../command-handler';
+import type { TaskContext } from '../tasks/context';
+import { forceCreateArm } from './directives';
+import { seedScenario, SEED_SCENARIOS } from './seeds';
+import { ControllerError, requireString } from './errors';
+
+export { ControllerError } from './errors';
+
+/**
+ * `comply_test_controller`: deterministic testing for sandbox accounts (AdCP compliance). Each
+ * scenario forces a state the buyer could otherwise only wait for (a seller's decision, a flight
+ * date, delivery), and each is an ordinary event in the log. Live accounts are refused: nothing
+ * here may touch a buy that spends real money.
+ */
+export const CONTROLLER_SCENARIOS = [
+  'force_media_buy_status',
+  'force_account_status',
+  'force_create_media_buy_arm',
+  'force_task_completion',
+  'simulate_delivery',
+  'simulate_budget_spend',
+  ...SEED_SCENARIOS,
+] as const;
+
+type Obj = Record<string, unknown>;
+const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+export async function runController(ctx: TaskContext, request: Obj): Promise<Obj> {
+  const scenario = request.scenario;
+  if (typeof scenario !== 'string') throw new ControllerError('INVALID_PARAMS', 'scenario is required');
+  if (scenario === 'list_scenarios') return { success: true, scenarios: [...CONTROLLER_SCENARIOS] };
+  if (!(CONTROLLER_SCENARIOS as readonly string[]).includes(scenario)) throw new ControllerError('UNKNOWN_SCENARIO', `scenario ${scenario} is not supported; list_scenarios names those that are`);
+  if (request.account === undefined) throw new ControllerError('FORBIDDEN', 'the controller acts only for a sandbox account: name it in account');
+  let account: ResolvedAccount;
+  try {
+    account = await resolveAccount(ctx, request.account);
+  } catch (err) {
+    if (err instanceof AppError) throw new ControllerError('FORBIDDEN', `the controller acts only for a sandbox account: ${err.message}`);
+    throw err;
+  }
+  if (!account.sandbox) throw new ControllerError('FORBIDDEN', 'the controller acts only for sandbox accounts; this account is live');
+  const params = request.params === undefined ? {} : request.params;
+  if (!isObj(params)) throw new ControllerError('INVALID_PARAMS', 'params must be an object');
+  const now = ctx.app.clock().toISOString();
+  const cmd: CommandContext = { now, principal: ctx.principal.keyId, correlationId: ctx.requestId };
+  switch (scenario) {
+    case 'force_media_buy_status':
+      return forceMediaBuyStatus(ctx, account, params, cmd);
+    case 'force_account_status':
+      return forceAccountStatus(ctx, params, cmd);
+    case 'force_create_media_buy_arm':
+      return forceCreateArm(ctx, account, params, cmd);
+    case 'force_task_completion':
+      return forceTaskCompletion(ctx, params, cmd);
+    case 'simulate_delivery':
+      return simulateDelivery(ctx, account, params, cmd);
+    case 'simulate_budget_spend':
+      return simulateBudgetSpend(ctx, account, params, cmd);
+    default:
+      return seedScenario(ctx, account, scenario, params, cmd);
+  }
+}
+
+
+/** A sandbox buy of this account, as the controller may touch it. */
+async function sandboxBuy(ctx: TaskContext, account: ResolvedAccount, mediaBuyId: string) {
+  const { state } = await loadState(ctx.app.store, mediaBuyStream(mediaBuyId), mediaBuyDecider);
+  if (state.status === 'none' || state.terms.owner !== ctx.principal.org) throw new ControllerError('NOT_FOUND', `no media buy ${mediaBuyId}`);
+  if (!state.terms.sandbox) throw new ControllerError('FORBIDDEN', `media buy ${mediaBuyId} is not a sandbox buy`);
+  void account;
+  return state;
+}
+
+/** The 3.0 lifecycle's edges, as a seller's own systems would move a buy along them. */
+const FORCE_EDGES: Readonly<Record<string, readonly string[]>> = {
+  pending_creatives: ['pending_start', 'active', 'paused', 'rejected', 'canceled'],
+  pending_start: ['active', 'paused', 'rejected', 'canceled'],
+  active: ['paused', 'completed', 'canceled'],
+  paused: ['active', 'completed', 'canceled'],
+  completed: [],
+  rejected: [],
+  canceled: [],
+};
+const MEDIA_BUY_STATUSES_3 = Object.keys(FORCE_EDGES);
+
+/** The domain status a forced 3.0 status lands on (the finer pending states are active buys). */
+const DOMAIN_STATUS: Readonly<Record<string, MediaBuyStatus>> = {
+  pending_creatives: 'active',
+  pending_start: 'active',
+  active: 'active',
+  paused: 'paused',
+  completed: 'completed',
+  rejected: 'rejected',
+  canceled: 'canceled',
+};
+
+async function forceMediaBuyStatus(ctx: TaskContext, account: ResolvedAccount, params: Obj, cmd: CommandContext): Promise<Obj> {
+  const id = requireString(params, 'media_buy_id');
+  const target = requireString(params, 'status');
+  if (!MEDIA_BUY_STATUSES_3.includes(target)) throw new ControllerError('INVALID_PARAMS', `status must be one of ${MEDIA_BUY_STATUSES_3.join(', ')}`);
+  const buy = await sandboxBuy(ctx, account, id);
+  const row = await mediaBuyQueries.byId(ctx.app.readModels, ctx.principal.org, id);
+  const previous = row?.forced_status ?? mediaBuyStatus3(buy.status, { start_time: buy.terms.start_time, packages: buy.terms.packages as never }, ctx.app.clock());
+  if (!FORCE_EDGES[previous]!.includes(target)) throw new ControllerError('INVALID_TRANSITION', `a media buy that is ${previous} cannot become ${target}`, previous);
+  await handleCommand(ctx.app.store, mediaBuyStream(id), mediaBuyDecider, { type: 'ForceMediaBuyStatus', status: DOMAIN_STATUS[target]!, viewStatus: target, now: cmd.now }, cmd);
+  return { success: true, previous_state: previous, current_state: target, message: `media buy ${id} forced from ${previous} to ${target}` };
+}
+
+async function forceAccountStatus(ctx: TaskContext, params: Obj, cmd: CommandContext): Promise<Obj> {
+  const id = requireString(params, 'account_id');
+  const target = requireString(params, 'status');
+  if (!(ACCOUNT_STATUSES as readonly string[]).includes(target)) throw new ControllerError('INVALID_PARAMS', `status must be one of ${ACCOUNT_STATUSES.join(', ')}`);
+  const { state } = await loadState(ctx.app.store, accountStream(id), accountDecider);
+  if (state.status === 'none' || state.terms.owner !== ctx.principal.org) throw new ControllerError('NOT_FOUND', `no account ${id}`);
+  if (!state.terms.sandbox) throw new ControllerError('FORBIDDEN', `account ${id} is live`);
+  try {
+    await handleCommand(ctx.app.store, accountStream(id), accountDecider, { type: 'ChangeAccountStatus', status: target as AccountStatus, now: cmd.now }, cmd);
+  } catch (err) {
+    if (err instanceof AppError && err.code === 'INVALID_STATE') throw new ControllerError('INVALID_TRANSITION', err.message, state.status);
+    throw err;
+  }
+  return { success: true, previous_state: state.status, current_state: target };
+}
+
+async function forceTaskCompletion(ctx: TaskContext, params: Obj, cmd: CommandContext): Promise<Obj> {
+  const taskId = requireString(params, 'task_id');
+  if (!isObj(params.result)) throw new ControllerError('INVALID_PARAMS', 'params.result (the completion payload) is required');
+  const { state } = await loadState(ctx.app.store, taskStream(taskId), taskDecider);
+  if (state.status === 'none' || state.owner !== ctx.principal.org) throw new ControllerError('NOT_FOUND', `no task ${taskId}`);
+  if (state.taskType === 'create_media_buy') {
+    const { state: buy } = await loadState(ctx.app.store, mediaBuyStream(state.resourceId), mediaBuyDecider);
+    if (buy.status === 'none' || !buy.terms.sandbox) throw new ControllerError('FORBIDDEN', `task ${taskId} is not for a sandbox buy`);
+  }
+  const previous = state.status;
+  try {
+    await approveTask(ctx.app, taskId, 'Completed by the compliance test controller', cmd);
+  } catch (err) {
+    if (err instanceof AppError && (err.code === 'INVALID_STATE' || err.code === 'CONFLICT')) throw new ControllerError('INVALID_TRANSITION', err.message, previous);
+    throw err;
+  }
+  return { success: true, previous_state: previous, current_state: 'completed' };
+}
+
+const count = (v: unknown, name: string): number => {
+  if (v === undefined) return 0;
+  if (typeof v !== 'number' || !Number.isInteger(v) || v < 0) throw new ControllerError('INVALID_PARAMS', `params.${name} must be a whole number ≥ 0`);
+  return v;
+};
+
+/**
+ * Adds delivery to a sandbox buy in the current hour, spread over its packages by budget. The
+ * built-in ad server leaves sandbox buys alone, so what the controller adds is all there is.
+ */
+async function simulateDelivery(ctx: TaskContext, account: ResolvedAccount, params: Obj, cmd: CommandContext): Promise<Obj> {
+  const id = requireString(params, 'media_buy_id');
+  const impressions = count(params.impressions, 'impressions');
+  const clicks = count(params.clicks, 'clicks');
+  const spendParam = params.reported_spend ?? params.spend;
+  const spendAmount = isObj(spendParam) ? spendParam.amount : spendParam;
+  if (spendAmount !== undefined && (typeof spendAmount !== 'number' || !Number.isFinite(spendAmount) || spendAmount < 0)) throw new ControllerError('INVALID_PARAMS', 'params.reported_spend.amount must be a number ≥ 0');
+  const buy = await sandboxBuy(ctx, account, id);
+  const spendCents = spendAmount !== undefined ? Math.round((spendAmount as number) * 100) : 0;
+  await addDelivery(ctx, buy, { impressions, clicks, spendCents }, cmd);
+  const totals = await deliveredTotals(ctx, id);
+  return {
+    success: true,
+    simulated: { media_buy_id: id, impressions, clicks, reported_spend: { amount: spendCents / 100, currency: buy.terms.currency } },
+    cumulative: { impressions: totals.impressions, clicks: totals.clicks, reported_spend: { amount: totals.spendCents / 100, currency: buy.terms.currency } },
+    message: `added ${impressions} impressions, ${clicks} clicks and ${spendCents / 100} ${buy.terms.currency} to media buy ${id}`,
+  };
+}
+
+async function simulateBudgetSpend(ctx: TaskContext, account: ResolvedAccount, params: Obj, cmd: CommandContext): Promise<Obj> {
+  const pct = params.spend_percentage;
+  if (typeof pct !== 'number' || !Number.isFinite(pct) || pct < 0 || pct > 100) throw new ControllerError('INVALID_PARAMS', 'params.spend_percentage must be a number from 0 to 100');
+  const id = requireString(params, 'media_buy_id');
+  const buy = await sandboxBuy(ctx, account, id);
+  const target = Math.round(buy.terms.total_budget * 100 * (pct / 100));
+  const before = await deliveredTotals(ctx, id);
+  const add = Math.max(0, target - before.spendCents);
+  await addDelivery(ctx, buy, { impressions: 0, clicks: 0, spendCents: add }, cmd);
+  return {
+    success: true,
+    simulated: { media_buy_id: id, spend_percentage: pct, spend: { amount: add / 100, currency: buy.terms.currency } },
+    cumulative: { spend: { amount: Math.max(target, before.spendCents) / 100, currency: buy.terms.currency } },
+  };
+}
+
+async function deliveredTotals(ctx: TaskContext, id: string) {
+  const state = foldDelivery(await ctx.app.store.readStream(deliveryStream(id)));
+  let impressions = 0;
+  let clicks = 0;
+  let spendCents = 0;
+  for (const h of state.hours.values()) {
+    impressions += h.impressions;
+    clicks += h.clicks;
+    spendCents += h.spend_cents;
+  }
+  return { impressions, clicks, spendCents };
+}
+
+/** Splits `n` over weights in whole units (the last share takes the rounding). */
+function split(n: number, weights: number[]): number[] {
+  const total = weights.reduce((s, w) => s + w, 0) || 1;
+  let given = 0;
+  return weights.map((w, i) => {
+    const share = i === weights.length - 1 ? n - given : Math.floor((n * w) / total);
+    given += share;
+    return share;
+  });
+}
+
+async function addDelivery(
+  ctx: TaskContext,
+  buy: { terms: { media_buy_id: string; owner: string; currency: string; packages: readonly { package_id: string; budget: number }[] } },
+  add: { impressions: number; clicks: number; spendCents: number },
+  cmd: CommandContext,
+): Promise<void> {
+  const hourStart = new Date(Math.floor(ctx.app.clock().getTime() / HOUR_MS) * HOUR_MS).toISOString();
+  const weights = buy.terms.packages.map((p) => p.budget);
+  const [imps, clicks, spend] = [split(add.impressions, weights), split(add.clicks, weights), split(add.spendCents, weights)];
+  const stream = deliveryStream(buy.terms.media_buy_id);
+  for (let attempt = 0; ; attempt++) {
+    const history = await ctx.app.store.readStream(stream);
+    const state = foldDelivery(history);
+    const fresh: HourDelivery[] = [];
+    const adjusted: { hour: HourDelivery; previous: HourDelivery }[] = [];
+    buy.terms.packages.forEach((p, i) => {
+      const previous = state.hours.get(hourKey(p.package_id, hourStart));
+      const hour = { package_id: p.package_id, hour_start: hourStart, impressions: imps[i]! + (previous?.impressions ?? 0), clicks: clicks[i]! + (previous?.clicks ?? 0), spend_cents: spend[i]! + (previous?.spend_cents ?? 0) };
+      if (previous) adjusted.push({ hour, previous });
+      else fresh.push(hour);
+    });
+    const metadata = { time: cmd.now, principal: cmd.principal };
+    const events = [
+      ...(fresh.length ? [{ type: 'DeliveryRecorded', data: { media_buy_id: buy.terms.media_buy_id, owner: buy.terms.owner, currency: buy.terms.currency, hours: fresh, through: new Date(Math.max(state.through ?? 0, Date.parse(hourStart))).toISOString() }, metadata }] : []),
+      ...adjusted.map((a) => ({ type: 'DeliveryAdjusted', data: { media_buy_id: buy.terms.media_buy_id, owner: buy.terms.owner, hour: a.hour, previous: a.previous, reason: 'simulated by the compliance test controller', at: cmd.now }, metadata })),
+    ];
+    try {
+      await ctx.app.store.append(stream, events, { expectedVersion: history.length });
+      return;
+    } catch (err) {
+      if (err instanceof ConcurrencyError && attempt < 3) continue;
+      throw err;
+    }
+  }
+}

@@ -1,0 +1,97 @@
+import { z } from 'zod';
+import { accountQueries } from '../../../projections/accounts';
+import { accountDecider, accountStream, ACCOUNT_STATUSES, type AccountTerms } from '../../domain/account/account';
+import { AppError } from '../../shared/errors';
+import { termsFor } from '../accounts';
+import { handleCommand, loadState } from '../command-handler';
+import { withIdempotency } from '../idempotency';
+import { defineTask } from './context';
+
+const domain = z.string().regex(/^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$/i, 'must be a domain name');
+
+const accountInput = z
+  .object({
+    brand: z.object({ domain, brand_id: z.string().min(1).max(255).optional() }).passthrough(),
+    operator: domain,
+    billing: z.enum(['operator', 'agent', 'advertiser']).optional(),
+    payment_terms: z.string().min(1).max(64).optional(),
+    sandbox: z.boolean().optional(),
+  })
+  .passthrough();
+
+const syncInput = z
+  .object({
+    accounts: z.array(accountInput).min(1).max(100),
+    dry_run: z.boolean().optional(),
+    idempotency_key: z.string().regex(/^[A-Za-z0-9_.:-]{16,255}$/, 'must be 16-255 of A-Z a-z 0-9 _ . : -').optional(),
+  })
+  .passthrough();
+
+/** How an account appears on the wire (AdCP `core/account.json`). */
+export function accountView(terms: AccountTerms, status: string) {
+  return {
+    account_id: terms.account_id,
+    name: terms.name,
+    status,
+    brand: terms.brand,
+    operator: terms.operator,
+    account_scope: 'operator_brand',
+    ...(terms.billing ? { billing: terms.billing } : {}),
+    ...(terms.payment_terms ? { payment_terms: terms.payment_terms } : {}),
+    sandbox: terms.sandbox,
+  };
+}
+
+export const syncAccounts = defineTask({
+  mutating: true,
+  description: 'Establishes the caller\'s accounts (brand + operator): created, updated or unchanged, each with its status.',
+  input: syncInput,
+  async run(input, ctx) {
+    const owner = ctx.principal.org;
+    return withIdempotency(ctx.app.store, owner, 'sync_accounts', input as Record<string, unknown>, async (attempt) => {
+      const now = ctx.app.clock().toISOString();
+      const cmdCtx = { now, principal: ctx.principal.keyId, correlationId: ctx.requestId, idempotency: attempt };
+      const out = [];
+      for (const a of input.accounts) {
+        const terms = termsFor(owner, a, { ...(a.billing ? { billing: a.billing } : {}), ...(a.payment_terms ? { payment_terms: a.payment_terms } : {}) });
+        const stream = accountStream(terms.account_id);
+        if (input.dry_run) {
+          const { state } = await loadState(ctx.app.store, stream, accountDecider);
+          const events = accountDecider.decide({ type: 'SyncAccount', terms, now }, state);
+          out.push({ ...accountView(terms, state.status === 'none' ? 'active' : state.status), action: state.status === 'none' ? 'created' : events.length ? 'updated' : 'unchanged' });
+          continue;
+        }
+        const { state, events } = await handleCommand(ctx.app.store, stream, accountDecider, { type: 'SyncAccount', terms, now }, cmdCtx);
+        const created = events.some((e) => e.type === 'AccountSynced' && e.data.created);
+        const status = state.status === 'none' ? 'active' : state.status;
+        out.push({ ...accountView(terms, status), action: created ? 'created' : events.length ? 'updated' : 'unchanged' });
+      }
+      return { accounts: out, ...(input.dry_run ? { dry_run: true } : {}) };
+    });
+  },
+});
+
+const listInput = z
+  .object({
+    status: z.enum(ACCOUNT_STATUSES as unknown as [string, ...string[]]).optional(),
+    sandbox: z.boolean().optional(),
+    pagination: z.object({ max_results: z.number().int().min(1).max(100).optional(), cursor: z.string().max(255).optional() }).passthrough().optional(),
+  })
+  .passthrough();
+
+export const listAccounts = defineTask({
+  description: 'The caller\'s accounts on this seller, paged by cursor.',
+  input: listInput,
+  async run(input, ctx) {
+    const limit = input.pagination?.max_results ?? 50;
+    const after = input.pagination?.cursor;
+    if (after !== undefined && !/^acct_[\w-]{1,64}$/.test(after)) throw new AppError('VALIDATION_ERROR', 'cursor is not one this agent issued', 'pagination.cursor');
+    const rows = await accountQueries.list(ctx.app.readModels, ctx.principal.org, { status: input.status, sandbox: input.sandbox, after, limit: limit + 1 });
+    const page = rows.slice(0, limit);
+    const hasMore = rows.length > limit;
+    return {
+      accounts: page.map((r) => accountView(r.terms, r.status)),
+      pagination: { has_more: hasMore, ...(hasMore ? { cursor: page[page.length - 1]!.account_id } : {}) },
+    };
+  },
+});
