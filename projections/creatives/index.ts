@@ -12,7 +12,7 @@ export const creatives: Projection = {
   version: 1,
   tables: ['creatives'],
   ddl: { sqlite: [DDL], postgres: [DDL] },
-  handles: ['CreativeSynced', 'CreativeArchived'],
+  handles: ['CreativeSynced', 'CreativeArchived', 'CreativeStatusChanged'],
   evolve(stored) {
     const e = stored as unknown as CreativeEvent;
     switch (e.type) {
@@ -29,6 +29,8 @@ export const creatives: Projection = {
       }
       case 'CreativeArchived':
         return [{ sql: "UPDATE creatives SET status = 'archived', updated_at = ? WHERE owner = ? AND creative_id = ?", params: [e.data.at, e.data.owner, e.data.creative_id] }];
+      case 'CreativeStatusChanged':
+        return [{ sql: 'UPDATE creatives SET status = ?, updated_at = ? WHERE owner = ? AND creative_id = ?', params: [e.data.status, e.data.at, e.data.owner, e.data.creative_id] }];
       default:
         return [];
     }

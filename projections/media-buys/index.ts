@@ -9,7 +9,7 @@ const ddl = (big: string, bytewise: string) => [
   `CREATE TABLE IF NOT EXISTS media_buys (
      media_buy_id TEXT${bytewise} PRIMARY KEY, owner TEXT NOT NULL, buyer_ref TEXT NOT NULL, status TEXT NOT NULL,
      task_id TEXT, revision INTEGER NOT NULL, terms TEXT NOT NULL, created_at TEXT NOT NULL, updated_at TEXT NOT NULL, position ${big} NOT NULL,
-     forced_status TEXT)`,
+     forced_status TEXT, activated INTEGER NOT NULL DEFAULT 0)`,
   'CREATE INDEX IF NOT EXISTS media_buys_owner ON media_buys (owner, created_at)',
   `CREATE TABLE IF NOT EXISTS tasks (
      task_id TEXT PRIMARY KEY, owner TEXT NOT NULL, task_type TEXT NOT NULL, status TEXT NOT NULL, resource_id TEXT NOT NULL,
@@ -39,7 +39,7 @@ function withoutCredentials<T extends { push_notification_config?: Record<string
 /** Media buys and the asynchronous tasks that gate them, as buyers and operators read them. */
 export const mediaBuys: Projection = {
   name: 'media-buys',
-  version: 5,
+  version: 6,
   tables: ['media_buys', 'tasks', 'task_history'],
   ddl: { sqlite: ddl('INTEGER', ''), postgres: ddl('BIGINT', ' COLLATE "C"') },
   handles: ['MediaBuyCreated', 'MediaBuyApproved', 'MediaBuyRejected', 'MediaBuyUpdated', 'MediaBuyStatusChanged', 'TaskSubmitted', 'TaskStatusChanged'],
@@ -64,7 +64,12 @@ export const mediaBuys: Projection = {
         return [{ sql: 'UPDATE media_buys SET terms = ?, revision = revision + 1, updated_at = ? WHERE media_buy_id = ?', params: [JSON.stringify(withoutCredentials(e.data.terms)), e.data.at, e.data.media_buy_id] }];
       case 'MediaBuyStatusChanged':
         // A real transition ends whatever the sandbox controller had forced.
-        return [{ sql: 'UPDATE media_buys SET status = ?, forced_status = ?, revision = revision + 1, updated_at = ? WHERE media_buy_id = ?', params: [e.data.status, e.data.forced_status ?? null, e.data.at, e.data.media_buy_id] }];
+        return [
+          {
+            sql: `UPDATE media_buys SET status = ?, forced_status = ?, revision = revision + 1, updated_at = ?${e.data.status === 'paused' ? ', activated = 1' : ''} WHERE media_buy_id = ?`,
+            params: [e.data.status, e.data.forced_status ?? null, e.data.at, e.data.media_buy_id],
+          },
+        ];
       case 'TaskSubmitted': {
         const d = e.data;
         return [
@@ -104,6 +109,8 @@ export interface MediaBuyRow {
   updated_at: string;
   /** The AdCP 3.0 status the sandbox controller forced, until the next real transition. */
   forced_status?: string | null;
+  /** 1 once the buy was paused: it has left AdCP 3.0's pre-flight states for good. */
+  activated?: number;
 }
 
 export interface TaskRow {

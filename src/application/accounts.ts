@@ -1,11 +1,14 @@
 import { accountQueries, type AccountRow } from '../../projections/accounts';
 import { accountDecider, accountIdFor, accountStream, type AccountTerms } from '../domain/account/account';
 import { AppError } from '../shared/errors';
-import { handleCommand } from './command-handler';
+import { handleCommand, loadState } from './command-handler';
 import type { TaskContext } from './tasks/context';
 
 /** AdCP's account reference: by id, or by natural key (brand + operator, optionally sandbox). */
 export type AccountRef = { account_id: string } | { brand: { domain: string; brand_id?: string }; operator: string; sandbox?: boolean };
+
+/** The shape of the ids this seller issues (`accountIdFor`). */
+const ISSUED_ID = /^acct_[A-Za-z0-9_-]{22}$/;
 
 export interface ResolvedAccount {
   account_id: string;
@@ -38,7 +41,9 @@ export function termsFor(owner: string, key: { brand: { domain: string; brand_id
 }
 
 /**
- * The caller's account a request names. An id must be one of the caller's accounts. A natural
+ * The caller's account a request names. An id must be one of the caller's accounts, or else not
+ * of the shape this seller issues: such an id names a test fixture (AdCP storyboards name
+ * accounts like `acct_pagination_integrity_formats`), provisioned as a sandbox account. A natural
  * key names the account `sync_accounts` made for it; a sandbox key (`sandbox: true`, or a brand
  * or operator on a reserved test domain) the caller never synced is provisioned on first use
  * (testing needs no onboarding), a live one is ACCOUNT_NOT_FOUND.
@@ -51,7 +56,11 @@ export async function resolveAccount(ctx: TaskContext, ref: unknown, field = 'ac
   let row: AccountRow | undefined;
   if (typeof r.account_id === 'string') {
     row = await accountQueries.byId(ctx.app.readModels, owner, r.account_id);
-    if (!row) throw new AppError('ACCOUNT_NOT_FOUND', `unknown account_id ${r.account_id}`, `${field}.account_id`);
+    if (!row) {
+      // An id of the shape this seller issues is a real account's (a typo must not land in a sandbox).
+      if (ISSUED_ID.test(r.account_id)) throw new AppError('ACCOUNT_NOT_FOUND', `unknown account_id ${r.account_id}`, `${field}.account_id`);
+      return provisionFixtureAccount(ctx, r.account_id);
+    }
   } else {
     const brand = r.brand as { domain?: unknown; brand_id?: unknown } | undefined;
     if (typeof brand?.domain !== 'string' || typeof r.operator !== 'string') {
@@ -69,4 +78,23 @@ export async function resolveAccount(ctx: TaskContext, ref: unknown, field = 'ac
     }
   }
   return { account_id: row.account_id, sandbox: row.terms.sandbox, status: row.status };
+}
+
+/**
+ * Fixture accounts: a compliance test may name an account id it never synced
+ * (`acct_pagination_…`); it becomes a sandbox account of the caller. An id another buyer holds
+ * stays theirs (and reads as unknown).
+ */
+export async function provisionFixtureAccount(ctx: TaskContext, accountId: string): Promise<ResolvedAccount> {
+  if (!/^[\w.:-]{1,128}$/.test(accountId)) throw new AppError('ACCOUNT_NOT_FOUND', `unknown account_id ${accountId.slice(0, 128)}`, 'account.account_id');
+  const stream = accountStream(accountId);
+  const { state } = await loadState(ctx.app.store, stream, accountDecider);
+  if (state.status !== 'none') {
+    if (state.terms.owner !== ctx.principal.org) throw new AppError('ACCOUNT_NOT_FOUND', `unknown account_id ${accountId}`, 'account.account_id');
+    return { account_id: accountId, sandbox: state.terms.sandbox, status: state.status };
+  }
+  const terms: AccountTerms = { account_id: accountId, owner: ctx.principal.org, name: `${accountId} (sandbox fixture)`, brand: { domain: 'fixture.invalid' }, operator: 'fixture.invalid', sandbox: true };
+  const now = ctx.app.clock().toISOString();
+  await handleCommand(ctx.app.store, stream, accountDecider, { type: 'SyncAccount', terms, now }, { now, principal: ctx.principal.keyId, correlationId: ctx.requestId });
+  return { account_id: accountId, sandbox: true, status: 'active' };
 }

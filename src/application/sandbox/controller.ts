@@ -1,5 +1,6 @@
 import { mediaBuyQueries } from '../../../projections/media-buys';
 import { accountDecider, accountStream, ACCOUNT_STATUSES, type AccountStatus } from '../../domain/account/account';
+import { creativeDecider, creativeStream, CREATIVE_STATUSES, type CreativeStatus } from '../../domain/creative/creative';
 import { deliveryStream, foldDelivery, hourKey, HOUR_MS, type HourDelivery } from '../../domain/delivery/delivery';
 import { mediaBuyDecider, mediaBuyStream, type MediaBuyStatus } from '../../domain/media-buy/media-buy';
 import { taskDecider, taskStream } from '../../domain/task/task';
@@ -25,6 +26,7 @@ export { ControllerError } from './errors';
 export const CONTROLLER_SCENARIOS = [
   'force_media_buy_status',
   'force_account_status',
+  'force_creative_status',
   'force_create_media_buy_arm',
   'force_task_completion',
   'simulate_delivery',
@@ -40,44 +42,48 @@ export async function runController(ctx: TaskContext, request: Obj): Promise<Obj
   if (typeof scenario !== 'string') throw new ControllerError('INVALID_PARAMS', 'scenario is required');
   if (scenario === 'list_scenarios') return { success: true, scenarios: [...CONTROLLER_SCENARIOS] };
   if (!(CONTROLLER_SCENARIOS as readonly string[]).includes(scenario)) throw new ControllerError('UNKNOWN_SCENARIO', `scenario ${scenario} is not supported; list_scenarios names those that are`);
-  if (request.account === undefined) throw new ControllerError('FORBIDDEN', 'the controller acts only for a sandbox account: name it in account');
-  let account: ResolvedAccount;
-  try {
-    account = await resolveAccount(ctx, request.account);
-  } catch (err) {
-    if (err instanceof AppError) throw new ControllerError('FORBIDDEN', `the controller acts only for a sandbox account: ${err.message}`);
-    throw err;
+  // A named account must be a sandbox one; what a scenario touches must be sandbox too (checked
+  // per entity below), so no request can reach a live buy, creative or account.
+  let account: ResolvedAccount | undefined;
+  if (request.account !== undefined) {
+    try {
+      account = await resolveAccount(ctx, request.account);
+    } catch (err) {
+      if (err instanceof AppError) throw new ControllerError('FORBIDDEN', `the controller acts only for sandbox accounts: ${err.message}`);
+      throw err;
+    }
+    if (!account.sandbox) throw new ControllerError('FORBIDDEN', 'the controller acts only for sandbox accounts; this account is live');
   }
-  if (!account.sandbox) throw new ControllerError('FORBIDDEN', 'the controller acts only for sandbox accounts; this account is live');
   const params = request.params === undefined ? {} : request.params;
   if (!isObj(params)) throw new ControllerError('INVALID_PARAMS', 'params must be an object');
   const now = ctx.app.clock().toISOString();
   const cmd: CommandContext = { now, principal: ctx.principal.keyId, correlationId: ctx.requestId };
   switch (scenario) {
     case 'force_media_buy_status':
-      return forceMediaBuyStatus(ctx, account, params, cmd);
+      return forceMediaBuyStatus(ctx, params, cmd);
     case 'force_account_status':
       return forceAccountStatus(ctx, params, cmd);
+    case 'force_creative_status':
+      return forceCreativeStatus(ctx, params, cmd);
     case 'force_create_media_buy_arm':
-      return forceCreateArm(ctx, account, params, cmd);
+      return forceCreateArm(ctx, params, cmd);
     case 'force_task_completion':
       return forceTaskCompletion(ctx, params, cmd);
     case 'simulate_delivery':
-      return simulateDelivery(ctx, account, params, cmd);
+      return simulateDelivery(ctx, params, cmd);
     case 'simulate_budget_spend':
-      return simulateBudgetSpend(ctx, account, params, cmd);
+      return simulateBudgetSpend(ctx, params, cmd);
     default:
       return seedScenario(ctx, account, scenario, params, cmd);
   }
 }
 
 
-/** A sandbox buy of this account, as the controller may touch it. */
-async function sandboxBuy(ctx: TaskContext, account: ResolvedAccount, mediaBuyId: string) {
+/** One of the caller's buys, bought under a sandbox account (the only kind the controller touches). */
+async function sandboxBuy(ctx: TaskContext, mediaBuyId: string) {
   const { state } = await loadState(ctx.app.store, mediaBuyStream(mediaBuyId), mediaBuyDecider);
   if (state.status === 'none' || state.terms.owner !== ctx.principal.org) throw new ControllerError('NOT_FOUND', `no media buy ${mediaBuyId}`);
-  if (!state.terms.sandbox) throw new ControllerError('FORBIDDEN', `media buy ${mediaBuyId} is not a sandbox buy`);
-  void account;
+  if (!state.terms.sandbox) throw new ControllerError('FORBIDDEN', `media buy ${mediaBuyId} was bought under a live account`);
   return state;
 }
 
@@ -104,11 +110,11 @@ const DOMAIN_STATUS: Readonly<Record<string, MediaBuyStatus>> = {
   canceled: 'canceled',
 };
 
-async function forceMediaBuyStatus(ctx: TaskContext, account: ResolvedAccount, params: Obj, cmd: CommandContext): Promise<Obj> {
+async function forceMediaBuyStatus(ctx: TaskContext, params: Obj, cmd: CommandContext): Promise<Obj> {
   const id = requireString(params, 'media_buy_id');
   const target = requireString(params, 'status');
   if (!MEDIA_BUY_STATUSES_3.includes(target)) throw new ControllerError('INVALID_PARAMS', `status must be one of ${MEDIA_BUY_STATUSES_3.join(', ')}`);
-  const buy = await sandboxBuy(ctx, account, id);
+  const buy = await sandboxBuy(ctx, id);
   const row = await mediaBuyQueries.byId(ctx.app.readModels, ctx.principal.org, id);
   const previous = row?.forced_status ?? mediaBuyStatus3(buy.status, { start_time: buy.terms.start_time, packages: buy.terms.packages as never }, ctx.app.clock());
   if (!FORCE_EDGES[previous]!.includes(target)) throw new ControllerError('INVALID_TRANSITION', `a media buy that is ${previous} cannot become ${target}`, previous);
@@ -125,6 +131,24 @@ async function forceAccountStatus(ctx: TaskContext, params: Obj, cmd: CommandCon
   if (!state.terms.sandbox) throw new ControllerError('FORBIDDEN', `account ${id} is live`);
   try {
     await handleCommand(ctx.app.store, accountStream(id), accountDecider, { type: 'ChangeAccountStatus', status: target as AccountStatus, now: cmd.now }, cmd);
+  } catch (err) {
+    if (err instanceof AppError && err.code === 'INVALID_STATE') throw new ControllerError('INVALID_TRANSITION', err.message, state.status);
+    throw err;
+  }
+  return { success: true, previous_state: state.status, current_state: target };
+}
+
+async function forceCreativeStatus(ctx: TaskContext, params: Obj, cmd: CommandContext): Promise<Obj> {
+  const id = requireString(params, 'creative_id');
+  const target = requireString(params, 'status');
+  if (!(CREATIVE_STATUSES as readonly string[]).includes(target)) throw new ControllerError('INVALID_PARAMS', `status must be one of ${CREATIVE_STATUSES.join(', ')}`);
+  const stream = creativeStream(ctx.principal.org, id);
+  const { state } = await loadState(ctx.app.store, stream, creativeDecider);
+  if (state.status === 'none') throw new ControllerError('NOT_FOUND', `no creative ${id}`);
+  if (!state.content.sandbox) throw new ControllerError('FORBIDDEN', `creative ${id} was not synced under a sandbox account`);
+  const reason = typeof params.rejection_reason === 'string' ? params.rejection_reason : typeof params.reason === 'string' ? params.reason : undefined;
+  try {
+    await handleCommand(ctx.app.store, stream, creativeDecider, { type: 'ForceCreativeStatus', status: target as CreativeStatus, reason: reason?.slice(0, 500), now: cmd.now }, cmd);
   } catch (err) {
     if (err instanceof AppError && err.code === 'INVALID_STATE') throw new ControllerError('INVALID_TRANSITION', err.message, state.status);
     throw err;
@@ -161,14 +185,14 @@ const count = (v: unknown, name: string): number => {
  * Adds delivery to a sandbox buy in the current hour, spread over its packages by budget. The
  * built-in ad server leaves sandbox buys alone, so what the controller adds is all there is.
  */
-async function simulateDelivery(ctx: TaskContext, account: ResolvedAccount, params: Obj, cmd: CommandContext): Promise<Obj> {
+async function simulateDelivery(ctx: TaskContext, params: Obj, cmd: CommandContext): Promise<Obj> {
   const id = requireString(params, 'media_buy_id');
   const impressions = count(params.impressions, 'impressions');
   const clicks = count(params.clicks, 'clicks');
   const spendParam = params.reported_spend ?? params.spend;
   const spendAmount = isObj(spendParam) ? spendParam.amount : spendParam;
   if (spendAmount !== undefined && (typeof spendAmount !== 'number' || !Number.isFinite(spendAmount) || spendAmount < 0)) throw new ControllerError('INVALID_PARAMS', 'params.reported_spend.amount must be a number ≥ 0');
-  const buy = await sandboxBuy(ctx, account, id);
+  const buy = await sandboxBuy(ctx, id);
   const spendCents = spendAmount !== undefined ? Math.round((spendAmount as number) * 100) : 0;
   await addDelivery(ctx, buy, { impressions, clicks, spendCents }, cmd);
   const totals = await deliveredTotals(ctx, id);
@@ -180,11 +204,11 @@ async function simulateDelivery(ctx: TaskContext, account: ResolvedAccount, para
   };
 }
 
-async function simulateBudgetSpend(ctx: TaskContext, account: ResolvedAccount, params: Obj, cmd: CommandContext): Promise<Obj> {
+async function simulateBudgetSpend(ctx: TaskContext, params: Obj, cmd: CommandContext): Promise<Obj> {
   const pct = params.spend_percentage;
   if (typeof pct !== 'number' || !Number.isFinite(pct) || pct < 0 || pct > 100) throw new ControllerError('INVALID_PARAMS', 'params.spend_percentage must be a number from 0 to 100');
   const id = requireString(params, 'media_buy_id');
-  const buy = await sandboxBuy(ctx, account, id);
+  const buy = await sandboxBuy(ctx, id);
   const target = Math.round(buy.terms.total_budget * 100 * (pct / 100));
   const before = await deliveredTotals(ctx, id);
   const add = Math.max(0, target - before.spendCents);

@@ -3,13 +3,16 @@ import { catalogQueries, formatKey } from '../../../projections/catalog';
 import { sandboxCatalogQueries } from '../../../projections/sandbox-catalog';
 import type { Format, PricingOption, Product } from '../../domain/catalog/catalog';
 import { AppError } from '../../shared/errors';
+import { creativeDecider, creativeStream, type CreativeContent } from '../../domain/creative/creative';
+import { mediaBuyDecider, mediaBuyStream, type MediaBuyStatus, type MediaBuyTerms } from '../../domain/media-buy/media-buy';
+import { handleCommand, loadState, startStream } from '../command-handler';
 import type { CommandContext } from '../command-handler';
 import type { ResolvedAccount } from '../accounts';
 import type { TaskContext } from '../tasks/context';
 import { ControllerError, requireString } from './errors';
 
 /** The seed scenarios this seller honours (fixtures for a sandbox account's tests). */
-export const SEED_SCENARIOS = ['seed_product', 'seed_pricing_option', 'seed_creative_format'] as const;
+export const SEED_SCENARIOS = ['seed_product', 'seed_pricing_option', 'seed_creative_format', 'seed_creative', 'seed_media_buy'] as const;
 
 /** Where formats a fixture names without an agent come from: the standard creative agent. */
 const DEFAULT_FORMAT_AGENT = 'https://creative.adcontextprotocol.org';
@@ -48,19 +51,43 @@ function pricingOptionOf(productId: string, optionId: string, f: Obj): PricingOp
 }
 
 /**
- * Every product and format a request sees: the operator's catalog, and for a sandbox account
- * also its buyer's seeded fixtures (`sandboxOwner`), which shadow catalog entries of the same id.
+ * Every product and format a request sees. A buyer's sandbox is a self-contained test world:
+ * once it has seeded products (or formats), those are the whole list its sandbox accounts see
+ * (`sandboxOwner`), so a scripted test knows exactly what it will find; until then, and for live
+ * accounts, the operator's catalog.
  */
 export async function catalogFor(ctx: TaskContext, sandboxOwner: string | undefined): Promise<{ products: Product[]; formats: Format[] }> {
-  const [products, formats] = await Promise.all([catalogQueries.products(ctx.app.readModels), catalogQueries.formats(ctx.app.readModels)]);
-  if (!sandboxOwner) return { products, formats };
-  const [seededProducts, seededFormats] = await Promise.all([sandboxCatalogQueries.products(ctx.app.readModels, sandboxOwner), sandboxCatalogQueries.formats(ctx.app.readModels, sandboxOwner)]);
-  const seededIds = new Set(seededProducts.map((p) => p.product_id));
-  const seededKeys = new Set(seededFormats.map((f) => formatKey(f.format_id)));
+  const [seededProducts, seededFormats] = sandboxOwner
+    ? await Promise.all([sandboxCatalogQueries.products(ctx.app.readModels, sandboxOwner), sandboxCatalogQueries.formats(ctx.app.readModels, sandboxOwner)])
+    : [[], []];
+  const formats = seededFormats.length ? seededFormats : await catalogQueries.formats(ctx.app.readModels);
+  if (seededProducts.length) return { products: seededProducts, formats };
+  const products = await catalogQueries.products(ctx.app.readModels);
+  return { products: sandboxOwner ? [...products, await testProduct(ctx)] : products, formats };
+}
+
+/**
+ * AdCP's harness names a placeholder product, `test-product` with pricing option `default`, when a
+ * scripted test has discovered none; every sandbox that seeded no products of its own offers it
+ * (a fixed-price CPM display product on the operator's first property and format).
+ */
+export const TEST_PRODUCT_ID = 'test-product';
+async function testProduct(ctx: TaskContext): Promise<Product> {
+  const [property] = await catalogQueries.properties(ctx.app.readModels);
+  const format = (await catalogQueries.formats(ctx.app.readModels)).find((f) => f.type === 'display');
   return {
-    products: [...seededProducts, ...products.filter((p) => !seededIds.has(p.product_id))],
-    formats: [...formats.filter((f) => !seededKeys.has(formatKey(f.format_id))), ...seededFormats],
-  };
+    product_id: TEST_PRODUCT_ID,
+    name: 'Sandbox test product',
+    description: 'The placeholder product every sandbox offers to scripted tests (fixed-price CPM display).',
+    publisher_domains: [property?.publisher_domain ?? 'sandbox.example'],
+    channels: ['display'],
+    delivery_type: 'non_guaranteed',
+    format_ids: [format?.format_id ?? { agent_url: DEFAULT_FORMAT_AGENT, id: 'display_300x250' }],
+    targeting: {},
+    pricing_options: [{ pricing_option_id: 'default', pricing_model: 'cpm', price: 10, currency: 'USD' }],
+    delivery: { daily_impression_capacity: 1_000_000, ctr: 0.002 },
+    requires_approval: false,
+  } as Product;
 }
 
 /** One product as a request sees it (see catalogFor). */
@@ -69,28 +96,35 @@ export async function productFor(ctx: TaskContext, sandboxOwner: string | undefi
     const seeded = await sandboxCatalogQueries.product(ctx.app.readModels, sandboxOwner, productId);
     if (seeded) return seeded;
   }
+  if (sandboxOwner && (await sandboxCatalogQueries.products(ctx.app.readModels, sandboxOwner)).length) return undefined;
+  if (sandboxOwner && productId === TEST_PRODUCT_ID) return testProduct(ctx);
   return ctx.app.cache.get(`catalog:product:${productId}`, () => catalogQueries.product(ctx.app.readModels, productId));
 }
 
-export async function seedScenario(ctx: TaskContext, account: ResolvedAccount, scenario: string, params: Obj, cmd: CommandContext): Promise<Obj> {
+export async function seedScenario(ctx: TaskContext, account: ResolvedAccount | undefined, scenario: string, params: Obj, cmd: CommandContext): Promise<Obj> {
   const fixture = fixtureOf(params);
   const owner = ctx.principal.org;
-  void account;
-  const { products, formats } = await catalogFor(ctx, owner);
+  const [products, seededFormats, catalogFormats] = await Promise.all([
+    sandboxCatalogQueries.products(ctx.app.readModels, owner),
+    sandboxCatalogQueries.formats(ctx.app.readModels, owner),
+    catalogQueries.formats(ctx.app.readModels),
+  ]);
+  const formats = [...seededFormats, ...catalogFormats];
   const events: { type: string; data: Obj }[] = [];
   const agentFor = (id: string) => formats.find((f) => f.format_id.id === id)?.format_id.agent_url ?? DEFAULT_FORMAT_AGENT;
-  /** A format the fixture names that this account cannot resolve yet becomes a sandbox format. */
+  /** Every format a seeded product names joins the sandbox's formats (a copy of the catalog's, if it has one). */
   const ensureFormat = (fid: { agent_url: string; id: string }, type: string) => {
-    if (formats.some((f) => formatKey(f.format_id) === formatKey(fid))) return;
-    const format = { format_id: fid, name: fid.id, type, requirements: {}, assets: [] } as unknown as Format;
-    formats.push(format);
+    if (seededFormats.some((f) => formatKey(f.format_id) === formatKey(fid))) return;
+    const known = catalogFormats.find((f) => formatKey(f.format_id) === formatKey(fid));
+    const format = known ?? ({ format_id: fid, name: fid.id, type, requirements: {}, assets: [] } as unknown as Format);
+    seededFormats.push(format);
     events.push({ type: 'SandboxFormatSeeded', data: { owner, format } });
   };
   let message: string;
   switch (scenario) {
     case 'seed_product': {
       const productId = requireString(params, 'product_id');
-      const existing = products.find((p) => p.product_id === productId);
+      const existing = products.find((p) => p.product_id === productId) ?? (await catalogQueries.product(ctx.app.readModels, productId));
       const channels = Array.isArray(fixture.channels) ? fixture.channels.filter((c): c is string => typeof c === 'string').map((c) => CHANNEL[c] ?? c) : (existing?.channels ?? ['display']);
       const type = channels.includes('video') || channels.includes('ctv') ? 'video' : 'display';
       const formatIds = Array.isArray(fixture.format_ids)
@@ -129,7 +163,7 @@ export async function seedScenario(ctx: TaskContext, account: ResolvedAccount, s
       const productId = requireString(params, 'product_id');
       const optionId = requireString(params, 'pricing_option_id');
       const product = products.find((p) => p.product_id === productId);
-      if (!product) throw new ControllerError('NOT_FOUND', `no product ${productId}: seed it first`);
+      if (!product) throw new ControllerError('NOT_FOUND', `no seeded product ${productId}: seed_product first`);
       const option = pricingOptionOf(productId, optionId, fixture);
       const pricing_options = [...product.pricing_options.filter((o) => o.pricing_option_id !== optionId), option];
       events.push({ type: 'SandboxProductSeeded', data: { owner, product: { ...product, pricing_options } } });
@@ -145,10 +179,91 @@ export async function seedScenario(ctx: TaskContext, account: ResolvedAccount, s
       message = `format ${fid.id} seeded`;
       break;
     }
+    case 'seed_creative':
+      return seedCreative(ctx, account, params, fixture, agentFor, cmd);
+    case 'seed_media_buy':
+      return seedMediaBuy(ctx, account, params, fixture, products, cmd);
     default:
       throw new AppError('INVALID_REQUEST', `unknown seed scenario ${scenario}`);
   }
   await ctx.app.store.append(seedStream(owner), events.map((e) => ({ ...e, metadata: { time: cmd.now, principal: cmd.principal } })));
   await ctx.app.projections.waitFor(ctx.app.store.appendedUpTo());
   return { success: true, message };
+}
+
+/** A creative in the buyer's library, as if synced under the sandbox account (status approved). */
+async function seedCreative(ctx: TaskContext, account: ResolvedAccount | undefined, params: Obj, fixture: Obj, agentFor: (id: string) => string, cmd: CommandContext): Promise<Obj> {
+  const creativeId = requireString(params, 'creative_id');
+  if (!/^[\w.:-]{1,255}$/.test(creativeId)) throw new ControllerError('INVALID_PARAMS', 'params.creative_id must be 1-255 of A-Z a-z 0-9 _ . : -');
+  const fid = isObj(fixture.format_id) && typeof fixture.format_id.id === 'string' ? fixture.format_id : { id: 'display_300x250' };
+  const formatId = { agent_url: typeof fid.agent_url === 'string' ? fid.agent_url : agentFor(fid.id as string), id: fid.id as string };
+  const content: CreativeContent = {
+    creative_id: creativeId,
+    owner: ctx.principal.org,
+    name: typeof fixture.name === 'string' ? fixture.name : creativeId,
+    format_id: formatId,
+    format_type: /video/.test(formatId.id) ? 'video' : 'display',
+    assets: isObj(fixture.assets) ? fixture.assets : {},
+    assigned_to: [],
+    sandbox: true,
+  };
+  void account;
+  const hash = createHash('sha256').update(JSON.stringify(content)).digest('hex');
+  await handleCommand(ctx.app.store, creativeStream(ctx.principal.org, creativeId), creativeDecider, { type: 'SyncCreative', content, hash, now: cmd.now }, cmd);
+  await ctx.app.projections.waitFor(ctx.app.store.appendedUpTo());
+  return { success: true, message: `creative ${creativeId} seeded` };
+}
+
+/** A media buy under the sandbox account, active from now for 30 days unless the fixture says otherwise. */
+async function seedMediaBuy(ctx: TaskContext, account: ResolvedAccount | undefined, params: Obj, fixture: Obj, seeded: Product[], cmd: CommandContext): Promise<Obj> {
+  const mediaBuyId = requireString(params, 'media_buy_id');
+  if (!/^[\w.:-]{1,128}$/.test(mediaBuyId)) throw new ControllerError('INVALID_PARAMS', 'params.media_buy_id must be 1-128 of A-Z a-z 0-9 _ . : -');
+  const product = seeded[0] ?? (await catalogQueries.products(ctx.app.readModels))[0]!;
+  const option = product.pricing_options[0];
+  const currency = typeof fixture.currency === 'string' && /^[A-Z]{3}$/.test(fixture.currency) ? fixture.currency : (option?.currency ?? 'USD');
+  const budget = typeof fixture.total_budget === 'number' && fixture.total_budget > 0 ? fixture.total_budget : 1000;
+  const now = Date.parse(cmd.now);
+  const terms: MediaBuyTerms = {
+    media_buy_id: mediaBuyId,
+    owner: ctx.principal.org,
+    buyer_ref: `seed:${mediaBuyId}`,
+    ...(account ? { account_id: account.account_id } : {}),
+    sandbox: true,
+    brand_manifest: { url: 'https://fixture.invalid/' },
+    packages: [
+      {
+        package_id: `${mediaBuyId}_pkg_1`,
+        product_id: product.product_id,
+        pricing_option_id: option?.pricing_option_id ?? 'fixture',
+        pricing_model: option?.pricing_model ?? 'cpm',
+        rate: option?.price ?? option?.floor ?? 10,
+        currency,
+        budget,
+        creative_ids: [],
+      },
+    ],
+    start_time: typeof fixture.start_time === 'string' && !Number.isNaN(Date.parse(fixture.start_time)) ? new Date(fixture.start_time).toISOString() : new Date(now).toISOString(),
+    end_time: typeof fixture.end_time === 'string' && !Number.isNaN(Date.parse(fixture.end_time)) ? new Date(fixture.end_time).toISOString() : new Date(now + 30 * 86_400_000).toISOString(),
+    currency,
+    total_budget: budget,
+  };
+  const status = typeof fixture.status === 'string' ? fixture.status : 'active';
+  const stream = mediaBuyStream(mediaBuyId);
+  const { state } = await loadState(ctx.app.store, stream, mediaBuyDecider);
+  if (state.status !== 'none') {
+    if (state.terms.owner !== ctx.principal.org) throw new ControllerError('INVALID_PARAMS', `media_buy_id ${mediaBuyId} is taken`);
+    return { success: true, message: `media buy ${mediaBuyId} already seeded` };
+  }
+  try {
+    await startStream(ctx.app.store, stream, mediaBuyDecider, { type: 'CreateMediaBuy', terms, needsApproval: false, now: cmd.now }, cmd);
+    const domain = ({ paused: 'paused', completed: 'completed', canceled: 'canceled', rejected: 'rejected' } as Record<string, MediaBuyStatus>)[status];
+    if (domain || ['active', 'pending_creatives', 'pending_start'].includes(status)) {
+      await handleCommand(ctx.app.store, stream, mediaBuyDecider, { type: 'ForceMediaBuyStatus', status: domain ?? 'active', viewStatus: status, now: cmd.now }, cmd);
+    }
+  } catch (err) {
+    if (err instanceof AppError) throw new ControllerError('INVALID_PARAMS', err.message);
+    throw err;
+  }
+  await ctx.app.projections.waitFor(ctx.app.store.appendedUpTo());
+  return { success: true, message: `media buy ${mediaBuyId} seeded (${status})` };
 }

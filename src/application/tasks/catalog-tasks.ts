@@ -1,6 +1,7 @@
 import MiniSearch from 'minisearch';
 import { z } from 'zod';
-import { catalogQueries } from '../../../projections/catalog';
+import { catalogQueries, formatKey } from '../../../projections/catalog';
+import { AppError } from '../../shared/errors';
 import type { Format, Product } from '../../domain/catalog/catalog';
 import { defineTask } from './context';
 import { resolveAccount } from '../accounts';
@@ -118,6 +119,7 @@ const listFormatsInput = z
     format_types: z.array(z.string().min(1)).optional(),
     format_ids: z.array(z.object({ agent_url: z.string(), id: z.string() }).passthrough()).max(100).optional(),
     account: z.unknown().optional(),
+    pagination: z.object({ max_results: z.number().int().min(1).max(100).optional(), cursor: z.string().max(512).optional() }).passthrough().optional(),
   })
   .passthrough();
 
@@ -130,6 +132,21 @@ export const listCreativeFormats = defineTask({
     if (input.format_types) formats = formats.filter((f) => input.format_types!.includes(f.type));
     // Format ids compare by agent and id alone (a reference may carry dimensions too).
     if (input.format_ids) formats = formats.filter((f) => input.format_ids!.some((id) => id.id === f.format_id.id && id.agent_url.replace(/\/+$/, '') === f.format_id.agent_url.replace(/\/+$/, '')));
-    return { formats };
+    if (!input.pagination) return { formats };
+    // The cursor names the last format of the page (base64url of its agent and id).
+    const cursor = input.pagination.cursor;
+    let start = 0;
+    if (cursor !== undefined) {
+      const key = Buffer.from(cursor, 'base64url').toString('utf8');
+      start = formats.findIndex((f) => formatKey(f.format_id) === key) + 1;
+      if (start === 0) throw new AppError('VALIDATION_ERROR', 'cursor is not one this agent issued (or its format is gone)', 'pagination.cursor');
+    }
+    const limit = input.pagination.max_results ?? 50;
+    const page = formats.slice(start, start + limit);
+    const hasMore = start + limit < formats.length;
+    return {
+      formats: page,
+      pagination: { has_more: hasMore, ...(hasMore ? { cursor: Buffer.from(formatKey(page[page.length - 1]!.format_id)).toString('base64url') } : {}), total_count: formats.length },
+    };
   },
 });

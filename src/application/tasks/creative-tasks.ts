@@ -13,7 +13,7 @@ import { handleCommand, loadState } from '../command-handler';
 import { withIdempotency } from '../idempotency';
 import { fieldPath } from '../validation';
 import { defineTask, type TaskContext } from './context';
-import { resolveAccount } from '../accounts';
+import { isReservedTestDomain, resolveAccount } from '../accounts';
 import { catalogFor } from '../sandbox/seeds';
 
 const dims = { width: z.number().int().positive(), height: z.number().int().positive() };
@@ -83,6 +83,15 @@ function checkAssets(format: Format, assets: Record<string, unknown>, at: string
 }
 
 /** package_id → the product it buys, for the caller's own live buys. */
+/**
+ * Scripted tests name formats of a placeholder agent (`https://your-platform.example.com`): in a
+ * sandbox, an agent on a reserved test domain stands for this seller's own, and the id decides.
+ */
+function placeholderFormat(formats: readonly Format[], id: { agent_url: string; id: string }): Format | undefined {
+  if (!URL.canParse(id.agent_url) || !isReservedTestDomain(new URL(id.agent_url).hostname)) return undefined;
+  return formats.find((f) => f.format_id.id === id.id);
+}
+
 /** The caller's live packages: package id → its product and buy. */
 async function ownPackages(ctx: TaskContext): Promise<Map<string, { productId: string; mediaBuyId: string }>> {
   const buys = await mediaBuyQueries.list(ctx.app.readModels, ctx.principal.org, { statuses: ['pending', 'active', 'paused'], limit: 10_000 });
@@ -145,7 +154,7 @@ export async function applySync(ctx: TaskContext, input: z.infer<typeof syncInpu
     }
     const c = parsed.data;
     seen.add(c.creative_id);
-    const format = formats.get(formatKey(c.format_id));
+    const format = formats.get(formatKey(c.format_id)) ?? (account?.sandbox ? placeholderFormat(catalog.formats, c.format_id) : undefined);
     const errors: ItemError[] = format
       ? checkAssets(format, c.assets, at)
       : [{ code: 'VALIDATION_ERROR', message: `unknown format ${c.format_id.id} of ${c.format_id.agent_url}`, field: `${at}.format_id` }];
@@ -155,7 +164,7 @@ export async function applySync(ctx: TaskContext, input: z.infer<typeof syncInpu
       const productId = packages.get(packageId)?.productId;
       const field = `assignments.${c.creative_id}[${j}]`;
       if (!productId) errors.push({ code: 'NOT_FOUND', message: `unknown package_id ${packageId}`, field });
-      else if (format && !products.get(productId)?.format_ids.some((f) => formatKey(f) === formatKey(c.format_id))) {
+      else if (format && !products.get(productId)?.format_ids.some((f) => formatKey(f) === formatKey(format.format_id))) {
         errors.push({ code: 'UNSUPPORTED_FEATURE', message: `product ${productId} does not accept format ${c.format_id.id}`, field });
       }
     }
@@ -177,6 +186,7 @@ export async function applySync(ctx: TaskContext, input: z.infer<typeof syncInpu
       // Assignments named in this sync replace the old ones; otherwise they stay.
       assigned_to: assignedTo,
       assigned_at: Object.fromEntries(assignedTo.map((pkg) => [pkg, Object.hasOwn(before, pkg) ? before[pkg]! : now])),
+      ...(account?.sandbox || (state.status !== 'none' && state.content.sandbox) ? { sandbox: true } : {}),
     };
     const hash = createHash('sha256').update(JSON.stringify(content)).digest('hex');
     const action = syncAction(state, hash);

@@ -216,7 +216,7 @@ export const createMediaBuy = defineTask({
       };
       const cmdCtx = { now: now.toISOString(), principal: ctx.principal.keyId, correlationId: ctx.requestId, idempotency: attempt };
       // A sandbox account may have forced this create onto the submitted path (compliance tests).
-      const arm = account?.sandbox ? await takeCreateArm(ctx, account.account_id, now.toISOString()) : undefined;
+      const arm = account?.sandbox ? await takeCreateArm(ctx, now.toISOString()) : undefined;
       const approval = arm !== undefined || (await needsApproval(ctx, products as Product[], total));
       const taskId = arm ? arm.task_id : approval ? `task_${newEventId()}` : undefined;
       if (taskId) {
@@ -351,6 +351,7 @@ function rowView(r: MediaBuyRow, impairments: Impairment[], activity?: WebhookAc
     impairments: impairments.map(({ owner: _owner, media_buy_id: _buy, ...i }) => i),
     ...(r.task_id ? { task_id: r.task_id } : {}),
     ...(r.forced_status ? { forced_status: r.forced_status } : {}),
+    ...(Number(r.activated) ? { activated: true } : {}),
     ...(activity ? { webhook_activity: activity.map(activityRecord) } : {}),
   });
 }
@@ -470,7 +471,7 @@ export const updateMediaBuy = defineTask({
         { now, principal: ctx.principal.keyId, correlationId: ctx.requestId, idempotency: attempt },
       );
       const buy = after as Exclude<typeof after, { status: 'none' }>;
-      return mediaBuyView(buy.terms, buy.status, { revision: buy.revision, changed: changedBy(events) });
+      return mediaBuyView(buy.terms, buy.status, { revision: buy.revision, changed: changedBy(events), ...(buy.activated ? { activated: true } : {}) });
     });
   },
 });

@@ -93,7 +93,14 @@ export type MediaBuyCommand =
 
 export type MediaBuyState =
   | { readonly status: 'none' }
-  | { readonly status: MediaBuyStatus; readonly terms: MediaBuyTerms; readonly taskId?: string; readonly revision: number };
+  | {
+      readonly status: MediaBuyStatus;
+      readonly terms: MediaBuyTerms;
+      readonly taskId?: string;
+      readonly revision: number;
+      /** Paused at least once: AdCP 3.0's pre-flight states (pending_creatives, pending_start) lie behind it. */
+      readonly activated?: boolean;
+    };
 
 /**
  * The stream id is derived from (owner, buyer_ref), so "buyer_ref is unique per buyer" holds
@@ -262,7 +269,9 @@ export const mediaBuyDecider: Decider<MediaBuyCommand, MediaBuyEvent, MediaBuySt
       case 'MediaBuyUpdated':
         return state.status === 'none' ? state : { ...state, terms: event.data.terms, revision: state.revision + 1 };
       case 'MediaBuyStatusChanged':
-        return state.status === 'none' ? state : { ...state, status: event.data.status, revision: state.revision + 1 };
+        return state.status === 'none'
+          ? state
+          : { ...state, status: event.data.status, revision: state.revision + 1, ...(event.data.status === 'paused' || state.activated ? { activated: true } : {}) };
       default:
         return assertNever(event);
     }

@@ -73,9 +73,22 @@ const tools: Readonly<Record<string, ToolDef>> = {
   },
 };
 
+/** Names the SDK's clients also call (MCP tool names may carry a slash; AdCP's legacy name does). */
+const ALIASES: Readonly<Record<string, string>> = { 'tasks/get': 'tasks_get' };
+
+/**
+ * AdCP 3 envelopes carry the task status at `status`. A synchronous answer is `completed`;
+ * create and update carry the media buy's status there instead (3.0's success arms), and an
+ * asynchronous answer already says `submitted`.
+ */
+function withTaskStatus(tool: string, body: Obj): Obj {
+  if (body.status !== undefined || tool === 'create_media_buy' || tool === 'update_media_buy' || tool === 'comply_test_controller') return body;
+  return { status: 'completed', ...body };
+}
+
 /** `tools/list`: open input schemas (AdCP clients validate against the protocol's schemas). */
 export function toolList(_principal: Principal): Tool[] {
-  return Object.entries(tools).map(([name, t]) => ({
+  return [...Object.entries(tools), ...Object.entries(ALIASES).map(([alias, name]) => [alias, tools[name]!] as const)].map(([name, t]) => ({
     name,
     description: t.description,
     inputSchema: { type: 'object', properties: {}, additionalProperties: true },
@@ -91,6 +104,7 @@ export async function callTool(name: string, rawArgs: unknown, ctx: McpContext):
   const args = isObj(rawArgs) ? rawArgs : {};
   const echo = isObj(args.context) ? { context: args.context } : {};
   try {
+    if (Object.hasOwn(ALIASES, name)) name = ALIASES[name]!;
     if (!Object.hasOwn(tools, name)) throw new AppError('INVALID_REQUEST', `unknown tool "${name}"; tools/list names this agent's tools`, 'name');
     if (rawArgs !== undefined && !isObj(rawArgs)) throw new AppError('INVALID_REQUEST', 'arguments must be an object', 'arguments');
     if (ctx.principal.role !== 'buyer' && name !== 'get_adcp_capabilities') {
@@ -98,7 +112,7 @@ export async function callTool(name: string, rawArgs: unknown, ctx: McpContext):
     }
     const major = args.adcp_major_version;
     if (major !== undefined && major !== 3) throw new AppError('VERSION_UNSUPPORTED', `adcp_major_version ${JSON.stringify(major)} is not supported; this agent speaks AdCP 3`, 'adcp_major_version', { supported_versions: [3] });
-    const body = { ...(await tools[name]!.run(args, ctx)), ...echo };
+    const body = { ...withTaskStatus(name, await tools[name]!.run(args, ctx)), ...echo };
     return { content: [{ type: 'text', text: JSON.stringify(body) }], structuredContent: body };
   } catch (err) {
     if (err instanceof ControllerError) {

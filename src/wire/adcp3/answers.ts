@@ -66,9 +66,9 @@ export function format3(f: Obj): Obj {
  * approval has no 3.0 status of its own; it has not started, so `pending_start` (with
  * `confirmed_at: null`).
  */
-export function mediaBuyStatus3(status: string, buy: { start_time?: string; packages?: Obj[] }, now: Date): string {
+export function mediaBuyStatus3(status: string, buy: { start_time?: string; packages?: Obj[]; activated?: boolean }, now: Date): string {
   if (status === 'pending') return 'pending_start';
-  if (status !== 'active') return status;
+  if (status !== 'active' || buy.activated) return status;
   if (buy.packages?.some((p) => !p.creative_ids?.length)) return 'pending_creatives';
   if (buy.start_time && Date.parse(buy.start_time) > now.getTime()) return 'pending_start';
   return 'active';
@@ -97,7 +97,7 @@ function validActions(status: string): string[] {
 /** One media buy as 3.0 shows it (get_media_buys, create's success arm). */
 export function mediaBuy3(b: Obj, now: Date): Obj {
   const status = b.forced_status ?? mediaBuyStatus3(b.status, b, now);
-  const { forced_status: _forced, buyer_ref: _ref, task_id: _task, message: _message, packages, changed: _changed, confirmed_at, webhook_activity, impairments, health, ...rest } = b;
+  const { forced_status: _forced, activated: _activated, buyer_ref: _ref, task_id: _task, message: _message, packages, changed: _changed, confirmed_at, webhook_activity, impairments, health, ...rest } = b;
   return {
     ...rest,
     status,
