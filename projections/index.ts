@@ -14,6 +14,7 @@ import { brands } from './brands';
 import { publishers } from './publishers';
 import { feed } from './feed';
 import { sandboxCatalog } from './sandbox-catalog';
+import { previews } from './previews';
 
 /** Every read model the gateway maintains. */
-export const allProjections: readonly Projection[] = [eventStats, apiKeys, accounts, catalog, mediaBuys, creatives, delivery, webhooks, impairments, receivedWebhooks, storyboards, brands, publishers, feed, sandboxCatalog];
+export const allProjections: readonly Projection[] = [eventStats, apiKeys, accounts, catalog, mediaBuys, creatives, delivery, webhooks, impairments, receivedWebhooks, storyboards, brands, publishers, feed, sandboxCatalog, previews];

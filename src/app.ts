@@ -33,6 +33,9 @@ import * as dispatcher from '../consumers/webhook-dispatcher';
 import * as reporter from '../consumers/delivery-reporter';
 import * as impairmentMonitor from '../consumers/impairment-monitor';
 import * as changeFeed from '../consumers/change-feed';
+import * as sandboxApprover from '../consumers/sandbox-approver';
+import { approveTask } from './application/approvals';
+import { AppError } from './shared/errors';
 
 export interface Metrics {
   registry: Registry;
@@ -177,7 +180,22 @@ export async function startApp(
   const clock = options.clock ?? gatewayClock.now;
   const adServer = new DeliverySimulator(store, readModels, clock, log);
   await adServer.start();
-  return { config, store, readModels, cache, mediaBuyCache, bus, projections, metrics: createMetrics(), log, clock, gatewayClock, adServer, signingKeys, oauth, webhooks, receiver, brandCrawler, rateLimiter };
+  const app: App = { config, store, readModels, cache, mediaBuyCache, bus, projections, metrics: createMetrics(), log, clock, gatewayClock, adServer, signingKeys, oauth, webhooks, receiver, brandCrawler, rateLimiter };
+  await bus.consumer(sandboxApprover.group).start(
+    sandboxApprover.sandboxApprover({
+      store,
+      delayMs: config.sandboxApprovalDelayMs,
+      now: clock,
+      approve: async (taskId) => {
+        const now = clock().toISOString();
+        await approveTask(app, taskId, 'Approved by the simulated seller of this sandbox account', { now, principal: 'sandbox-seller' }).catch((err: unknown) => {
+          // Decided meanwhile (the operator, the controller, a cancel): nothing left to approve.
+          if (!(err instanceof AppError && (err.code === 'INVALID_STATE' || err.code === 'TASK_NOT_FOUND'))) throw err;
+        });
+      },
+    }),
+  );
+  return app;
 }
 
 /** Stops consumers before closing the stores they read. */

@@ -32,6 +32,7 @@ const envSchema = z.object({
   BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).max(64 * 1024 * 1024).default(1024 * 1024),
   CATALOG_FILE: z.string().min(1).optional(),
   APPROVAL_POLICY: z.enum(['rules', 'manual', 'never']).default('rules'),
+  SANDBOX_APPROVAL_DELAY_MS: z.coerce.number().int().min(0).max(3_600_000).default(2000),
   SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).max(120_000).default(10_000),
   PUBLIC_URL: z
     .string()
@@ -94,6 +95,8 @@ export interface Config {
   catalogFile?: string;
   /** rules: per-product flag and the catalog's budget threshold; manual: always; never. */
   approvalPolicy: 'rules' | 'manual' | 'never';
+  /** How long the simulated seller takes to approve a sandbox account's submitted buy. */
+  sandboxApprovalDelayMs: number;
   /** The origin buyers reach this gateway at (brand.json, jwks_uri); unset → taken from each request. */
   publicUrl?: string;
   /** Test seam: webhooks may go to loopback / private addresses (and plain http). */
@@ -185,6 +188,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     bodyLimitBytes: e.BODY_LIMIT_BYTES,
     shutdownGraceMs: e.SHUTDOWN_GRACE_MS,
     approvalPolicy: e.APPROVAL_POLICY,
+    sandboxApprovalDelayMs: e.SANDBOX_APPROVAL_DELAY_MS,
     catalogFile: e.CATALOG_FILE ? path.resolve(e.CATALOG_FILE) : undefined,
     publicUrl: e.PUBLIC_URL?.replace(/\/$/, ''),
     allowPrivateWebhookUrls: e.ALLOW_PRIVATE_WEBHOOK_URLS === '1',

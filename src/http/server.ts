@@ -23,6 +23,7 @@ import { registerFeedRoute } from './feed-route';
 import { registerOAuthRoutes } from './oauth-routes';
 import { registerTaskRoutes } from './tasks-route';
 import { registerMcpRoutes } from './mcp/route';
+import { registerPreviewRoutes } from './preview-route';
 import { nestingLimitRule } from '../graphql/nesting-limit';
 
 /**
@@ -136,6 +137,7 @@ export async function buildServer(app: App): Promise<FastifyInstance> {
   // from inside Apollo's stop, which deadlocks when Apollo is stopped from Fastify's onClose.
   registerTaskRoutes(fastify, app);
   registerMcpRoutes(fastify, app);
+  registerPreviewRoutes(fastify, app);
   registerWellKnownRoutes(fastify, app);
   await registerReceiverRoutes(fastify, app);
   registerStoryboardRoutes(fastify, app);

@@ -5,6 +5,7 @@ import { runTaskConsistently } from '../application/tasks/context';
 import { AppError } from '../shared/errors';
 import { authenticate } from './auth';
 import { sendError } from './errors';
+import { publicOrigin } from './well-known';
 
 /**
  * The REST shim for the media-buy tasks: `POST /api/tasks/{task_name}` with the task request as
@@ -22,7 +23,7 @@ export function registerTaskRoutes(fastify: FastifyInstance, app: App): void {
       const task = Object.hasOwn(tasks, req.params.task) ? tasks[req.params.task] : undefined;
       if (!task) throw new AppError('NOT_FOUND', `unknown task "${req.params.task}"`);
       if (typeof body !== 'object' || Array.isArray(body)) throw new AppError('INVALID_REQUEST', 'the request body must be a JSON object');
-      const result = await runTaskConsistently(task, body, { app, principal, requestId: req.id });
+      const result = await runTaskConsistently(task, body, { app, principal, requestId: req.id, origin: publicOrigin(app, req) });
       return reply.send({ ...result, ...echo });
     } catch (err) {
       if (!(err instanceof AppError)) throw err;

@@ -6,6 +6,7 @@ import type { Format, Product } from '../../domain/catalog/catalog';
 import { defineTask } from './context';
 import { resolveAccount } from '../accounts';
 import { catalogFor } from '../sandbox/seeds';
+import { sandboxCatalogQueries } from '../../../projections/sandbox-catalog';
 
 const brandManifest = z.union([
   z.object({ url: z.string().url() }).passthrough(),
@@ -129,6 +130,8 @@ export const listCreativeFormats = defineTask({
   async run(input, ctx) {
     const account = input.account !== undefined ? await resolveAccount(ctx, input.account) : undefined;
     let formats: Format[] = (await catalogFor(ctx, account?.sandbox ? ctx.principal.org : undefined)).formats;
+    // A lookup by id resolves any format the caller's products name, its sandbox fixtures too.
+    if (input.format_ids && !account) formats = [...formats, ...(await sandboxCatalogQueries.formats(ctx.app.readModels, ctx.principal.org))];
     if (input.format_types) formats = formats.filter((f) => input.format_types!.includes(f.type));
     // Format ids compare by agent and id alone (a reference may carry dimensions too).
     if (input.format_ids) formats = formats.filter((f) => input.format_ids!.some((id) => id.id === f.format_id.id && id.agent_url.replace(/\/+$/, '') === f.format_id.agent_url.replace(/\/+$/, '')));

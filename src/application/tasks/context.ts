@@ -8,6 +8,8 @@ export interface TaskContext {
   app: App;
   principal: Principal;
   requestId?: string;
+  /** The public origin the request reached (PUBLIC_URL, else its Host), for links in answers. */
+  origin?: string;
 }
 
 /**

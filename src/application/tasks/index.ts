@@ -1,6 +1,7 @@
 import { getProducts, listAuthorizedProperties, listCreativeFormats } from './catalog-tasks';
 import { listAccounts, syncAccounts } from './account-tasks';
 import type { TaskDefinition } from './context';
+import { previewCreative } from './preview-tasks';
 import { listCreatives, syncCreatives } from './creative-tasks';
 import { getMediaBuyDelivery } from './delivery-tasks';
 import { createMediaBuy, getMediaBuys, tasksGet, updateMediaBuy } from './media-buy-tasks';
@@ -19,4 +20,5 @@ export const tasks: Readonly<Record<string, TaskDefinition>> = {
   tasks_get: tasksGet,
   sync_accounts: syncAccounts,
   list_accounts: listAccounts,
+  preview_creative: previewCreative,
 };

@@ -7,6 +7,7 @@ import { impairmentQueries } from '../../../projections/impairments';
 import type { Impairment } from '../../domain/impairment/impairment';
 import { assertDeliverableUrl } from '../../webhooks/url-guard';
 import { isAuction, type Product } from '../../domain/catalog/catalog';
+import { checkMeasurementTerms, DEFAULT_MEASUREMENT, type MeasurementPolicy } from '../../domain/catalog/measurement';
 import { mediaBuyDecider, mediaBuyStream, type MediaBuyEvent, type MediaBuyTerms, type PackageTerms } from '../../domain/media-buy/media-buy';
 import { taskDecider, taskStream } from '../../domain/task/task';
 import { newEventId } from '../../shared/ids';
@@ -53,6 +54,7 @@ const packageInput = z
     targeting_overlay: z.record(z.string(), z.unknown()).optional(),
     creative_ids: z.array(z.string().min(1)).optional(),
     creatives: z.array(z.record(z.string(), z.unknown())).optional(),
+    measurement_terms: z.record(z.string(), z.unknown()).optional(),
   })
   .passthrough();
 
@@ -116,6 +118,7 @@ function resolvePackage(p: z.infer<typeof packageInput>, i: number, product: Pro
       accepted_values: product.pricing_options.map((o) => o.pricing_option_id),
     });
   }
+  checkMeasurementTerms((product as { measurement?: MeasurementPolicy }).measurement ?? DEFAULT_MEASUREMENT, p.measurement_terms, `packages[${i}].measurement_terms`);
   let rate = option.price ?? 0;
   if (isAuction(option)) {
     if (p.bid_price === undefined) throw new AppError('INVALID_REQUEST', 'bid_price is required for auction pricing', `packages[${i}].bid_price`);
@@ -135,6 +138,7 @@ function resolvePackage(p: z.infer<typeof packageInput>, i: number, product: Pro
     budget: p.budget,
     ...(p.bid_price !== undefined ? { bid_price: p.bid_price } : {}),
     ...(p.targeting_overlay ? { targeting_overlay: p.targeting_overlay } : {}),
+    ...(p.measurement_terms ? { measurement_terms: p.measurement_terms } : {}),
     creative_ids: p.creative_ids ?? [],
   };
 }
@@ -157,6 +161,7 @@ export function mediaBuyView(terms: MediaBuyTerms, status: string, extra: Record
       budget: p.budget,
       ...(p.bid_price !== undefined ? { bid_price: p.bid_price } : {}),
       ...(p.targeting_overlay ? { targeting_overlay: p.targeting_overlay } : {}),
+      ...(p.measurement_terms ? { measurement_terms: p.measurement_terms } : {}),
       creative_ids: p.creative_ids,
       ...(p.paused ? { paused: true } : {}),
       ...(p.canceled ? { canceled: true } : {}),
@@ -235,7 +240,8 @@ export const createMediaBuy = defineTask({
           resourceId: mediaBuyId,
           pushNotificationConfig: input.push_notification_config,
           context: input.context,
-          message: 'Media buy awaiting seller approval',
+          ...(arm ? { awaitsController: true } : {}),
+          message: arm?.message ?? 'Media buy awaiting seller approval',
           now: cmdCtx.now,
         }, cmdCtx);
       }

@@ -19,6 +19,8 @@ export interface PackageTerms {
   readonly budget: number;
   readonly bid_price?: number;
   readonly targeting_overlay?: Record<string, unknown>;
+  /** Billing measurement and makegood terms agreed for this package (AdCP `measurement_terms`). */
+  readonly measurement_terms?: Record<string, unknown>;
   readonly creative_ids: readonly string[];
   /** Held by the buyer: the package delivers nothing until resumed (the buy's status is unchanged). */
   readonly paused?: boolean;

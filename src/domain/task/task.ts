@@ -21,6 +21,8 @@ export type TaskEvent =
         readonly context?: Record<string, unknown>;
         /** The request to carry out on approval, for tasks whose work waits (sync_creatives). */
         readonly request?: Record<string, unknown>;
+        /** Sandbox: the compliance controller forced this task; only it (or the operator) completes it. */
+        readonly awaits_controller?: boolean;
         readonly message: string;
         readonly at: string;
       };
@@ -39,7 +41,7 @@ export type TaskEvent =
     };
 
 export type TaskCommand =
-  | { readonly type: 'SubmitTask'; readonly taskId: string; readonly taskType: string; readonly owner: string; readonly resourceId: string; readonly pushNotificationConfig?: Record<string, unknown>; readonly context?: Record<string, unknown>; readonly request?: Record<string, unknown>; readonly message: string; readonly now: string }
+  | { readonly type: 'SubmitTask'; readonly taskId: string; readonly taskType: string; readonly owner: string; readonly resourceId: string; readonly pushNotificationConfig?: Record<string, unknown>; readonly context?: Record<string, unknown>; readonly request?: Record<string, unknown>; readonly awaitsController?: boolean; readonly message: string; readonly now: string }
   | { readonly type: 'ChangeTaskStatus'; readonly status: TaskStatus; readonly message: string; readonly result?: Record<string, unknown>; readonly actor: string; readonly now: string };
 
 export type TaskState =
@@ -76,6 +78,7 @@ export const taskDecider: Decider<TaskCommand, TaskEvent, TaskState> = {
               ...(command.pushNotificationConfig ? { push_notification_config: command.pushNotificationConfig } : {}),
               ...(command.context ? { context: command.context } : {}),
               ...(command.request ? { request: command.request } : {}),
+              ...(command.awaitsController ? { awaits_controller: true } : {}),
               message: command.message,
               at: command.now,
             },

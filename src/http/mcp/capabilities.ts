@@ -17,7 +17,8 @@ export async function capabilities(app: App, origin: string): Promise<Record<str
   const pricingModels = [...new Set(products.flatMap((p) => p.pricing_options.map((o) => pricingModel3(o.pricing_model))))];
   return {
     adcp: { major_versions: [3], idempotency: { supported: true, replay_ttl_seconds: REPLAY_TTL_SECONDS } },
-    supported_protocols: ['media_buy'],
+    // The creative protocol's library side: formats, sync, list and preview (no generation).
+    supported_protocols: ['media_buy', 'creative'],
     media_buy: {
       supported_pricing_models: pricingModels,
       reporting_delivery_methods: ['webhook'],

@@ -155,13 +155,15 @@ export const answers3: Readonly<Record<string, (result: Obj, ctx: AnswerContext)
 
   list_creatives: (r) => r,
 
-  tasks_get(r) {
+  tasks_get(r, ctx) {
     const { message, history, result, ...rest } = r;
+    // A completed task's result is the answer its task would have given synchronously.
+    const encode = result && Object.hasOwn(answers3, r.task_type) && r.task_type !== 'tasks_get' ? answers3[r.task_type]! : undefined;
     return {
       ...rest,
       protocol: 'media-buy',
       ...(message ? { message } : {}),
-      ...(result ? { result } : {}),
+      ...(result ? { result: encode ? encode(result, ctx) : result } : {}),
       ...(history ? { history: (history as Obj[]).map((h) => ({ timestamp: h.at, type: 'response', data: { status: h.status, ...(h.message ? { message: h.message } : {}) } })) } : {}),
     };
   },

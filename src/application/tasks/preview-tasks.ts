@@ -1,0 +1,94 @@
+import { randomBytes } from 'node:crypto';
+import { z } from 'zod';
+import { formatKey } from '../../../projections/catalog';
+import { creativeQueries } from '../../../projections/creatives';
+import type { CreativePreview } from '../../../projections/previews';
+import type { CreativeContent } from '../../domain/creative/creative';
+import { AppError } from '../../shared/errors';
+import { isReservedTestDomain, resolveAccount } from '../accounts';
+import { catalogFor } from '../sandbox/seeds';
+import { defineTask } from './context';
+
+/** How long a preview URL keeps working. */
+const PREVIEW_TTL_MS = 24 * 3_600_000;
+
+const formatId = z.object({ agent_url: z.string().url(), id: z.string().regex(/^[A-Za-z0-9_-]{1,255}$/) }).passthrough();
+
+const input = z
+  .object({
+    request_type: z.enum(['single', 'batch', 'variant']).default('single'),
+    creative_manifest: z
+      .object({ creative_id: z.string().max(255).optional(), name: z.string().max(500).optional(), format_id: formatId.optional(), assets: z.record(z.string(), z.unknown()).optional() })
+      .passthrough()
+      .optional(),
+    creative_id: z.string().min(1).max(255).optional(),
+    format_id: formatId.optional(),
+    output_format: z.enum(['url', 'html']).default('url'),
+    account: z.unknown().optional(),
+  })
+  .passthrough();
+
+/**
+ * AdCP `preview_creative`: a creative (inline manifest, or one in the caller's library) rendered
+ * in one of this seller's formats, returned as a URL to a page this gateway serves (`/previews/…`,
+ * sandboxed, nothing loaded but the creative's own image and video URLs). Each preview is
+ * recorded, so its URL works on every instance until it expires.
+ */
+export const previewCreative = defineTask({
+  mutating: true,
+  description: 'Renders a creative in one of this seller\'s formats; answers a preview URL (and HTML on request).',
+  input,
+  async run(i, ctx) {
+    if (i.request_type !== 'single') throw new AppError('UNSUPPORTED_FEATURE', `request_type ${i.request_type} is not supported; send one creative per request (single)`, 'request_type');
+    const account = i.account !== undefined ? await resolveAccount(ctx, i.account) : undefined;
+    let manifest = i.creative_manifest as { creative_id?: string; name?: string; format_id?: { agent_url: string; id: string }; assets?: Record<string, unknown> } | undefined;
+    const creativeId = i.creative_id ?? manifest?.creative_id;
+    if (!manifest?.assets && creativeId) {
+      const [row] = await creativeQueries.list(ctx.app.readModels, ctx.principal.org, { creativeIds: [creativeId] });
+      if (!row) throw new AppError('CREATIVE_NOT_FOUND', `unknown creative_id ${creativeId}`, i.creative_id ? 'creative_id' : 'creative_manifest.creative_id');
+      const c = JSON.parse(row.doc) as CreativeContent;
+      manifest = { creative_id: c.creative_id, name: c.name, format_id: c.format_id, assets: c.assets };
+    }
+    if (!manifest) throw new AppError('INVALID_REQUEST', 'creative_manifest or creative_id is required', 'creative_manifest');
+    const wanted = i.format_id ?? manifest.format_id;
+    if (!wanted) throw new AppError('INVALID_REQUEST', 'format_id is required (on the request or in creative_manifest)', 'creative_manifest.format_id');
+    const { formats } = await catalogFor(ctx, account?.sandbox ? ctx.principal.org : undefined);
+    // A placeholder agent (a reserved test domain) stands for this seller's own, as in sync_creatives.
+    const placeholder = URL.canParse(wanted.agent_url) && isReservedTestDomain(new URL(wanted.agent_url).hostname);
+    const format = formats.find((f) => formatKey(f.format_id) === formatKey(wanted)) ?? (placeholder ? formats.find((f) => f.format_id.id === wanted.id) : undefined);
+    const now = ctx.app.clock();
+    const preview: CreativePreview = {
+      preview_id: `pv_${randomBytes(16).toString('base64url')}`,
+      owner: ctx.principal.org,
+      ...(manifest.creative_id ? { creative_id: manifest.creative_id } : {}),
+      name: manifest.name ?? manifest.creative_id ?? 'Creative preview',
+      format_id: { agent_url: wanted.agent_url, id: wanted.id },
+      ...(format ? { format_name: format.name } : {}),
+      ...(format?.dimensions ? { dimensions: format.dimensions } : {}),
+      assets: manifest.assets ?? {},
+      expires_at: new Date(now.getTime() + PREVIEW_TTL_MS).toISOString(),
+    };
+    await ctx.app.store.append(`preview-${preview.preview_id}`, [{ type: 'CreativePreviewRendered', data: { preview, at: now.toISOString() } }], { expectedVersion: 'no_stream' });
+    const url = `${ctx.origin ?? ctx.app.config.publicUrl ?? 'http://127.0.0.1'}/previews/${preview.preview_id}`;
+    return {
+      response_type: 'single',
+      previews: [
+        {
+          preview_id: preview.preview_id,
+          renders: [
+            {
+              render_id: `${preview.preview_id}_primary`,
+              output_format: 'url',
+              preview_url: url,
+              role: 'primary',
+              ...(preview.dimensions ? { dimensions: preview.dimensions } : {}),
+              embedding: { recommended_sandbox: '', requires_https: false, supports_fullscreen: false },
+            },
+          ],
+          input: { name: 'Default' },
+        },
+      ],
+      expires_at: preview.expires_at,
+    };
+  },
+});
