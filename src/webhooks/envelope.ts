@@ -30,6 +30,8 @@ export function taskEnvelope(p: TaskEnvelopeInput): Record<string, unknown> {
     operation_id: p.operationId,
     task_type: p.taskType,
     domain: 'media-buy',
+    // AdCP 3.0's name for the same thing (mcp-webhook-payload).
+    protocol: 'media-buy',
     status: p.status,
     timestamp: p.timestamp,
     message: p.message,

@@ -10,6 +10,11 @@ export interface TaskContext {
   requestId?: string;
   /** The public origin the request reached (PUBLIC_URL, else its Host), for links in answers. */
   origin?: string;
+  /**
+   * The wire the caller speaks: the spec's (REST, GraphQL) or AdCP 3.0 (MCP, A2A). Webhooks for
+   * its tasks go out in the same shape, and 3.0 callers are told of synchronous completions too.
+   */
+  wire?: 'spec' | 'adcp3';
 }
 
 /**

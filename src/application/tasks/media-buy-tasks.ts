@@ -19,6 +19,7 @@ import { brandManifestSchema } from './catalog-tasks';
 import { resolveAccount } from '../accounts';
 import { takeCreateArm } from '../sandbox/directives';
 import { productFor } from '../sandbox/seeds';
+import { recordSyncCompletion } from './sync-completion';
 import { defineTask, type TaskContext } from './context';
 
 const isoDate = z.string().refine((s) => !Number.isNaN(Date.parse(s)), { message: 'must be an ISO 8601 date-time' });
@@ -195,7 +196,7 @@ export const createMediaBuy = defineTask({
       const now = ctx.app.clock();
       const mediaBuyId = mediaBuyIdFor(owner, input.buyer_ref);
       // The flight first: a request with impossible dates is refused whatever it buys.
-      const { start, end } = flightOf(input.start_time, input.end_time, now, account?.sandbox === true);
+      const { start, end } = flightOf(input.start_time, input.end_time, now);
       // Every package is checked before anything is appended: one bad package appends nothing.
       const seeds = account?.sandbox ? owner : undefined;
       const products = await Promise.all(input.packages.map((p) => productFor(ctx, seeds, p.product_id)));
@@ -241,6 +242,7 @@ export const createMediaBuy = defineTask({
           pushNotificationConfig: input.push_notification_config,
           context: input.context,
           ...(arm ? { awaitsController: true } : {}),
+          ...(ctx.wire === 'adcp3' ? { wire: 'adcp3' as const } : {}),
           message: arm?.message ?? 'Media buy awaiting seller approval',
           now: cmdCtx.now,
         }, cmdCtx);
@@ -264,7 +266,12 @@ export const createMediaBuy = defineTask({
         if (taskId) await handleCommand(ctx.app.store, taskStream(taskId), taskDecider, { type: 'ChangeTaskStatus', status: 'failed', message: 'superseded by an earlier attempt with the same idempotency_key', actor: 'system', now: cmdCtx.now }, cmdCtx).catch(() => {});
         return recovered;
       }
-      return createdView(terms, approval ? 'pending' : 'active', taskId);
+      const view = createdView(terms, approval ? 'pending' : 'active', taskId);
+      // AdCP 3.0 buyers who registered a webhook hear of a synchronous completion too.
+      if (!approval && ctx.wire === 'adcp3' && input.push_notification_config) {
+        await recordSyncCompletion(ctx, { taskType: 'create_media_buy', resourceId: mediaBuyId, pushNotificationConfig: input.push_notification_config, context: input.context, result: view, now: cmdCtx.now });
+      }
+      return view;
     });
   },
 });
@@ -274,26 +281,14 @@ const START_SKEW_MS = 5 * 60_000;
 
 /**
  * The flight a create asks for. Reversed dates are refused; a start more than a few minutes in
- * the past is refused (INVALID_REQUEST), a slightly late one starts now. Sandbox accounts replay
- * fixed-date test flights: one that has already ended moves forward by whole years (dates and
- * duration kept) until it ends in the future, so a scripted test written for a past quarter
- * still runs; live accounts get the error.
+ * the past is refused (INVALID_REQUEST: AdCP lets a seller reject or adjust, and a buy cannot
+ * deliver in the past), a slightly late one starts now; a flight that has ended is refused.
  */
-function flightOf(st: z.infer<typeof createInput>['start_time'], endTime: string, now: Date, sandbox: boolean): { start: string; end: string } {
+function flightOf(st: z.infer<typeof createInput>['start_time'], endTime: string, now: Date): { start: string; end: string } {
   const asap = st === 'asap' || (typeof st === 'object' && st.type === 'asap');
   let start = asap ? now.getTime() : Date.parse(typeof st === 'string' ? st : (st as { datetime: string }).datetime);
-  let end = Date.parse(endTime);
+  const end = Date.parse(endTime);
   if (end <= start) throw new AppError('VALIDATION_ERROR', 'end_time must be after the start time', 'end_time');
-  if (sandbox && !asap && end <= now.getTime()) {
-    const shift = (t: number, years: number) => {
-      const d = new Date(t);
-      d.setUTCFullYear(d.getUTCFullYear() + years);
-      return d.getTime();
-    };
-    let years = 1;
-    while (shift(end, years) <= now.getTime()) years++;
-    [start, end] = [shift(start, years), shift(end, years)];
-  }
   if (start < now.getTime() - START_SKEW_MS) throw new AppError('INVALID_REQUEST', 'start_time is in the past; use "asap" or a future date-time', 'start_time');
   start = Math.max(start, now.getTime());
   if (end <= start) throw new AppError('VALIDATION_ERROR', 'end_time is in the past', 'end_time');

@@ -23,6 +23,8 @@ export type TaskEvent =
         readonly request?: Record<string, unknown>;
         /** Sandbox: the compliance controller forced this task; only it (or the operator) completes it. */
         readonly awaits_controller?: boolean;
+        /** The wire its requester speaks: its webhooks carry results in that shape (default: the spec's). */
+        readonly wire?: 'adcp3';
         readonly message: string;
         readonly at: string;
       };
@@ -41,7 +43,7 @@ export type TaskEvent =
     };
 
 export type TaskCommand =
-  | { readonly type: 'SubmitTask'; readonly taskId: string; readonly taskType: string; readonly owner: string; readonly resourceId: string; readonly pushNotificationConfig?: Record<string, unknown>; readonly context?: Record<string, unknown>; readonly request?: Record<string, unknown>; readonly awaitsController?: boolean; readonly message: string; readonly now: string }
+  | { readonly type: 'SubmitTask'; readonly taskId: string; readonly taskType: string; readonly owner: string; readonly resourceId: string; readonly pushNotificationConfig?: Record<string, unknown>; readonly context?: Record<string, unknown>; readonly request?: Record<string, unknown>; readonly awaitsController?: boolean; readonly wire?: 'adcp3'; readonly message: string; readonly now: string }
   | { readonly type: 'ChangeTaskStatus'; readonly status: TaskStatus; readonly message: string; readonly result?: Record<string, unknown>; readonly actor: string; readonly now: string };
 
 export type TaskState =
@@ -79,6 +81,7 @@ export const taskDecider: Decider<TaskCommand, TaskEvent, TaskState> = {
               ...(command.context ? { context: command.context } : {}),
               ...(command.request ? { request: command.request } : {}),
               ...(command.awaitsController ? { awaits_controller: true } : {}),
+              ...(command.wire ? { wire: command.wire } : {}),
               message: command.message,
               at: command.now,
             },

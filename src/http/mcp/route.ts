@@ -49,10 +49,10 @@ async function handlePost(app: App, req: FastifyRequest, reply: FastifyReply): P
     if (!(err instanceof AppError) || err.code !== 'UNAUTHENTICATED') throw err;
     return unauthorized(app, req, reply, 'invalid_token', err.message);
   }
-  if (!principal) return unauthorized(app, req, reply, undefined, 'a Bearer credential (an sk_ API key or an access token) is required');
+  if (!principal) return unauthorized(app, req, reply, undefined, 'credentials are required: send an sk_ API key or an access token in the Authorization header');
 
   const server = new Server({ name: 'adcp-gateway', version: '0.1.0' }, { capabilities: { tools: {} } });
-  const ctx = { app, principal, requestId: req.id, origin: publicOrigin(app, req) };
+  const ctx = { app, principal, requestId: req.id, origin: publicOrigin(app, req), wire: 'adcp3' as const };
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: toolList(principal) }));
   server.setRequestHandler(CallToolRequestSchema, async (request) => callTool(request.params.name, request.params.arguments, ctx));
 

@@ -112,7 +112,10 @@ export async function callTool(name: string, rawArgs: unknown, ctx: McpContext):
     }
     const major = args.adcp_major_version;
     if (major !== undefined && major !== 3) throw new AppError('VERSION_UNSUPPORTED', `adcp_major_version ${JSON.stringify(major)} is not supported; this agent speaks AdCP 3`, 'adcp_major_version', { supported_versions: [3] });
-    const body = { ...withTaskStatus(name, await tools[name]!.run(args, ctx)), ...echo };
+    const answer = withTaskStatus(name, await tools[name]!.run(args, ctx));
+    // A mutating answer names the key it answers for (buyers correlate replays by it).
+    const key = MUTATING.has(name) && typeof args.idempotency_key === 'string' ? { idempotency_key: args.idempotency_key } : {};
+    const body = { ...answer, ...key, ...echo };
     return { content: [{ type: 'text', text: JSON.stringify(body) }], structuredContent: body };
   } catch (err) {
     if (err instanceof ControllerError) {
@@ -125,7 +128,7 @@ export async function callTool(name: string, rawArgs: unknown, ctx: McpContext):
     }
     const task = name === 'call_adcp_agent' && typeof args.task === 'string' ? args.task : name;
     const error = adcpError(err as AppError, { fieldPrefixToDrop: task === 'update_media_buy' && !isObj(args.updates) ? 'updates.' : undefined });
-    ctx.app.log.debug({ tool: name, code: error.code, field: error.field, message: error.message }, 'MCP tool answered an error');
+    ctx.app.log.debug({ tool: name, code: error.code, field: (error as { field?: string }).field, message: error.message }, 'MCP tool answered an error');
     const body = { adcp_error: error, errors: [error], ...echo };
     return { isError: true, content: [{ type: 'text', text: JSON.stringify(body) }], structuredContent: body };
   }

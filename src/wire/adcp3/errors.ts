@@ -38,7 +38,10 @@ const RECOVERY: Readonly<Record<string, AdcpError['recovery']>> = {
  * One AppError as 3.0's error object. Field paths are given as the request named them: the
  * spec's `updates.` wrapper, which 3.0 requests do not have, is dropped for them.
  */
-export function adcpError(err: AppError, options: { fieldPrefixToDrop?: string } = {}): AdcpError {
+export function adcpError(err: AppError, options: { fieldPrefixToDrop?: string } = {}): AdcpError | { code: string; message: string } {
+  // A conflict says no more than that: no field, no hint of what the key first carried (AdCP's
+  // stolen-key defence; its recovery is fixed by the code).
+  if (err.code === 'IDEMPOTENCY_CONFLICT') return { code: err.code, message: 'idempotency_key was already used with a different payload' };
   let code = CODE_3[err.code] ?? err.code;
   // The domain says which resource was missing or which action was refused; 3.0 has a code for each.
   if (err.code === 'NOT_FOUND' && err.details?.resource === 'package') code = 'PACKAGE_NOT_FOUND';
