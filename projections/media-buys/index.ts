@@ -153,6 +153,37 @@ export const mediaBuyQueries = {
   /** Buys the ad server delivers (active) or keeps the clock for (paused), across buyers. */
   live: async (rm: ReadModelStore) =>
     (await rm.query<Omit<MediaBuyRow, 'terms'> & { terms: string }>("SELECT * FROM media_buys WHERE status IN ('active', 'paused') ORDER BY media_buy_id")).map(parseBuy),
+  /** The owner's tasks, newest first, after a (created_at, task_id) cursor, at most `limit`. */
+  tasks: async (rm: ReadModelStore, owner: string, f: { statuses?: string[]; types?: string[]; createdAfter?: string; createdBefore?: string; before?: { created_at: string; task_id: string }; limit: number }) => {
+    const where = ['owner = ?'];
+    const params: unknown[] = [owner];
+    if (f.statuses?.length) {
+      where.push(`status IN (${f.statuses.map(() => '?').join(', ')})`);
+      params.push(...f.statuses);
+    }
+    if (f.types?.length) {
+      where.push(`task_type IN (${f.types.map(() => '?').join(', ')})`);
+      params.push(...f.types);
+    }
+    if (f.createdAfter) {
+      where.push('created_at > ?');
+      params.push(f.createdAfter);
+    }
+    if (f.createdBefore) {
+      where.push('created_at < ?');
+      params.push(f.createdBefore);
+    }
+    if (f.before) {
+      where.push('(created_at < ? OR (created_at = ? AND task_id < ?))');
+      params.push(f.before.created_at, f.before.created_at, f.before.task_id);
+    }
+    const rows = await rm.query<Omit<TaskRow, 'history' | 'result'> & { push_notification_config: string | null }>(
+      `SELECT task_id, owner, task_type, status, resource_id, message, push_notification_config, created_at, updated_at FROM tasks WHERE ${where.join(' AND ')} ORDER BY created_at DESC, task_id DESC LIMIT ${Math.floor(f.limit)}`,
+      params,
+    );
+    const [{ n }] = await rm.query<{ n: number | string }>(`SELECT COUNT(*) AS n FROM tasks WHERE ${where.slice(0, f.before ? -1 : undefined).join(' AND ')}`, f.before ? params.slice(0, -3) : params);
+    return { rows, total: Number(n) };
+  },
   task: async (rm: ReadModelStore, taskId: string, owner?: string): Promise<TaskRow | undefined> => {
     const rows = await rm.query<Omit<TaskRow, 'history' | 'result'> & { result: string | null }>(
       `SELECT task_id, owner, task_type, status, resource_id, message, result, created_at, updated_at FROM tasks WHERE task_id = ?${owner ? ' AND owner = ?' : ''}`,

@@ -1,4 +1,6 @@
-import { runTaskConsistently, type TaskDefinition } from '../application/tasks/context';
+import { tasks } from '../application/tasks';
+import { runTaskConsistently } from '../application/tasks/context';
+import { canonicalRequest } from '../wire/requests';
 import { AppError } from '../shared/errors';
 import type { GraphQLContext } from './context';
 
@@ -7,11 +9,12 @@ export function camelField(field: string): string {
   return field.replace(/_([a-z])/g, (_m, c: string) => c.toUpperCase());
 }
 
-/** Runs a task for the calling buyer; the same handler as the REST shim and MCP. */
-export async function runTask(ctx: GraphQLContext, task: TaskDefinition, input: Record<string, unknown>): Promise<Record<string, unknown>> {
+/** Runs a task for the calling buyer (either request shape); the same handler as the REST shim and MCP. */
+export async function runTask(ctx: GraphQLContext, name: string, input: Record<string, unknown>): Promise<Record<string, unknown>> {
   if (!ctx.principal || ctx.principal.role !== 'buyer') throw new AppError('UNAUTHENTICATED', 'a Bearer API key with role buyer is required');
   try {
-    return await runTaskConsistently(task, JSON.parse(JSON.stringify(input)), { app: ctx.app, principal: ctx.principal, requestId: ctx.requestId });
+    const request = canonicalRequest(name, JSON.parse(JSON.stringify(input)) as Record<string, unknown>);
+    return await runTaskConsistently(tasks[name]!, request, { app: ctx.app, principal: ctx.principal, requestId: ctx.requestId, origin: ctx.origin });
   } catch (err) {
     if (err instanceof AppError && err.field) {
       const message = err.message.startsWith(err.field) ? camelField(err.field) + err.message.slice(err.field.length) : err.message;

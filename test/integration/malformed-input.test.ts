@@ -182,6 +182,12 @@ function malformedInputSuite(setup: () => Promise<{ env: Record<string, string>;
       tasks_get: { task_id: taskId, include_result: true },
       sync_accounts: { accounts: [{ brand: { domain: 'acme.example' }, operator: 'agency.example', billing: 'operator' }], idempotency_key: 'fuzz-sync-accounts-0001' },
       list_accounts: { status: 'active', sandbox: true, pagination: { max_results: 5 } },
+      tasks_list: { filters: { statuses: ['submitted'], task_types: ['create_media_buy'], created_after: '2026-01-01T00:00:00Z' }, pagination: { max_results: 5 } },
+      preview_creative: {
+        request_type: 'single',
+        creative_manifest: { creative_id: 'ban-1', name: 'MPU', format_id: { agent_url: AGENT, id: 'display_300x250' }, assets: { image: { asset_type: 'image', url: 'https://cdn.acme.example/mpu.png', width: 300, height: 250 } } },
+        output_format: 'url',
+      },
     });
   });
   afterAll(async () => {

@@ -4,7 +4,7 @@ import type { TaskDefinition } from './context';
 import { previewCreative } from './preview-tasks';
 import { listCreatives, syncCreatives } from './creative-tasks';
 import { getMediaBuyDelivery } from './delivery-tasks';
-import { createMediaBuy, getMediaBuys, tasksGet, updateMediaBuy } from './media-buy-tasks';
+import { createMediaBuy, getMediaBuys, tasksGet, tasksList, updateMediaBuy } from './media-buy-tasks';
 
 /** Every media-buy task by its AdCP name; the REST shim, GraphQL and MCP all dispatch here. */
 export const tasks: Readonly<Record<string, TaskDefinition>> = {
@@ -18,6 +18,7 @@ export const tasks: Readonly<Record<string, TaskDefinition>> = {
   list_creatives: listCreatives,
   get_media_buy_delivery: getMediaBuyDelivery,
   tasks_get: tasksGet,
+  tasks_list: tasksList,
   sync_accounts: syncAccounts,
   list_accounts: listAccounts,
   preview_creative: previewCreative,

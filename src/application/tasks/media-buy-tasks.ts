@@ -502,3 +502,61 @@ export const tasksGet = defineTask({
     };
   },
 });
+
+const TASK_STATUSES = ['submitted', 'working', 'input-required', 'completed', 'failed', 'canceled', 'rejected'] as const;
+const tasksListInput = z
+  .object({
+    filters: z
+      .object({
+        status: z.enum(TASK_STATUSES).optional(),
+        statuses: z.array(z.enum(TASK_STATUSES)).min(1).optional(),
+        task_type: z.string().min(1).max(64).optional(),
+        task_types: z.array(z.string().min(1).max(64)).min(1).max(50).optional(),
+        created_after: isoDate.optional(),
+        created_before: isoDate.optional(),
+      })
+      .passthrough()
+      .optional(),
+    pagination: z.object({ max_results: z.number().int().min(1).max(100).optional(), cursor: z.string().max(512).optional() }).passthrough().optional(),
+  })
+  .passthrough();
+
+export const tasksList = defineTask({
+  description: 'The caller\'s asynchronous tasks, newest first, with filters and a cursor.',
+  input: tasksListInput,
+  async run(input, ctx) {
+    const f = input.filters ?? {};
+    const limit = input.pagination?.max_results ?? 50;
+    let before: { created_at: string; task_id: string } | undefined;
+    if (input.pagination?.cursor !== undefined) {
+      const [created_at, task_id] = Buffer.from(input.pagination.cursor, 'base64url').toString('utf8').split('\u0000');
+      if (!created_at || !task_id || Number.isNaN(Date.parse(created_at))) throw new AppError('VALIDATION_ERROR', 'cursor is not one this agent issued', 'pagination.cursor');
+      before = { created_at, task_id };
+    }
+    const { rows, total } = await mediaBuyQueries.tasks(ctx.app.readModels, ctx.principal.org, {
+      statuses: f.statuses ?? (f.status ? [f.status] : undefined),
+      types: f.task_types ?? (f.task_type ? [f.task_type] : undefined),
+      createdAfter: f.created_after && new Date(f.created_after).toISOString(),
+      createdBefore: f.created_before && new Date(f.created_before).toISOString(),
+      before,
+      limit: limit + 1,
+    });
+    const page = rows.slice(0, limit);
+    const hasMore = rows.length > limit;
+    const last = page[page.length - 1];
+    return {
+      query_summary: { total_matching: total, returned: page.length },
+      tasks: page.map((t) => ({
+        task_id: t.task_id,
+        task_type: t.task_type,
+        domain: 'media-buy',
+        status: t.status,
+        created_at: t.created_at,
+        updated_at: t.updated_at,
+        ...(['completed', 'failed', 'canceled', 'rejected'].includes(t.status) ? { completed_at: t.updated_at } : {}),
+        has_webhook: t.push_notification_config !== null,
+      })),
+      pagination: { has_more: hasMore, ...(hasMore && last ? { cursor: Buffer.from(`${last.created_at}\u0000${last.task_id}`).toString('base64url') } : {}) },
+    };
+  },
+});

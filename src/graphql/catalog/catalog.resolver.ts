@@ -50,7 +50,7 @@ export class CatalogResolver {
         ? { channels: filters.channels, budget_range: filters.budgetRange ? { ...filters.budgetRange } : undefined, delivery_type: filters.deliveryType, format_types: filters.formatTypes }
         : undefined,
     };
-    const result = await runTask(ctx, tasks.get_products!, input);
+    const result = await runTask(ctx, 'get_products', input);
     return (result.products as WireProduct[]).map(toProduct);
   }
 
@@ -59,12 +59,12 @@ export class CatalogResolver {
     @Ctx() ctx: GraphQLContext,
     @Arg('formatTypes', () => [String], { nullable: true }) formatTypes?: string[],
   ): Promise<CreativeFormat[]> {
-    const result = await runTask(ctx, tasks.list_creative_formats!, { format_types: formatTypes ?? undefined });
+    const result = await runTask(ctx, 'list_creative_formats', { format_types: formatTypes ?? undefined });
     return (result.formats as Format[]).map((f) => ({ ...f, formatId: formatId(f.format_id), requirements: f.requirements, assets: f.assets }));
   }
 
   @Query(() => [String], { description: 'list_authorized_properties: the publisher domains this agent sells. Buyer key required.' })
   async authorizedProperties(@Ctx() ctx: GraphQLContext): Promise<string[]> {
-    return (await runTask(ctx, tasks.list_authorized_properties!, {})).publisher_domains as string[];
+    return (await runTask(ctx, 'list_authorized_properties', {})).publisher_domains as string[];
   }
 }

@@ -27,32 +27,32 @@ async function settled<T>(ctx: GraphQLContext, value: T): Promise<T> {
 export class MediaBuyResolver {
   @Mutation(() => GraphQLJSONObject, { description: 'create_media_buy: the request as in the spec (buyer_ref, brand_manifest, packages, start_time, end_time, …). Buyer key required.' })
   async createMediaBuy(@Ctx() ctx: GraphQLContext, @Arg('request', () => GraphQLJSONObject) request: Record<string, unknown>) {
-    return runTask(ctx, tasks.create_media_buy!, request);
+    return runTask(ctx, 'create_media_buy', request);
   }
 
   @Mutation(() => GraphQLJSONObject, { description: 'update_media_buy: {media_buy_id, updates: {budget_change, end_time, status pause|resume|cancel, targeting, packages, push_notification_config, reporting_webhook}}. Buyer key required.' })
   async updateMediaBuy(@Ctx() ctx: GraphQLContext, @Arg('request', () => GraphQLJSONObject) request: Record<string, unknown>) {
-    return runTask(ctx, tasks.update_media_buy!, request);
+    return runTask(ctx, 'update_media_buy', request);
   }
 
   @Query(() => GraphQLJSONObject, { description: 'get_media_buys: the caller’s own buys, with packages and status. Buyer key required.' })
   async mediaBuys(@Ctx() ctx: GraphQLContext, @Arg('request', () => GraphQLJSONObject, { nullable: true }) request?: Record<string, unknown>) {
-    return runTask(ctx, tasks.get_media_buys!, request ?? {});
+    return runTask(ctx, 'get_media_buys', request ?? {});
   }
 
   @Mutation(() => GraphQLJSONObject, { description: 'sync_creatives: {creatives, assignments?, dry_run?, delete_missing?} → a per-creative action. Buyer key required.' })
   async syncCreatives(@Ctx() ctx: GraphQLContext, @Arg('request', () => GraphQLJSONObject) request: Record<string, unknown>) {
-    return runTask(ctx, tasks.sync_creatives!, request);
+    return runTask(ctx, 'sync_creatives', request);
   }
 
   @Query(() => GraphQLJSONObject, { description: 'list_creatives: {filters {status, format_types}, limit, cursor} with a summary. Buyer key required.' })
   async creatives(@Ctx() ctx: GraphQLContext, @Arg('request', () => GraphQLJSONObject, { nullable: true }) request?: Record<string, unknown>) {
-    return runTask(ctx, tasks.list_creatives!, request ?? {});
+    return runTask(ctx, 'list_creatives', request ?? {});
   }
 
   @Query(() => GraphQLJSONObject, { description: 'get_media_buy_delivery: {media_buy_id | media_buy_ids, granularity daily|hourly, date_range {start, end}}. Buyer key required.' })
   async mediaBuyDelivery(@Ctx() ctx: GraphQLContext, @Arg('request', () => GraphQLJSONObject) request: Record<string, unknown>) {
-    return runTask(ctx, tasks.get_media_buy_delivery!, request);
+    return runTask(ctx, 'get_media_buy_delivery', request);
   }
 
   @Mutation(() => String, { description: 'Moves the gateway clock forward and runs the built-in ad server up to the new time (demos and tests). Seller or admin key. Returns the new time.' })
@@ -96,7 +96,7 @@ export class MediaBuyResolver {
 
   @Query(() => GraphQLJSONObject, { description: 'tasks_get: status and history of one of the caller’s tasks. Buyer key required.' })
   async task(@Ctx() ctx: GraphQLContext, @Arg('taskId', () => ID) taskId: string) {
-    return runTask(ctx, tasks.tasks_get!, { task_id: taskId });
+    return runTask(ctx, 'tasks_get', { task_id: taskId });
   }
 
   @Mutation(() => String, { description: 'Operator: approve a waiting task (→ working → completed). Seller or admin key. Returns the new status.' })

@@ -22,7 +22,7 @@ type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** The media-buy tasks AdCP names, run by the application and answered in 3.0's shapes. */
-const TASK_TOOLS = ['get_products', 'list_creative_formats', 'create_media_buy', 'update_media_buy', 'get_media_buys', 'sync_creatives', 'list_creatives', 'get_media_buy_delivery', 'tasks_get', 'sync_accounts', 'list_accounts', 'preview_creative'] as const;
+const TASK_TOOLS = ['get_products', 'list_creative_formats', 'create_media_buy', 'update_media_buy', 'get_media_buys', 'sync_creatives', 'list_creatives', 'get_media_buy_delivery', 'tasks_get', 'tasks_list', 'sync_accounts', 'list_accounts', 'preview_creative'] as const;
 
 /** AdCP 3.0 requires an idempotency_key on every mutating request. */
 const MUTATING = new Set(['create_media_buy', 'update_media_buy', 'sync_creatives', 'sync_accounts']);
@@ -74,7 +74,7 @@ const tools: Readonly<Record<string, ToolDef>> = {
 };
 
 /** Names the SDK's clients also call (MCP tool names may carry a slash; AdCP's legacy name does). */
-const ALIASES: Readonly<Record<string, string>> = { 'tasks/get': 'tasks_get' };
+const ALIASES: Readonly<Record<string, string>> = { 'tasks/get': 'tasks_get', 'tasks/list': 'tasks_list' };
 
 /**
  * AdCP 3 envelopes carry the task status at `status`. A synchronous answer is `completed`;
