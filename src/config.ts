@@ -33,6 +33,24 @@ const envSchema = z.object({
   CATALOG_FILE: z.string().min(1).optional(),
   APPROVAL_POLICY: z.enum(['rules', 'manual', 'never']).default('rules'),
   SANDBOX_APPROVAL_DELAY_MS: z.coerce.number().int().min(0).max(3_600_000).default(2000),
+  FORWARD_AGENT_CREDENTIALS: z
+    .string()
+    .optional()
+    .transform((v, ctx) => {
+      if (v === undefined || v.trim() === '') return new Map<string, string>();
+      try {
+        const parsed = JSON.parse(v) as unknown;
+        if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new Error('not an object');
+        const entries = Object.entries(parsed as Record<string, unknown>).map(([url, token]) => {
+          if (typeof token !== 'string' || token.length === 0 || !URL.canParse(url) || !/^https?:$/.test(new URL(url).protocol)) throw new Error(`bad entry for ${url}`);
+          return [new URL(url).href, token] as const;
+        });
+        return new Map(entries);
+      } catch (err) {
+        ctx.addIssue({ code: 'custom', message: `must be a JSON object of agent URL → bearer token (${(err as Error).message})` });
+        return z.NEVER;
+      }
+    }),
   SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).max(120_000).default(10_000),
   PUBLIC_URL: z
     .string()
@@ -97,6 +115,8 @@ export interface Config {
   approvalPolicy: 'rules' | 'manual' | 'never';
   /** How long the simulated seller takes to approve a sandbox account's submitted buy. */
   sandboxApprovalDelayMs: number;
+  /** Agents call_adcp_agent may forward to, by agent URL, with the bearer token to present. */
+  forwardAgentCredentials: ReadonlyMap<string, string>;
   /** The origin buyers reach this gateway at (brand.json, jwks_uri); unset → taken from each request. */
   publicUrl?: string;
   /** Test seam: webhooks may go to loopback / private addresses (and plain http). */
@@ -189,6 +209,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     shutdownGraceMs: e.SHUTDOWN_GRACE_MS,
     approvalPolicy: e.APPROVAL_POLICY,
     sandboxApprovalDelayMs: e.SANDBOX_APPROVAL_DELAY_MS,
+    forwardAgentCredentials: e.FORWARD_AGENT_CREDENTIALS,
     catalogFile: e.CATALOG_FILE ? path.resolve(e.CATALOG_FILE) : undefined,
     publicUrl: e.PUBLIC_URL?.replace(/\/$/, ''),
     allowPrivateWebhookUrls: e.ALLOW_PRIVATE_WEBHOOK_URLS === '1',

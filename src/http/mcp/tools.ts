@@ -9,6 +9,7 @@ import { adcpError } from '../../wire/adcp3/errors';
 import { canonicalRequest } from '../../wire/requests';
 import { capabilities } from './capabilities';
 import { ControllerError, runController } from '../../application/sandbox/controller';
+import { forwardToAgent, RemoteAgentError } from '../../application/agent-forwarding';
 
 export interface McpContext {
   app: App;
@@ -58,15 +59,16 @@ const tools: Readonly<Record<string, ToolDef>> = {
     run: (args, ctx) => runController(ctx, args),
   },
   call_adcp_agent: {
-    description: 'Runs an AdCP task: {task, params} on this agent (agent_url omitted or naming this agent).',
+    description: 'Runs an AdCP task: {task, params} on this agent, or on agent_url when the operator configured credentials for that agent.',
     async run(args, ctx) {
       const { task, params, agent_url } = args;
-      if (typeof task !== 'string' || task === 'call_adcp_agent' || !Object.hasOwn(tools, task)) {
+      if (typeof task !== 'string' || !/^[a-z][a-z0-9_/]{0,63}$/.test(task) || task === 'call_adcp_agent' || (!Object.hasOwn(tools, task) && agent_url === undefined)) {
         throw new AppError('INVALID_REQUEST', `task must name one of this agent's tools: ${Object.keys(tools).filter((t) => t !== 'call_adcp_agent').join(', ')}`, 'task');
       }
       if (params !== undefined && !isObj(params)) throw new AppError('INVALID_REQUEST', 'params must be an object', 'params');
       if (agent_url !== undefined && agent_url !== `${ctx.origin}/mcp`) {
-        throw new AppError('UNSUPPORTED_FEATURE', `forwarding to another agent is not configured on this gateway; agent_url must be omitted or ${ctx.origin}/mcp`, 'agent_url');
+        if (typeof agent_url !== 'string') throw new AppError('INVALID_REQUEST', 'agent_url must be a string', 'agent_url');
+        return forwardToAgent(ctx.app.config, agent_url, task, params ?? {});
       }
       return tools[task]!.run(params ?? {}, ctx);
     },
@@ -118,6 +120,10 @@ export async function callTool(name: string, rawArgs: unknown, ctx: McpContext):
     const body = { ...answer, ...key, ...echo };
     return { content: [{ type: 'text', text: JSON.stringify(body) }], structuredContent: body };
   } catch (err) {
+    if (err instanceof RemoteAgentError) {
+      const body = { ...err.body, ...echo };
+      return { isError: true, content: [{ type: 'text', text: JSON.stringify(body) }], structuredContent: body };
+    }
     if (err instanceof ControllerError) {
       const body = { success: false, error: err.code, error_detail: err.message, ...(err.currentState ? { current_state: err.currentState } : {}), ...echo };
       return { isError: true, content: [{ type: 'text', text: JSON.stringify(body) }], structuredContent: body };
