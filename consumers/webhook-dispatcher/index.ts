@@ -1,5 +1,5 @@
 import type { BusHandler } from '../../src/bus/port';
-import type { TaskEvent, TaskStatus } from '../../src/domain/task/task';
+import { publicTaskId, type TaskEvent, type TaskStatus } from '../../src/domain/task/task';
 import type { WebhookAuth, WebhookEvent } from '../../src/domain/webhook/webhook';
 import { appendOnce } from '../../src/application/command-handler';
 import type { EventStore, StoredEvent } from '../../src/eventstore/port';
@@ -49,7 +49,7 @@ export function webhookDispatcher(store: EventStore): BusHandler {
       const body = JSON.stringify(
         taskEnvelope({
           idempotencyKey,
-          taskId: change.task_id,
+          taskId: publicTaskId(change.task_id),
           operationId: config.operation_id,
           taskType: submitted.task_type,
           status: change.status,

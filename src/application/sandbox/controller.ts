@@ -3,7 +3,7 @@ import { accountDecider, accountStream, ACCOUNT_STATUSES, type AccountStatus } f
 import { creativeDecider, creativeStream, CREATIVE_STATUSES, type CreativeStatus } from '../../domain/creative/creative';
 import { deliveryStream, foldDelivery, hourKey, HOUR_MS, type HourDelivery } from '../../domain/delivery/delivery';
 import { mediaBuyDecider, mediaBuyStream, type MediaBuyStatus } from '../../domain/media-buy/media-buy';
-import { taskDecider, taskStream } from '../../domain/task/task';
+import { scopedTaskId, taskDecider, taskStream } from '../../domain/task/task';
 import { ConcurrencyError } from '../../eventstore/port';
 import { AppError } from '../../shared/errors';
 import { mediaBuyStatus3 } from '../../wire/adcp3/answers';
@@ -157,10 +157,16 @@ async function forceCreativeStatus(ctx: TaskContext, params: Obj, cmd: CommandCo
 }
 
 async function forceTaskCompletion(ctx: TaskContext, params: Obj, cmd: CommandContext): Promise<Obj> {
-  const taskId = requireString(params, 'task_id');
+  const given = requireString(params, 'task_id');
   if (!isObj(params.result)) throw new ControllerError('INVALID_PARAMS', 'params.result (the completion payload) is required');
-  const { state } = await loadState(ctx.app.store, taskStream(taskId), taskDecider);
-  if (state.status === 'none' || state.owner !== ctx.principal.org) throw new ControllerError('NOT_FOUND', `no task ${taskId}`);
+  // The caller's own forced id first, then a task id this seller issued.
+  let taskId = scopedTaskId(ctx.principal.org, given);
+  let { state } = await loadState(ctx.app.store, taskStream(taskId), taskDecider);
+  if (state.status === 'none') {
+    taskId = given;
+    ({ state } = await loadState(ctx.app.store, taskStream(taskId), taskDecider));
+  }
+  if (state.status === 'none' || state.owner !== ctx.principal.org) throw new ControllerError('NOT_FOUND', `no task ${given}`);
   if (state.taskType === 'create_media_buy') {
     const { state: buy } = await loadState(ctx.app.store, mediaBuyStream(state.resourceId), mediaBuyDecider);
     if (buy.status === 'none' || !buy.terms.sandbox) throw new ControllerError('FORBIDDEN', `task ${taskId} is not for a sandbox buy`);
