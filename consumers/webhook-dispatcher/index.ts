@@ -1,5 +1,6 @@
 import type { BusHandler } from '../../src/bus/port';
-import { publicTaskId, type TaskEvent, type TaskStatus } from '../../src/domain/task/task';
+import type { TaskEvent, TaskStatus } from '../../src/domain/task/task';
+import { publicId } from '../../src/shared/ids';
 import type { WebhookAuth, WebhookEvent } from '../../src/domain/webhook/webhook';
 import { appendOnce } from '../../src/application/command-handler';
 import type { EventStore, StoredEvent } from '../../src/eventstore/port';
@@ -49,7 +50,7 @@ export function webhookDispatcher(store: EventStore): BusHandler {
       const body = JSON.stringify(
         taskEnvelope({
           idempotencyKey,
-          taskId: publicTaskId(change.task_id),
+          taskId: publicId(change.task_id),
           operationId: config.operation_id,
           taskType: submitted.task_type,
           status: change.status,

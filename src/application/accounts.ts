@@ -2,6 +2,7 @@ import { accountQueries, type AccountRow } from '../../projections/accounts';
 import { accountDecider, accountIdFor, accountStream, type AccountTerms } from '../domain/account/account';
 import { AppError } from '../shared/errors';
 import { handleCommand, loadState } from './command-handler';
+import { ownerScopedId } from '../shared/ids';
 import type { TaskContext } from './tasks/context';
 
 /** AdCP's account reference: by id, or by natural key (brand + operator, optionally sandbox). */
@@ -55,7 +56,7 @@ export async function resolveAccount(ctx: TaskContext, ref: unknown, field = 'ac
   const r = ref as Record<string, unknown>;
   let row: AccountRow | undefined;
   if (typeof r.account_id === 'string') {
-    row = await accountQueries.byId(ctx.app.readModels, owner, r.account_id);
+    row = (await accountQueries.byId(ctx.app.readModels, owner, r.account_id)) ?? (await accountQueries.byId(ctx.app.readModels, owner, ownerScopedId(owner, r.account_id)));
     if (!row) {
       // An id of the shape this seller issues is a real account's (a typo must not land in a sandbox).
       if (ISSUED_ID.test(r.account_id)) throw new AppError('ACCOUNT_NOT_FOUND', `unknown account_id ${r.account_id}`, `${field}.account_id`);
@@ -82,19 +83,18 @@ export async function resolveAccount(ctx: TaskContext, ref: unknown, field = 'ac
 
 /**
  * Fixture accounts: a compliance test may name an account id it never synced
- * (`acct_pagination_…`); it becomes a sandbox account of the caller. An id another buyer holds
- * stays theirs (and reads as unknown).
+ * (`acct_pagination_…`); it becomes a sandbox account of the caller, stored under the caller
+ * (`<id>~<owner tag>`, shown as `<id>`) so other buyers may use the same name.
  */
 export async function provisionFixtureAccount(ctx: TaskContext, accountId: string): Promise<ResolvedAccount> {
   if (!/^[\w.:-]{1,128}$/.test(accountId)) throw new AppError('ACCOUNT_NOT_FOUND', `unknown account_id ${accountId.slice(0, 128)}`, 'account.account_id');
-  const stream = accountStream(accountId);
+  // Kept under the caller, like forced task ids: two buyers may name the same fixture.
+  const stored = ownerScopedId(ctx.principal.org, accountId);
+  const stream = accountStream(stored);
   const { state } = await loadState(ctx.app.store, stream, accountDecider);
-  if (state.status !== 'none') {
-    if (state.terms.owner !== ctx.principal.org) throw new AppError('ACCOUNT_NOT_FOUND', `unknown account_id ${accountId}`, 'account.account_id');
-    return { account_id: accountId, sandbox: state.terms.sandbox, status: state.status };
-  }
-  const terms: AccountTerms = { account_id: accountId, owner: ctx.principal.org, name: `${accountId} (sandbox fixture)`, brand: { domain: 'fixture.invalid' }, operator: 'fixture.invalid', sandbox: true };
+  if (state.status !== 'none') return { account_id: stored, sandbox: state.terms.sandbox, status: state.status };
+  const terms: AccountTerms = { account_id: stored, owner: ctx.principal.org, name: `${accountId} (sandbox fixture)`, brand: { domain: 'fixture.invalid' }, operator: 'fixture.invalid', sandbox: true };
   const now = ctx.app.clock().toISOString();
   await handleCommand(ctx.app.store, stream, accountDecider, { type: 'SyncAccount', terms, now }, { now, principal: ctx.principal.keyId, correlationId: ctx.requestId });
-  return { account_id: accountId, sandbox: true, status: 'active' };
+  return { account_id: stored, sandbox: true, status: 'active' };
 }

@@ -3,7 +3,8 @@ import { accountDecider, accountStream, ACCOUNT_STATUSES, type AccountStatus } f
 import { creativeDecider, creativeStream, CREATIVE_STATUSES, type CreativeStatus } from '../../domain/creative/creative';
 import { deliveryStream, foldDelivery, hourKey, HOUR_MS, type HourDelivery } from '../../domain/delivery/delivery';
 import { mediaBuyDecider, mediaBuyStream, type MediaBuyStatus } from '../../domain/media-buy/media-buy';
-import { scopedTaskId, taskDecider, taskStream } from '../../domain/task/task';
+import { taskDecider, taskStream } from '../../domain/task/task';
+import { ownerScopedId } from '../../shared/ids';
 import { ConcurrencyError } from '../../eventstore/port';
 import { AppError } from '../../shared/errors';
 import { mediaBuyStatus3 } from '../../wire/adcp3/answers';
@@ -160,7 +161,7 @@ async function forceTaskCompletion(ctx: TaskContext, params: Obj, cmd: CommandCo
   const given = requireString(params, 'task_id');
   if (!isObj(params.result)) throw new ControllerError('INVALID_PARAMS', 'params.result (the completion payload) is required');
   // The caller's own forced id first, then a task id this seller issued.
-  let taskId = scopedTaskId(ctx.principal.org, given);
+  let taskId = ownerScopedId(ctx.principal.org, given);
   let { state } = await loadState(ctx.app.store, taskStream(taskId), taskDecider);
   if (state.status === 'none') {
     taskId = given;

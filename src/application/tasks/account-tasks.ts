@@ -3,6 +3,7 @@ import { accountQueries } from '../../../projections/accounts';
 import { accountDecider, accountStream, ACCOUNT_STATUSES, type AccountTerms } from '../../domain/account/account';
 import { AppError } from '../../shared/errors';
 import { termsFor } from '../accounts';
+import { publicId } from '../../shared/ids';
 import { handleCommand, loadState } from '../command-handler';
 import { withIdempotency } from '../idempotency';
 import { defineTask } from './context';
@@ -30,7 +31,7 @@ const syncInput = z
 /** How an account appears on the wire (AdCP `core/account.json`). */
 export function accountView(terms: AccountTerms, status: string) {
   return {
-    account_id: terms.account_id,
+    account_id: publicId(terms.account_id),
     name: terms.name,
     status,
     brand: terms.brand,
@@ -85,7 +86,7 @@ export const listAccounts = defineTask({
   async run(input, ctx) {
     const limit = input.pagination?.max_results ?? 50;
     const after = input.pagination?.cursor;
-    if (after !== undefined && !/^acct_[\w-]{1,64}$/.test(after)) throw new AppError('VALIDATION_ERROR', 'cursor is not one this agent issued', 'pagination.cursor');
+    if (after !== undefined && !/^[\w.:~-]{1,200}$/.test(after)) throw new AppError('VALIDATION_ERROR', 'cursor is not one this agent issued', 'pagination.cursor');
     const rows = await accountQueries.list(ctx.app.readModels, ctx.principal.org, { status: input.status, sandbox: input.sandbox, after, limit: limit + 1 });
     const page = rows.slice(0, limit);
     const hasMore = rows.length > limit;

@@ -9,8 +9,8 @@ import { assertDeliverableUrl } from '../../webhooks/url-guard';
 import { isAuction, type Product } from '../../domain/catalog/catalog';
 import { checkMeasurementTerms, DEFAULT_MEASUREMENT, type MeasurementPolicy } from '../../domain/catalog/measurement';
 import { mediaBuyDecider, mediaBuyStream, type MediaBuyEvent, type MediaBuyTerms, type PackageTerms } from '../../domain/media-buy/media-buy';
-import { publicTaskId, scopedTaskId, taskDecider, taskStream } from '../../domain/task/task';
-import { newEventId } from '../../shared/ids';
+import { taskDecider, taskStream } from '../../domain/task/task';
+import { newEventId, ownerScopedId, publicId } from '../../shared/ids';
 import { AppError } from '../../shared/errors';
 import { handleCommand, loadState, startStream } from '../command-handler';
 import { ConcurrencyError, type StoredEvent } from '../../eventstore/port';
@@ -224,7 +224,7 @@ export const createMediaBuy = defineTask({
       // A sandbox account may have forced this create onto the submitted path (compliance tests).
       const arm = account?.sandbox ? await takeCreateArm(ctx, now.toISOString()) : undefined;
       const approval = arm !== undefined || (await needsApproval(ctx, products as Product[], total));
-      const taskId = arm ? scopedTaskId(owner, arm.task_id) : approval ? `task_${newEventId()}` : undefined;
+      const taskId = arm ? ownerScopedId(owner, arm.task_id) : approval ? `task_${newEventId()}` : undefined;
       if (taskId) {
         // Fail fast on a taken buyer_ref before recording a task for it (the append below is
         // what enforces uniqueness).
@@ -298,7 +298,7 @@ function flightOf(st: z.infer<typeof createInput>['start_time'], endTime: string
 /** create_media_buy's answer for a buy as created (pending with its task, or active). */
 function createdView(terms: MediaBuyTerms, status: string, taskId?: string) {
   return status === 'pending'
-    ? mediaBuyView(terms, 'pending', { revision: 1, task_id: taskId && publicTaskId(taskId), message: 'Media buy awaiting seller approval; poll tasks_get or wait for the webhook' })
+    ? mediaBuyView(terms, 'pending', { revision: 1, task_id: taskId && publicId(taskId), message: 'Media buy awaiting seller approval; poll tasks_get or wait for the webhook' })
     : mediaBuyView(terms, 'active', { revision: 1 });
 }
 
@@ -329,7 +329,7 @@ function activityRecord(a: WebhookActivityRow) {
   return {
     idempotency_key: a.idempotency_key,
     ...(a.notification_type !== 'task_status' ? { notification_type: a.notification_type } : {}),
-    ...(a.task_id ? { task_id: publicTaskId(a.task_id) } : {}),
+    ...(a.task_id ? { task_id: publicId(a.task_id) } : {}),
     ...(a.sequence_number !== null ? { sequence_number: Number(a.sequence_number) } : {}),
     fired_at: a.fired_at,
     completed_at: a.completed_at,
@@ -350,7 +350,7 @@ function rowView(r: MediaBuyRow, impairments: Impairment[], activity?: WebhookAc
     updated_at: r.updated_at,
     health: impairments.length > 0 ? 'impaired' : 'ok',
     impairments: impairments.map(({ owner: _owner, media_buy_id: _buy, ...i }) => i),
-    ...(r.task_id ? { task_id: publicTaskId(r.task_id) } : {}),
+    ...(r.task_id ? { task_id: publicId(r.task_id) } : {}),
     ...(r.forced_status ? { forced_status: r.forced_status } : {}),
     ...(Number(r.activated) ? { activated: true } : {}),
     ...(activity ? { webhook_activity: activity.map(activityRecord) } : {}),
@@ -489,11 +489,11 @@ export const tasksGet = defineTask({
   input: tasksGetInput,
   async run(input, ctx) {
     const t =
-      (await mediaBuyQueries.task(ctx.app.readModels, scopedTaskId(ctx.principal.org, input.task_id), ctx.principal.org)) ??
+      (await mediaBuyQueries.task(ctx.app.readModels, ownerScopedId(ctx.principal.org, input.task_id), ctx.principal.org)) ??
       (await mediaBuyQueries.task(ctx.app.readModels, input.task_id, ctx.principal.org));
     if (!t) throw new AppError('TASK_NOT_FOUND', `unknown task_id ${input.task_id}`, 'task_id');
     return {
-      task_id: publicTaskId(t.task_id),
+      task_id: publicId(t.task_id),
       task_type: t.task_type,
       status: t.status,
       message: t.message,
@@ -549,7 +549,7 @@ export const tasksList = defineTask({
     return {
       query_summary: { total_matching: total, returned: page.length },
       tasks: page.map((t) => ({
-        task_id: publicTaskId(t.task_id),
+        task_id: publicId(t.task_id),
         task_type: t.task_type,
         domain: 'media-buy',
         status: t.status,

@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import { AppError } from '../../shared/errors';
 import { assertNever, type Decider } from '../decider';
 
@@ -53,20 +52,7 @@ export type TaskState =
 
 export const taskStream = (taskId: string) => `task-${taskId}`;
 
-/**
- * Task ids are global; ids a buyer chooses (the sandbox controller's forced arm names one) are
- * kept under that buyer, stored as `<id>~<owner tag>` and shown as `<id>`, so two buyers (or two
- * runs of one script) forcing the same id never collide. `~` appears in no other task id.
- */
-export function scopedTaskId(owner: string, id: string): string {
-  return `${id}~${createHash('sha256').update(owner).digest('base64url').slice(0, 12)}`;
-}
 
-/** A task id as its buyer knows it. */
-export function publicTaskId(id: string): string {
-  const cut = id.indexOf('~');
-  return cut < 0 ? id : id.slice(0, cut);
-}
 
 /** Which statuses may follow which (spec §3 names them; the order follows A2A task states). */
 const NEXT: Record<TaskStatus, readonly TaskStatus[]> = {
