@@ -59,7 +59,7 @@ export async function resolveAccount(ctx: TaskContext, ref: unknown, field = 'ac
     row = (await accountQueries.byId(ctx.app.readModels, owner, r.account_id)) ?? (await accountQueries.byId(ctx.app.readModels, owner, ownerScopedId(owner, r.account_id)));
     if (!row) {
       // An id of the shape this seller issues is a real account's (a typo must not land in a sandbox).
-      if (ISSUED_ID.test(r.account_id)) throw new AppError('ACCOUNT_NOT_FOUND', `unknown account_id ${r.account_id}`, `${field}.account_id`);
+      if (ISSUED_ID.test(r.account_id)) throw new AppError('ACCOUNT_NOT_FOUND', 'no account of yours has this account_id', `${field}.account_id`);
       return provisionFixtureAccount(ctx, r.account_id);
     }
   } else {
@@ -87,7 +87,7 @@ export async function resolveAccount(ctx: TaskContext, ref: unknown, field = 'ac
  * (`<id>~<owner tag>`, shown as `<id>`) so other buyers may use the same name.
  */
 export async function provisionFixtureAccount(ctx: TaskContext, accountId: string): Promise<ResolvedAccount> {
-  if (!/^[\w.:-]{1,128}$/.test(accountId)) throw new AppError('ACCOUNT_NOT_FOUND', `unknown account_id ${accountId.slice(0, 128)}`, 'account.account_id');
+  if (!/^[\w.:-]{1,128}$/.test(accountId)) throw new AppError('ACCOUNT_NOT_FOUND', 'no account of yours has this account_id', 'account.account_id');
   // Kept under the caller, like forced task ids: two buyers may name the same fixture.
   const stored = ownerScopedId(ctx.principal.org, accountId);
   const stream = accountStream(stored);

@@ -49,7 +49,7 @@ export const getMediaBuyDelivery = defineTask({
     const deliveries = [];
     for (const [n, id] of ids.entries()) {
       const buy = await mediaBuyQueries.byId(ctx.app.readModels, ctx.principal.org, id);
-      if (!buy) throw new AppError('MEDIA_BUY_NOT_FOUND', `unknown media_buy_id ${id}`, i.media_buy_ids ? `media_buy_ids[${n}]` : 'media_buy_id');
+      if (!buy) throw new AppError('MEDIA_BUY_NOT_FOUND', 'no media buy of yours has this media_buy_id', i.media_buy_ids ? `media_buy_ids[${n}]` : 'media_buy_id');
       const rows = await deliveryQueries.hours(ctx.app.readModels, ctx.principal.org, id, from, to);
       const byPackage = buy.terms.packages.map((p) => ({
         package_id: p.package_id,

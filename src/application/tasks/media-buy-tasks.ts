@@ -381,7 +381,7 @@ export const getMediaBuys = defineTask({
       const open = await impairmentQueries.openFor(ctx.app.readModels, ctx.principal.org, rows.slice(0, limit).map((r) => r.media_buy_id));
       impairmentsOf = (id) => open.filter((i) => i.media_buy_id === id);
     }
-    if (ids?.length === 1 && rows.length === 0) throw new AppError('MEDIA_BUY_NOT_FOUND', `unknown media_buy_id ${ids[0]}`, input.media_buy_id ? 'media_buy_id' : 'media_buy_ids[0]');
+    if (ids?.length === 1 && rows.length === 0) throw new AppError('MEDIA_BUY_NOT_FOUND', 'no media buy of yours has this media_buy_id', input.media_buy_id ? 'media_buy_id' : 'media_buy_ids[0]');
     const page = rows.slice(0, limit);
     const activityLimit = input.webhook_activity_limit ?? 50;
     const activity = input.include_webhook_activity
@@ -437,7 +437,7 @@ export const updateMediaBuy = defineTask({
     return withIdempotency(ctx.app.store, owner, 'update_media_buy', input as Record<string, unknown>, async (attempt) => {
       // Ownership from the stream itself (not the projection): another buyer's id is simply absent.
       const { state, history } = await loadState(ctx.app.store, mediaBuyStream(input.media_buy_id), mediaBuyDecider);
-      if (state.status === 'none' || state.terms.owner !== owner) throw new AppError('MEDIA_BUY_NOT_FOUND', `unknown media_buy_id ${input.media_buy_id}`, 'media_buy_id');
+      if (state.status === 'none' || state.terms.owner !== owner) throw new AppError('MEDIA_BUY_NOT_FOUND', 'no media buy of yours has this media_buy_id', 'media_buy_id');
       // An earlier attempt of this request applied the update but did not record its answer:
       // answer from the buy as that attempt left it, rather than applying a budget change twice.
       let applied = -1;
@@ -491,7 +491,7 @@ export const tasksGet = defineTask({
     const t =
       (await mediaBuyQueries.task(ctx.app.readModels, ownerScopedId(ctx.principal.org, input.task_id), ctx.principal.org)) ??
       (await mediaBuyQueries.task(ctx.app.readModels, input.task_id, ctx.principal.org));
-    if (!t) throw new AppError('TASK_NOT_FOUND', `unknown task_id ${input.task_id}`, 'task_id');
+    if (!t) throw new AppError('TASK_NOT_FOUND', 'no task of yours has this task_id', 'task_id');
     return {
       task_id: publicId(t.task_id),
       task_type: t.task_type,

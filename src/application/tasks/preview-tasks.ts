@@ -45,7 +45,7 @@ export const previewCreative = defineTask({
     const creativeId = i.creative_id ?? manifest?.creative_id;
     if (!manifest?.assets && creativeId) {
       const [row] = await creativeQueries.list(ctx.app.readModels, ctx.principal.org, { creativeIds: [creativeId] });
-      if (!row) throw new AppError('CREATIVE_NOT_FOUND', `unknown creative_id ${creativeId}`, i.creative_id ? 'creative_id' : 'creative_manifest.creative_id');
+      if (!row) throw new AppError('CREATIVE_NOT_FOUND', 'no creative of yours has this creative_id', i.creative_id ? 'creative_id' : 'creative_manifest.creative_id');
       const c = JSON.parse(row.doc) as CreativeContent;
       manifest = { creative_id: c.creative_id, name: c.name, format_id: c.format_id, assets: c.assets };
     }
