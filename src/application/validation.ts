@@ -1,4 +1,4 @@
-import type { z } from 'zod';
+import { z } from 'zod';
 import { AppError } from '../shared/errors';
 
 /** `['packages', 0, 'budget']` → `packages[0].budget`, the field-path style of the spec's errors. */
@@ -31,3 +31,6 @@ export function parseInput<S extends z.ZodType>(schema: S, input: unknown): z.in
   if (missing) throw new AppError('INVALID_REQUEST', `${field || 'request'} is required`, field || undefined);
   throw new AppError('VALIDATION_ERROR', `${field || 'request'}: ${issue.message}`, field || undefined);
 }
+
+/** AdCP's `pagination` request: up to 100 per page, and an opaque cursor this agent issued. */
+export const paginationInput = z.object({ max_results: z.number().int().min(1).max(100).optional(), cursor: z.string().max(512).optional() }).passthrough();

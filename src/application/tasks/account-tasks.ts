@@ -6,6 +6,7 @@ import { termsFor } from '../accounts';
 import { publicId } from '../../shared/ids';
 import { handleCommand, loadState } from '../command-handler';
 import { withIdempotency } from '../idempotency';
+import { paginationInput } from '../validation';
 import { defineTask } from './context';
 
 const domain = z.string().regex(/^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$/i, 'must be a domain name');
@@ -76,7 +77,7 @@ const listInput = z
   .object({
     status: z.enum(ACCOUNT_STATUSES as unknown as [string, ...string[]]).optional(),
     sandbox: z.boolean().optional(),
-    pagination: z.object({ max_results: z.number().int().min(1).max(100).optional(), cursor: z.string().max(255).optional() }).passthrough().optional(),
+    pagination: paginationInput.optional(),
   })
   .passthrough();
 

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { catalogQueries, formatKey } from '../../../projections/catalog';
 import { AppError } from '../../shared/errors';
 import type { Format, Product } from '../../domain/catalog/catalog';
+import { paginationInput } from '../validation';
 import { defineTask } from './context';
 import { resolveAccount } from '../accounts';
 import { catalogFor } from '../sandbox/seeds';
@@ -120,7 +121,7 @@ const listFormatsInput = z
     format_types: z.array(z.string().min(1)).optional(),
     format_ids: z.array(z.object({ agent_url: z.string(), id: z.string() }).passthrough()).max(100).optional(),
     account: z.unknown().optional(),
-    pagination: z.object({ max_results: z.number().int().min(1).max(100).optional(), cursor: z.string().max(512).optional() }).passthrough().optional(),
+    pagination: paginationInput.optional(),
   })
   .passthrough();
 

@@ -11,7 +11,7 @@ import { taskDecider, taskStream } from '../../domain/task/task';
 import { newEventId } from '../../shared/ids';
 import { handleCommand, loadState } from '../command-handler';
 import { withIdempotency } from '../idempotency';
-import { fieldPath } from '../validation';
+import { fieldPath, paginationInput } from '../validation';
 import { defineTask, type TaskContext } from './context';
 import { isReservedTestDomain, resolveAccount } from '../accounts';
 import { catalogFor } from '../sandbox/seeds';
@@ -228,7 +228,7 @@ const listInput = z
       .optional(),
     limit: z.number().int().min(1).max(100).optional(),
     cursor: z.string().optional(),
-    pagination: z.object({ max_results: z.number().int().min(1).max(100).optional(), cursor: z.string().optional() }).passthrough().optional(),
+    pagination: paginationInput.optional(),
   })
   .passthrough();
 

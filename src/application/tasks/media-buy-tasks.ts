@@ -20,6 +20,7 @@ import { resolveAccount } from '../accounts';
 import { takeCreateArm } from '../sandbox/directives';
 import { productFor } from '../sandbox/seeds';
 import { recordSyncCompletion } from './sync-completion';
+import { paginationInput } from '../validation';
 import { defineTask, type TaskContext } from './context';
 
 const isoDate = z.string().refine((s) => !Number.isNaN(Date.parse(s)), { message: 'must be an ISO 8601 date-time' });
@@ -320,7 +321,7 @@ const getMediaBuysInput = z
     status_filter: z.union([z.string(), z.array(z.string())]).optional(),
     include_webhook_activity: z.boolean().optional(),
     webhook_activity_limit: z.number().int().min(1).max(200).optional(),
-    pagination: z.object({ max_results: z.number().int().min(1).max(100).optional(), cursor: z.string().optional() }).passthrough().optional(),
+    pagination: paginationInput.optional(),
   })
   .passthrough();
 
@@ -519,7 +520,7 @@ const tasksListInput = z
       })
       .passthrough()
       .optional(),
-    pagination: z.object({ max_results: z.number().int().min(1).max(100).optional(), cursor: z.string().max(512).optional() }).passthrough().optional(),
+    pagination: paginationInput.optional(),
   })
   .passthrough();
 
