@@ -67,7 +67,7 @@ export function impairmentMonitor(deps: MonitorDeps): BusHandler {
         adcp_notification_type: 'impairment',
         media_buy_id: impairment.media_buy_id,
         url: config.url,
-        auth: authOf(config),
+        auth: authOf(config, state.terms.wire),
         body,
         scheduled_at: new Date().toISOString(),
       },

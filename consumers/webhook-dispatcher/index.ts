@@ -19,9 +19,9 @@ const NOTIFY: ReadonlySet<TaskStatus> = new Set(['working', 'input-required', 'c
 type Submitted = Extract<TaskEvent, { type: 'TaskSubmitted' }>['data'];
 type PushConfig = { url: string; operation_id: string; authentication?: { schemes: string[]; credentials: string } };
 
-export function authOf(config: PushConfig): WebhookAuth {
+export function authOf(config: PushConfig, wire?: 'adcp3'): WebhookAuth {
   const a = config.authentication;
-  if (!a) return { scheme: 'rfc9421' };
+  if (!a) return wire === 'adcp3' ? { scheme: 'rfc9421', key_use: 'webhook-signing' } : { scheme: 'rfc9421' };
   return a.schemes[0] === 'HMAC-SHA256' ? { scheme: 'hmac-sha256', secret: a.credentials } : { scheme: 'bearer', token: a.credentials };
 }
 
@@ -69,7 +69,7 @@ export function webhookDispatcher(store: EventStore): BusHandler {
           task_id: change.task_id,
           ...(submitted.task_type === 'create_media_buy' ? { media_buy_id: submitted.resource_id } : {}),
           url: config.url,
-          auth: authOf(config),
+          auth: authOf(config, submitted.wire),
           body,
           scheduled_at: new Date().toISOString(),
         },

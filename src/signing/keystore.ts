@@ -18,6 +18,8 @@ const storedKey = z
     created_at: z.string().optional(),
     /** Set when a newer key replaced this one: published until then, never used to sign. */
     retire_after: z.string().nullable().optional(),
+    /** What the key signs for, when not the keystore's own purpose (see SigningKeystore). */
+    adcp_use: z.enum(['request-signing', 'webhook-signing']).optional(),
   })
   .passthrough();
 const storedKeySet = z.object({ keys: z.array(storedKey).min(1) });
@@ -40,12 +42,17 @@ export interface KeystoreSource {
  * with `adcp_use`), and the embedded OAuth server's token keys (no `adcp_use`). Signs with the
  * newest key; publishes every key not yet past its retirement. Notices a rotation another process
  * wrote to the file (`adcp-gateway keys rotate`) within a second.
+ *
+ * The spec signs webhooks with `request-signing` keys; AdCP 3.0 verifiers (`@adcp/sdk` 6.x) accept
+ * only `webhook-signing` ones (which the spec accepts too, as deprecated). So a keystore of
+ * `request-signing` keys kept in a file also holds a `webhook-signing` key, made on first use, for
+ * webhooks to 3.0 buyers: two keys, never one key under two purposes.
  */
 export class SigningKeystore {
   private keys: StoredKey[] = [];
   private loadedMtimeMs = -1;
   private checkedAt = 0;
-  private signer?: WebhookSigningKey;
+  private signers = new Map<KeyPurpose | null, WebhookSigningKey>();
 
   constructor(
     private readonly source: KeystoreSource,
@@ -56,14 +63,22 @@ export class SigningKeystore {
     this.reload();
   }
 
-  /** The key to sign with now. */
-  activeKey(): WebhookSigningKey {
+  /** The key to sign with now, for `use` (the keystore's purpose by default; it stands in when no key has that use). */
+  activeKey(use?: KeyPurpose): WebhookSigningKey {
     this.refresh();
-    if (!this.signer) {
-      const k = this.keys.filter((key) => !key.retire_after).at(-1) ?? this.keys.at(-1)!;
-      this.signer = { kid: k.kid, alg: algOf(k), privateKey: createPrivateKey({ key: k as JsonWebKey, format: 'jwk' }) };
+    const wanted = use && this.keys.some((k) => this.useOf(k) === use) ? use : this.purpose;
+    let signer = this.signers.get(wanted);
+    if (!signer) {
+      const mine = this.keys.filter((k) => this.useOf(k) === wanted);
+      const k = mine.filter((key) => !key.retire_after).at(-1) ?? mine.at(-1) ?? this.keys.at(-1)!;
+      signer = { kid: k.kid, alg: algOf(k), privateKey: createPrivateKey({ key: k as JsonWebKey, format: 'jwk' }) };
+      this.signers.set(wanted, signer);
     }
-    return this.signer;
+    return signer;
+  }
+
+  private useOf(k: StoredKey): KeyPurpose | null {
+    return k.adcp_use ?? this.purpose;
   }
 
   /** The public JWK set: verify-only, `adcp_use` as configured. */
@@ -81,18 +96,22 @@ export class SigningKeystore {
           alg: k.kty === 'OKP' ? 'EdDSA' : 'ES256',
           use: 'sig',
           key_ops: ['verify'],
-          ...(this.purpose ? { adcp_use: this.purpose } : {}),
+          ...(this.useOf(k) ? { adcp_use: this.useOf(k) } : {}),
         })),
     };
   }
 
-  /** Adds a new signing key to the key file; the previous ones retire after the grace period. */
+  /**
+   * Adds a new signing key to the key file for each use it holds keys for; the previous ones
+   * retire after the grace period. Answers the new key of the file's own purpose.
+   */
   static rotate(file: string, alg: SignatureAlgorithm = 'ed25519', now = new Date()): string {
     const existing = fs.existsSync(file) ? storedKeySet.parse(JSON.parse(fs.readFileSync(file, 'utf8'))).keys : [];
     const retireAfter = new Date(now.getTime() + RETIREMENT_GRACE_MS).toISOString();
-    const next = generateKey(alg, now);
-    writeKeyFile(file, [...existing.map((k) => ({ ...k, retire_after: k.retire_after ?? retireAfter })), next]);
-    return next.kid;
+    const uses = [...new Set(existing.map((k) => k.adcp_use))];
+    const fresh = (uses.length ? uses : [undefined]).map((use) => ({ ...generateKey(alg, now), ...(use ? { adcp_use: use } : {}) }));
+    writeKeyFile(file, [...existing.map((k) => ({ ...k, retire_after: k.retire_after ?? retireAfter })), ...fresh]);
+    return (fresh.find((k) => !k.adcp_use) ?? fresh[0]!).kid;
   }
 
   private refresh(): void {
@@ -112,7 +131,12 @@ export class SigningKeystore {
     }
     for (const k of parsed.data.keys) createPublicKey({ key: k as JsonWebKey, format: 'jwk' }); // fails fast on a bad key
     this.keys = parsed.data.keys;
-    this.signer = undefined;
+    this.signers.clear();
+    if (this.source.inline === undefined && this.purpose === 'request-signing' && !this.keys.some((k) => k.adcp_use === 'webhook-signing')) {
+      // The AdCP 3.0 webhook key (see the class comment), added beside the existing ones.
+      this.keys = [...this.keys, { ...generateKey(algOf(this.keys.at(-1)!), new Date()), adcp_use: 'webhook-signing' }];
+      writeKeyFile(this.source.file, this.keys);
+    }
     if (this.source.inline === undefined) this.loadedMtimeMs = fs.statSync(this.source.file).mtimeMs;
   }
 }

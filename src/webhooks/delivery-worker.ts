@@ -30,7 +30,7 @@ type Scheduled = Extract<WebhookEvent, { type: 'WebhookScheduled' }>['data'];
 export function authHeaders(s: Scheduled, body: Buffer, keys: SigningKeystore): Record<string, string> {
   switch (s.auth.scheme) {
     case 'rfc9421':
-      return signWebhook({ url: s.url, body }, keys.activeKey()).headers;
+      return signWebhook({ url: s.url, body }, keys.activeKey(s.auth.key_use)).headers;
     case 'hmac-sha256':
       return { 'Content-Type': 'application/json', ...hmacHeaders(s.auth.secret, body) };
     case 'bearer':

@@ -212,6 +212,7 @@ export const createMediaBuy = defineTask({
         owner,
         buyer_ref: input.buyer_ref,
         ...(account ? { account_id: account.account_id, ...(account.sandbox ? { sandbox: true } : {}) } : {}),
+        ...(ctx.wire === 'adcp3' ? { wire: 'adcp3' as const } : {}),
         brand_manifest: input.brand_manifest as Record<string, unknown>,
         packages,
         start_time: start,

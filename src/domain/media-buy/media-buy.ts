@@ -36,6 +36,8 @@ export interface MediaBuyTerms {
   readonly account_id?: string;
   /** Bought under a sandbox account: test traffic, open to the compliance controller. */
   readonly sandbox?: boolean;
+  /** Bought by an AdCP 3.0 caller (MCP, A2A): its webhooks are signed for 3.0 receivers. */
+  readonly wire?: 'adcp3';
   readonly brand_manifest: Record<string, unknown>;
   readonly packages: readonly PackageTerms[];
   readonly start_time: string;

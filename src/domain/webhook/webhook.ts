@@ -2,7 +2,11 @@ import { AppError } from '../../shared/errors';
 import { assertNever, type Decider } from '../decider';
 
 /** How a delivery authenticates: the RFC 9421 profile unless the registration carried `authentication`. */
-export type WebhookAuth = { scheme: 'rfc9421' } | { scheme: 'hmac-sha256'; secret: string } | { scheme: 'bearer'; token: string };
+/**
+ * How an attempt authenticates. RFC 9421 signs with the seller's key for `key_use`: the spec's
+ * `request-signing` by default, `webhook-signing` for AdCP 3.0 receivers (which accept only that).
+ */
+export type WebhookAuth = { scheme: 'rfc9421'; key_use?: 'webhook-signing' } | { scheme: 'hmac-sha256'; secret: string } | { scheme: 'bearer'; token: string };
 
 /** `webhook_activity.status` values (AdCP core/webhook-activity-record). */
 export type AttemptStatus = 'success' | 'failed' | 'timeout' | 'connection_error';

@@ -1,0 +1,151 @@
+import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import http from 'node:http';
+import { promisify } from 'node:util';
+import { issueApiKey } from '../../src/application/api-keys';
+import { signBytes, type SignatureAlgorithm } from '../../src/signing/webhook-signer';
+import { ADCP_BIN, problemsOf, runStoryboards } from '../support/adcp-runner';
+import { startTestGateway } from '../support/gateway';
+import { KAFKA_BROKERS, PG_ADMIN_URL, createTestDatabase, describeWith } from '../support/infra';
+import { runStoryboardWithJwks } from '../support/sdk-storyboard';
+
+const run = promisify(execFile);
+
+/**
+ * The official AdCP storyboard runner (`adcp` from @adcp/sdk 6.11.0, AdCP 3.0.6) against a fresh
+ * gateway, storyboard by storyboard, each as a new buyer (several assume a fresh principal: fixed
+ * idempotency keys, "the accounts I synced are all there is"). The runner exits 0 even when steps
+ * fail: each test judges its summary and report (problemsOf), and prints what broke.
+ */
+const STORYBOARDS = [
+  'capability_discovery',
+  'deterministic_testing',
+  'error_compliance',
+  'idempotency',
+  'schema_validation',
+  'security_baseline',
+  'v3_envelope_integrity',
+  'webhook_emission',
+  'pagination_integrity',
+  'pagination_integrity_creative_formats',
+  'pagination_integrity_list_accounts',
+  'get_media_buys_pagination_integrity',
+  'media_buy_seller',
+  'media_buy_seller/create_media_buy_async',
+  'media_buy_seller/creative_fate_after_cancellation',
+  'media_buy_seller/delivery_reporting',
+  'media_buy_seller/invalid_transitions',
+  'media_buy_seller/pending_creatives_to_start',
+  'media_buy_seller/refine_products',
+  'media_buy_state_machine',
+  'sales_non_guaranteed',
+  'sales_guaranteed',
+  'creative_sales_agent',
+];
+
+/** Storyboards whose steps wait for webhooks (the receiver's retry window is 90 s). */
+const WITH_WEBHOOKS = new Set(['webhook_emission', 'idempotency']);
+
+function storyboardSuite(engine: string, envFor: () => Promise<{ env: Record<string, string>; cleanup: () => Promise<void> }>): void {
+  describe(`official storyboard runner (${engine})`, () => {
+    let gw: Awaited<ReturnType<typeof startTestGateway>>;
+    let cleanup: () => Promise<void>;
+    let tools: Set<string>;
+
+    const freshBuyer = async () => (await issueApiKey(gw.app.store, { org: `buyer-${randomBytes(4).toString('hex')}`, role: 'buyer' }, { now: new Date().toISOString() })).key;
+
+    beforeAll(async () => {
+      const setup = await envFor();
+      cleanup = setup.cleanup;
+      // Loopback webhooks for the runner's receiver; a quick simulated seller for sandbox IO approvals.
+      gw = await startTestGateway({ ALLOW_PRIVATE_WEBHOOK_URLS: '1', SANDBOX_APPROVAL_DELAY_MS: '500', ...setup.env });
+      const res = await fetch(`${gw.url}/mcp`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json', authorization: `Bearer ${await freshBuyer()}` },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+      });
+      tools = new Set(((await res.json()) as { result: { tools: { name: string }[] } }).result.tools.map((t) => t.name));
+    }, 120_000);
+    afterAll(async () => {
+      await gw?.stop();
+      await cleanup?.();
+    });
+
+    for (const id of STORYBOARDS) {
+      it(
+        `${id}: no failed step, no step skipped that the agent declares`,
+        async () => {
+          const result = await runStoryboards({ agentUrl: `${gw.url}/mcp`, token: await freshBuyer(), storyboards: id, webhookReceiver: WITH_WEBHOOKS.has(id) });
+          const problems = problemsOf(result, tools);
+          expect({ storyboard: id, summary: { passed: result.summary.passed, failed: result.summary.failed, skipped: result.summary.skipped }, problems }).toEqual({
+            storyboard: id,
+            summary: expect.objectContaining({ failed: 0 }),
+            problems: [],
+          });
+        },
+        300_000,
+      );
+    }
+  });
+}
+
+storyboardSuite('SQLite', async () => ({ env: {}, cleanup: async () => {} }));
+
+describeWith('PostgreSQL and Kafka', !!PG_ADMIN_URL && !!KAFKA_BROKERS, 'storyboards on PostgreSQL + Kafka', () => {
+  storyboardSuite('PostgreSQL + Kafka', async () => {
+    const db = await createTestDatabase('adcp_runner');
+    return { env: { EVENT_STORE_URL: db.url, KAFKA_BROKERS: KAFKA_BROKERS!, KAFKA_TOPIC: `adcp.events.runner-${randomBytes(4).toString('hex')}` }, cleanup: db.drop };
+  });
+});
+
+/**
+ * What the CLI cannot check: the RFC 9421 signatures on our webhooks, verified by the SDK's
+ * runner against our published JWKS; and our signer graded by `adcp grade signer` through a
+ * signing oracle that signs with the gateway's own key and code.
+ */
+describe('webhook signatures and the signer, graded by @adcp/sdk', () => {
+  let gw: Awaited<ReturnType<typeof startTestGateway>>;
+  let oracle: http.Server;
+
+  beforeAll(async () => {
+    gw = await startTestGateway({ ALLOW_PRIVATE_WEBHOOK_URLS: '1', SANDBOX_APPROVAL_DELAY_MS: '500' });
+    // The grader's signing oracle: {payload_b64, kid, alg} → {signature_b64}, with our key and code.
+    oracle = http.createServer((req, res) => {
+      let body = '';
+      req.on('data', (c: Buffer) => (body += c.toString('utf8')));
+      req.on('end', () => {
+        const { payload_b64, kid, alg } = JSON.parse(body) as { payload_b64: string; kid: string; alg: SignatureAlgorithm };
+        const key = gw.app.signingKeys.activeKey();
+        if (kid !== key.kid || alg !== key.alg) return res.writeHead(400).end('{"error":"unknown key"}');
+        const signature = signBytes(alg, Buffer.from(payload_b64, 'base64'), key.privateKey);
+        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ signature_b64: signature.toString('base64') }));
+      });
+    });
+    await new Promise<void>((r) => oracle.listen(0, '127.0.0.1', r));
+  });
+  afterAll(async () => {
+    await new Promise((r) => oracle?.close(r));
+    await gw?.stop();
+  });
+
+  it('webhook_emission with signature checks: every webhook verifies against our JWKS under adcp/webhook-signing/v1', async () => {
+    const token = (await issueApiKey(gw.app.store, { org: 'signed-webhooks', role: 'buyer' }, { now: new Date().toISOString() })).key;
+    const jwks = ((await (await fetch(`${gw.url}/.well-known/jwks.json`)).json()) as { keys: Record<string, unknown>[] }).keys;
+    const result = await runStoryboardWithJwks({ agentUrl: `${gw.url}/mcp`, token, storyboard: 'webhook_emission', jwks });
+    const signature = result.steps.filter((s) => s.task === 'expect_webhook_signature_valid');
+    expect({ failed: result.failed, signature: signature.map((s) => ({ passed: s.passed, skipped: s.skipped ?? false })) }).toEqual({ failed: 0, signature: [{ passed: true, skipped: false }] });
+    // The same check fails against a key that is not ours: it is a real verification.
+    const { generateKeyPairSync } = await import('node:crypto');
+    const other = generateKeyPairSync('ed25519').publicKey.export({ format: 'jwk' });
+    const forged = await runStoryboardWithJwks({ agentUrl: `${gw.url}/mcp`, token, storyboard: 'webhook_emission', jwks: jwks.map((k) => ({ ...k, x: other.x })), skipPhases: ['idempotency_key_stability'] });
+    expect(forged.steps.find((s) => s.task === 'expect_webhook_signature_valid')).toMatchObject({ passed: false });
+  }, 600_000);
+
+  it('adcp grade signer: a signature from our signer verifies against our JWKS', async () => {
+    const key = gw.app.signingKeys.activeKey();
+    const oracleUrl = `http://127.0.0.1:${(oracle.address() as { port: number }).port}/sign`;
+    const args = [ADCP_BIN, 'grade', 'signer', `${gw.url}/mcp`, '--signer-url', oracleUrl, '--kid', key.kid, '--alg', key.alg, '--jwks-url', `${gw.url}/.well-known/jwks.json`, '--allow-http', '--json'];
+    const { stdout } = await run(process.execPath, args, { env: { PATH: process.env.PATH ?? '' } });
+    expect(JSON.parse(stdout)).toMatchObject({ passed: true, kid: key.kid, step: { status: 'pass' } });
+  }, 60_000);
+});
