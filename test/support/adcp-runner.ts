@@ -65,16 +65,17 @@ export function runStoryboards(opts: { agentUrl: string; token: string; storyboa
 }
 
 /**
- * What a run says is wrong: every failed step, and every skipped step but those the agent cannot
- * owe. A skip is owed unless (a) the step calls a tool the agent does not have (`missing_tool`: a
- * protocol it does not declare, such as sponsored intelligence), (b) it follows such a skip in the
- * same storyboard (the runner cascades it to later stateful steps as `prerequisite_failed`), or
- * (c) it is a branch not taken (`not_applicable`, `peer_branch_taken`).
+ * What a run of one storyboard says is wrong: every failed step, and every skipped step but those
+ * the agent cannot owe. A skip is owed unless (a) the step calls a tool the agent does not have
+ * (`missing_tool`: a protocol it does not declare, such as sponsored intelligence), (b) it follows
+ * such a skip (the runner cascades it to every later stateful step as `prerequisite_failed`),
+ * (c) it is a branch not taken (`not_applicable`, `peer_branch_taken`), or (d) the caller checks
+ * that step elsewhere (`checkedElsewhere`: task → the skip reason the CLI gives it).
  */
-export function problemsOf(run: StoryboardRun, agentTools: ReadonlySet<string>): string[] {
+export function problemsOf(run: StoryboardRun, agentTools: ReadonlySet<string>, checkedElsewhere: Readonly<Record<string, string>> = {}): string[] {
   const problems: string[] = [];
   if (run.summary.passed === 0) problems.push(`no step passed (status ${run.summary.overall_status})`);
-  const cascading = new Set<string>();
+  let cascading = false;
   for (const st of run.steps) {
     const where = `${st.storyboard} / ${st.step} [${st.task}]`;
     if (!st.skipped) {
@@ -82,9 +83,10 @@ export function problemsOf(run: StoryboardRun, agentTools: ReadonlySet<string>):
       continue;
     }
     const reason = st.skip_reason ?? '';
-    if (reason === 'missing_tool' && !agentTools.has(st.task)) cascading.add(st.storyboard);
-    else if ((reason === 'prerequisite_failed' || reason === 'controller_seeding_failed') && cascading.has(st.storyboard)) continue;
+    if (reason === 'missing_tool' && !agentTools.has(st.task)) cascading = true;
+    else if ((reason === 'prerequisite_failed' || reason === 'controller_seeding_failed') && cascading) continue;
     else if (reason === 'not_applicable' || reason === 'peer_branch_taken') continue;
+    else if (checkedElsewhere[st.task] === reason) continue;
     else problems.push(`SKIPPED ${where}: ${reason} ${(st.error ?? '').slice(0, 300)}`);
   }
   for (const f of run.summary.failures ?? []) {
