@@ -183,4 +183,34 @@ describe('MCP binding (POST /mcp)', () => {
     expect(liveAccount.structuredContent).toMatchObject({ success: false, error: 'FORBIDDEN' });
     expect(await eventCount()).toBe(before);
   });
+
+  it('sandbox controller: simulated delivery and budget spend show in delivery reports; forced statuses follow the lifecycle', async () => {
+    const sandbox = { brand: { domain: 'acme.example' }, operator: 'agency.example' };
+    const created = (
+      await call('create_media_buy', { account: sandbox, brand: { domain: 'acme.example' }, idempotency_key: 'mcp-test-sandbox-0001', start_time: 'asap', end_time: future(10), packages: [{ product_id: 'test-product', pricing_option_id: 'default', budget: 1000 }] })
+    ).structuredContent;
+    expect(created).toMatchObject({ media_buy_id: expect.any(String), status: 'pending_creatives' });
+    const id = created.media_buy_id as string;
+
+    const simulated = await call('comply_test_controller', { scenario: 'simulate_delivery', account: sandbox, params: { media_buy_id: id, impressions: 5000, clicks: 25, reported_spend: { amount: 50, currency: 'USD' } } });
+    expect(simulated.structuredContent).toMatchObject({ success: true, cumulative: { impressions: 5000, clicks: 25, reported_spend: { amount: 50 } } });
+    const again = await call('comply_test_controller', { scenario: 'simulate_delivery', account: sandbox, params: { media_buy_id: id, impressions: 1000 } });
+    expect(again.structuredContent.cumulative).toMatchObject({ impressions: 6000 });
+    const spent = await call('comply_test_controller', { scenario: 'simulate_budget_spend', account: sandbox, params: { media_buy_id: id, spend_percentage: 95 } });
+    expect(spent.structuredContent).toMatchObject({ success: true, cumulative: { spend: { amount: 950 } } });
+    const delivery = (await call('get_media_buy_delivery', { media_buy_ids: [id] })).structuredContent;
+    expect(delivery.media_buy_deliveries[0].totals).toMatchObject({ impressions: 6000, clicks: 25, spend: 950 });
+
+    const toActive = await call('comply_test_controller', { scenario: 'force_media_buy_status', account: sandbox, params: { media_buy_id: id, status: 'active' } });
+    expect(toActive.structuredContent).toMatchObject({ success: true, previous_state: 'pending_creatives', current_state: 'active' });
+    expect((await call('get_media_buys', { media_buy_ids: [id] })).structuredContent.media_buys[0].status).toBe('active');
+    const done = await call('comply_test_controller', { scenario: 'force_media_buy_status', account: sandbox, params: { media_buy_id: id, status: 'completed' } });
+    expect(done.structuredContent).toMatchObject({ success: true, current_state: 'completed' });
+    const back = await call('comply_test_controller', { scenario: 'force_media_buy_status', account: sandbox, params: { media_buy_id: id, status: 'active' } });
+    expect(back.structuredContent).toMatchObject({ success: false, error: 'INVALID_TRANSITION', current_state: 'completed' });
+    const unknown = await call('comply_test_controller', { scenario: 'force_media_buy_status', account: sandbox, params: { media_buy_id: 'mb_nope', status: 'active' } });
+    expect(unknown.structuredContent).toMatchObject({ success: false, error: 'NOT_FOUND' });
+    const bad = await call('comply_test_controller', { scenario: 'simulate_budget_spend', account: sandbox, params: { media_buy_id: id, spend_percentage: 140 } });
+    expect(bad.structuredContent).toMatchObject({ success: false, error: 'INVALID_PARAMS' });
+  });
 });
