@@ -19,10 +19,12 @@ const AUTHORED_YEAR = 2026;
  */
 export function redatedComplianceDir(now = new Date()): string {
   const shift = Math.max(0, now.getUTCFullYear() - AUTHORED_YEAR + 1);
-  const target = path.join(os.tmpdir(), `adcp-compliance-3.0.6-plus${shift}y-${process.pid}`);
+  // One copy per shift, shared by every process: built aside, then renamed into place.
+  const target = path.join(os.tmpdir(), `adcp-compliance-3.0.6-plus${shift}y`);
   if (fs.existsSync(path.join(target, '.complete'))) return target;
-  fs.rmSync(target, { recursive: true, force: true });
-  fs.cpSync(SDK_COMPLIANCE_DIR, target, { recursive: true });
+  const building = `${target}.${process.pid}.tmp`;
+  fs.rmSync(building, { recursive: true, force: true });
+  fs.cpSync(SDK_COMPLIANCE_DIR, building, { recursive: true });
   const walk = (dir: string): void => {
     for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
       const file = path.join(dir, entry.name);
@@ -34,7 +36,16 @@ export function redatedComplianceDir(now = new Date()): string {
       }
     }
   };
-  walk(target);
-  fs.writeFileSync(path.join(target, '.complete'), '');
+  walk(building);
+  fs.writeFileSync(path.join(building, '.complete'), '');
+  try {
+    fs.renameSync(building, target);
+  } catch {
+    // Another process got there first (or left an unfinished copy): use its, or replace that.
+    if (!fs.existsSync(path.join(target, '.complete'))) {
+      fs.rmSync(target, { recursive: true, force: true });
+      fs.renameSync(building, target);
+    } else fs.rmSync(building, { recursive: true, force: true });
+  }
   return target;
 }

@@ -1,0 +1,56 @@
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+
+/**
+ * `@adcp/sdk`'s own buyer client (ADCPMultiAgentClient over MCP) calling an agent, step by step,
+ * in a child Node process (the SDK needs ESM-only jose 6, which Jest cannot load). Each step is
+ * a client method and its params; the answer is what the client made of each response.
+ */
+export interface ClientStep {
+  method: string;
+  params: Record<string, unknown>;
+}
+
+export interface ClientResult {
+  method: string;
+  success: boolean;
+  status?: string;
+  data?: Record<string, any>;
+  error?: string;
+  submitted?: Record<string, unknown>;
+}
+
+const run = promisify(execFile);
+
+export async function sdkClientSteps(job: { agentUrl: string; token: string; steps: ClientStep[] }): Promise<ClientResult[]> {
+  const child = run(process.execPath, [__filename, 'run'], { maxBuffer: 16 * 1024 * 1024, timeout: 120_000, env: { PATH: process.env.PATH ?? '' } });
+  child.child.stdin!.end(JSON.stringify(job));
+  const { stdout } = await child;
+  return JSON.parse(stdout) as ClientResult[];
+}
+
+async function main(): Promise<void> {
+  let input = '';
+  for await (const chunk of process.stdin) input += chunk;
+  const job = JSON.parse(input) as { agentUrl: string; token: string; steps: ClientStep[] };
+  const { ADCPMultiAgentClient } = require('@adcp/sdk') as { ADCPMultiAgentClient: new (agents: unknown[], options?: unknown) => { agent(id: string): Record<string, (...args: unknown[]) => Promise<any>> } };
+  const client = new ADCPMultiAgentClient([{ id: 'gateway', name: 'adcp-gateway', agent_uri: job.agentUrl, protocol: 'mcp', auth_token: job.token }]);
+  const agent = client.agent('gateway');
+  const out: ClientResult[] = [];
+  for (const step of job.steps) {
+    const method = agent[step.method];
+    if (typeof method !== 'function') throw new Error(`the SDK client has no method ${step.method}`);
+    // executeTask(name, params): any tool by its AdCP name (tasks_get has no typed method).
+    const r = step.method === 'executeTask' ? await method.call(agent, step.params.task, step.params.params) : await method.call(agent, step.params);
+    out.push({ method: step.method, success: r?.success === true, status: r?.status, data: r?.data, error: r?.error === undefined ? undefined : String(typeof r.error === 'object' ? JSON.stringify(r.error) : r.error), submitted: r?.submitted });
+  }
+  process.stdout.write(JSON.stringify(out));
+  process.exit(0);
+}
+
+if (require.main === module && process.argv[2] === 'run') {
+  main().catch((err: unknown) => {
+    process.stderr.write(`${(err as Error).stack ?? String(err)}\n`);
+    process.exit(1);
+  });
+}
