@@ -101,7 +101,8 @@ export function mediaBuy3(b: Obj, now: Date): Obj {
   return {
     ...rest,
     status,
-    confirmed_at: b.status === 'pending' || b.status === 'rejected' ? null : (confirmed_at ?? b.created_at ?? now.toISOString()),
+    // Only a confirmed buy says when (3.0 has no null here): one awaiting approval, or rejected, says nothing.
+    ...(b.status === 'pending' || b.status === 'rejected' ? {} : { confirmed_at: confirmed_at ?? b.created_at ?? now.toISOString() }),
     packages: (packages as Obj[]).map(package3),
     valid_actions: validActions(status),
     ...(health ? { health } : {}),
