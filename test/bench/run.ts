@@ -227,7 +227,7 @@ const LOAD_WORKER = `
 const { parentPort, workerData } = require('node:worker_threads');
 const { Pool } = require(workerData.undici);
 const pool = new Pool(workerData.url, { connections: workerData.concurrency, pipelining: 1 });
-const headers = { 'content-type': 'application/json', authorization: 'Bearer ' + workerData.key };
+const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', authorization: 'Bearer ' + workerData.key };
 (async () => {
   let next = 0, failed = 0;
   const t = process.hrtime.bigint();
@@ -235,7 +235,10 @@ const headers = { 'content-type': 'application/json', authorization: 'Bearer ' +
     while (next < workerData.count) {
       const i = next++;
       // Fixed bodies are cycled through; otherwise each request gets its own buyer_ref.
-      const body = workerData.bodies ? workerData.bodies[i % workerData.bodies.length] : JSON.stringify({ ...workerData.body, buyer_ref: workerData.prefix + i });
+      // MCP: a tools/call with a fresh idempotency_key each time.
+      const body = workerData.mcp
+        ? JSON.stringify({ jsonrpc: '2.0', id: i, method: 'tools/call', params: { name: workerData.mcp.tool, arguments: { ...workerData.mcp.args, idempotency_key: workerData.prefix + String(i).padStart(12, '0') } } })
+        : workerData.bodies ? workerData.bodies[i % workerData.bodies.length] : JSON.stringify({ ...workerData.body, buyer_ref: workerData.prefix + i });
       const res = await pool.request({ path: workerData.path, method: 'POST', headers, body });
       // GraphQL answers errors with 200 too: there every 20th body is read and checked as well
       // (reading them all would make the load generator the bottleneck of the bare baseline).
@@ -249,7 +252,7 @@ const headers = { 'content-type': 'application/json', authorization: 'Bearer ' +
 })();`;
 
 /** Runs LOAD_WORKER once; resolves with its request rate, or rejects if any request failed. */
-async function runLoad(job: { url: string; key: string; path: string; count: number; concurrency: number; body?: object; prefix?: string; bodies?: string[]; refuse?: string }): Promise<number> {
+async function runLoad(job: { url: string; key: string; path: string; count: number; concurrency: number; body?: object; prefix?: string; bodies?: string[]; refuse?: string; mcp?: { tool: string; args: object } }): Promise<number> {
   const { Worker } = await import('node:worker_threads');
   const worker = new Worker(LOAD_WORKER, { eval: true, workerData: { undici: require.resolve('undici'), ...job } });
   const result = await new Promise<{ rate: number; failed: number }>((resolve, reject) => {
@@ -282,6 +285,61 @@ async function createMediaBuyRest(dir: string): Promise<void> {
     const { value, baseline, ratio } = await compare(2, ours, () => rawSqliteAppends(dir, count));
     emit({ name: 'create_media_buy_rest_sqlite', value, unit: 'commands/s', baseline, ratio, target: 'value >= 3000, ratio >= 0.25' });
   } finally {
+    await gw.stop();
+  }
+}
+
+/**
+ * create_media_buy over MCP on SQLite (16 concurrent clients, a fresh idempotency_key each), beside
+ * an agent built with `@adcp/sdk`'s own server framework doing the same create in memory
+ * (test/bench/sdk-agent.ts, its own process, as the SDK serves: a fresh agent per request), under
+ * the same load in the same run; and beside the gateway's own REST path. Every 20th answer is read
+ * and must not be an error.
+ */
+async function createMediaBuyMcp(dir: string): Promise<void> {
+  const { spawn } = await import('node:child_process');
+  const { loadConfig } = await import('../../src/config');
+  const { startGateway } = await import('../../src/main');
+  const { issueApiKey } = await import('../../src/application/api-keys');
+  const count = n(3000);
+  const gw = await startGateway(loadConfig({ HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'silent', DATA_DIR: path.join(dir, 'mcp'), APPROVAL_POLICY: 'never' }));
+  const agent = spawn(process.execPath, [path.join(__dirname, 'sdk-agent.js')], {
+    env: { PATH: process.env.PATH ?? '', NODE_ENV: 'development', ADCP_DECISIONING_ALLOW_ACCOUNT_ID_PRINCIPAL: '1' },
+    stdio: ['ignore', 'pipe', 'ignore'],
+  });
+  try {
+    const sdkUrl = await new Promise<string>((resolve, reject) => {
+      let out = '';
+      agent.stdout!.on('data', (c: Buffer) => {
+        out += c.toString('utf8');
+        const line = out.split('\n').find((l) => l.startsWith('{'));
+        if (line) resolve((JSON.parse(line) as { url: string }).url);
+      });
+      agent.once('exit', (code) => reject(new Error(`the SDK agent exited (${code}) before listening`)));
+    });
+    const key = (await issueApiKey(gw.app.store, { org: 'bench', role: 'buyer' }, { now: new Date().toISOString() })).key;
+    const account = { brand: { domain: 'acme-outdoor.com' }, operator: 'pinnacle-media.com' };
+    const headers = { 'content-type': 'application/json', authorization: `Bearer ${key}` };
+    await fetch(`${gw.url}/api/tasks/sync_accounts`, { method: 'POST', headers, body: JSON.stringify({ accounts: [account], idempotency_key: 'bench-sync-accounts-0001' }) });
+    const args = {
+      account,
+      brand: { domain: 'acme-outdoor.com' },
+      start_time: 'asap',
+      end_time: new Date(Date.now() + 30 * 86_400_000).toISOString(),
+      packages: [{ product_id: 'news_display_run_of_site', pricing_option_id: 'cpm_usd_fixed', budget: 1000 }],
+    };
+    let round = 0;
+    const mcp = (url: string) => runLoad({ url, key, path: '/mcp', count, concurrency: 16, prefix: `bench-${++round}-`, mcp: { tool: 'create_media_buy', args }, refuse: '"isError":true' });
+    const rest = () =>
+      runLoad({ url: gw.url, key, path: '/api/tasks/create_media_buy', count, concurrency: 16, prefix: `bench-rest-${++round}-`, body: { brand_manifest: { url: 'https://acme-outdoor.com' }, packages: args.packages, start_time: { type: 'asap' }, end_time: args.end_time } });
+    await mcp(gw.url); // warm-up
+    await mcp(sdkUrl);
+    const vsSdk = await compare(2, () => mcp(gw.url), () => mcp(sdkUrl));
+    emit({ name: 'create_media_buy_mcp_sqlite', value: vsSdk.value, unit: 'commands/s', baseline: vsSdk.baseline, ratio: vsSdk.ratio, target: 'ratio >= 1.0 (baseline: @adcp/sdk createAdcpServer agent, in memory)' });
+    const vsRest = await compare(2, () => mcp(gw.url), rest);
+    emit({ name: 'create_media_buy_mcp_vs_rest_sqlite', value: vsRest.value, unit: 'commands/s', baseline: vsRest.baseline, ratio: vsRest.ratio, target: 'ratio >= 0.9' });
+  } finally {
+    agent.kill('SIGTERM');
     await gw.stop();
   }
 }
@@ -711,7 +769,7 @@ async function postgresAppend(adminUrl: string): Promise<void> {
 }
 
 /** What `bench <name>` selects by substring (one benchmark may emit several lines). */
-export const BENCH_NAMES = ['append', 'create_media_buy', 'graphql_media_buy_by_id', 'webhook_signed_delivery', 'webhook_verification', 'brand_bulk_resolve_100_p99', 'readall', 'rebuild', 'memory', 'postgres'];
+export const BENCH_NAMES = ['append', 'create_media_buy', 'mcp', 'graphql_media_buy_by_id', 'webhook_signed_delivery', 'webhook_verification', 'brand_bulk_resolve_100_p99', 'readall', 'rebuild', 'memory', 'postgres'];
 
 export async function runBenchmarks(args: string[]): Promise<void> {
   const only = args.find((a) => !a.startsWith('-'));
@@ -720,6 +778,7 @@ export async function runBenchmarks(args: string[]): Promise<void> {
     const want = (name: string) => !only || name.includes(only);
     if (want('append')) await sqliteAppend(dir);
     if (want('create_media_buy')) await createMediaBuyRest(dir);
+    if (want('create_media_buy_mcp')) await createMediaBuyMcp(dir);
     if (want('graphql_media_buy_by_id')) await graphqlMediaBuyById(dir);
     if (want('webhook_signed_delivery')) await webhookDelivery(dir);
     if (want('webhook_verification')) await webhookVerification();
