@@ -50,6 +50,7 @@ describe('MCP answers validate against the AdCP 3.0 schemas', () => {
     const ctx = { now: new Date().toISOString() };
     buyer = (await issueApiKey(gw.app.store, { org: 'schema-acme', role: 'buyer' }, ctx)).key;
     other = (await issueApiKey(gw.app.store, { org: 'schema-globex', role: 'buyer' }, ctx)).key;
+    await gw.app.projections.waitFor(gw.app.store.appendedUpTo());
   });
   afterAll(async () => {
     await receiver?.close();

@@ -55,7 +55,12 @@ function storyboardSuite(engine: string, envFor: () => Promise<{ env: Record<str
     let cleanup: () => Promise<void>;
     let tools: Set<string>;
 
-    const freshBuyer = async () => (await issueApiKey(gw.app.store, { org: `buyer-${randomBytes(4).toString('hex')}`, role: 'buyer' }, { now: new Date().toISOString() })).key;
+    const freshBuyer = async () => {
+      const { key } = await issueApiKey(gw.app.store, { org: `buyer-${randomBytes(4).toString('hex')}`, role: 'buyer' }, { now: new Date().toISOString() });
+      // Keys are read from a projection: on PostgreSQL + Kafka it may trail the append a little.
+      await gw.app.projections.waitFor(gw.app.store.appendedUpTo());
+      return key;
+    };
 
     beforeAll(async () => {
       const setup = await envFor();
