@@ -5,7 +5,7 @@ import type { WebhookAuth, WebhookEvent } from '../../src/domain/webhook/webhook
 import { appendOnce } from '../../src/application/command-handler';
 import type { EventStore, StoredEvent } from '../../src/eventstore/port';
 import { newIdempotencyKey, taskEnvelope } from '../../src/webhooks/envelope';
-import { answers3 } from '../../src/wire/adcp3/answers';
+import { answer3 } from '../../src/wire/adcp3/answers';
 
 export const group = 'webhook-dispatcher';
 
@@ -45,8 +45,7 @@ export function webhookDispatcher(store: EventStore): BusHandler {
       if (!submitted || !config) continue;
       const idempotencyKey = newIdempotencyKey();
       // A 3.0 requester gets the result as 3.0 answers it (the spec's shape otherwise).
-      const encode = submitted.wire === 'adcp3' && change.result && Object.hasOwn(answers3, submitted.task_type) ? answers3[submitted.task_type]! : undefined;
-      const result = encode ? encode(change.result!, { now: new Date(change.at) }) : change.result;
+      const result = submitted.wire === 'adcp3' && change.result ? answer3(submitted.task_type, change.result, { now: new Date(change.at) }) : change.result;
       const body = JSON.stringify(
         taskEnvelope({
           idempotencyKey,

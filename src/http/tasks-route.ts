@@ -3,12 +3,13 @@ import type { App } from '../app';
 import { tasks } from '../application/tasks';
 import { runTaskConsistently } from '../application/tasks/context';
 import { AppError, httpStatusOf } from '../shared/errors';
-import { answers3 } from '../wire/adcp3/answers';
-import { adcpError } from '../wire/adcp3/errors';
+import { answer3 } from '../wire/adcp3/answers';
+import { adcpErrorFor } from '../wire/adcp3/errors';
 import { canonicalRequest } from '../wire/requests';
 import { authenticate } from './auth';
 import { sendError } from './errors';
 import { publicOrigin } from './well-known';
+import { isObject } from '../shared/objects';
 
 /**
  * The REST shim for the media-buy tasks: `POST /api/tasks/{task_name}` with the task request as
@@ -20,28 +21,26 @@ import { publicOrigin } from './well-known';
 export function registerTaskRoutes(fastify: FastifyInstance, app: App): void {
   fastify.post<{ Params: { task: string } }>('/api/tasks/:task', async (req, reply) => {
     const body = req.body ?? {};
-    const isObject = typeof body === 'object' && body !== null && !Array.isArray(body);
-    const context = isObject ? (body as { context?: unknown }).context : undefined;
-    const echo = context && typeof context === 'object' && !Array.isArray(context) ? { context } : {};
-    const adcp3 = isObject && (body as { adcp_major_version?: unknown }).adcp_major_version === 3;
+    const context = isObject(body) ? body.context : undefined;
+    const echo = isObject(context) ? { context } : {};
+    const adcp3 = isObject(body) && body.adcp_major_version === 3;
     try {
       const principal = await authenticate(req, app);
       if (!principal || principal.role !== 'buyer') throw new AppError('UNAUTHENTICATED', 'a Bearer API key with role buyer is required');
       const task = Object.hasOwn(tasks, req.params.task) ? tasks[req.params.task] : undefined;
       if (!task) throw new AppError('NOT_FOUND', `unknown task "${req.params.task}"`);
-      if (!isObject) throw new AppError('INVALID_REQUEST', 'the request body must be a JSON object');
+      if (!isObject(body)) throw new AppError('INVALID_REQUEST', 'the request body must be a JSON object');
       const ctx = { app, principal, requestId: req.id, origin: publicOrigin(app, req), wire: adcp3 ? ('adcp3' as const) : ('spec' as const) };
-      const result = await runTaskConsistently(task, canonicalRequest(req.params.task, body as Record<string, unknown>), ctx);
+      const result = await runTaskConsistently(task, canonicalRequest(req.params.task, body), ctx);
       if (!adcp3) return reply.send({ ...result, ...echo });
-      const encode = Object.hasOwn(answers3, req.params.task) ? answers3[req.params.task]! : (r: Record<string, unknown>) => r;
-      return reply.send({ ...encode(result, { now: app.clock() }), ...echo });
+      return reply.send({ ...answer3(req.params.task, result, { now: app.clock() }), ...echo });
     } catch (err) {
       if (!(err instanceof AppError)) throw err;
       if (!adcp3) {
         sendError(reply, err, echo);
         return reply;
       }
-      const error = adcpError(err, { fieldPrefixToDrop: req.params.task === 'update_media_buy' && !(body as { updates?: unknown }).updates ? 'updates.' : undefined });
+      const error = adcpErrorFor(req.params.task, body, err);
       if (err.code === 'UNAUTHENTICATED') reply.header('WWW-Authenticate', 'Bearer');
       return reply.status(httpStatusOf[err.code]).send({ adcp_error: error, errors: [error], ...echo });
     }

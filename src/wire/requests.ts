@@ -1,4 +1,5 @@
 import { AppError } from '../shared/errors';
+import { isObject } from '../shared/objects';
 
 /**
  * Every binding accepts both request shapes: the spec's (`buyer_ref`, `brand_manifest`,
@@ -20,12 +21,11 @@ export function canonicalRequest(task: string, raw: Record<string, unknown>): Re
  */
 function withOperationId(req: Obj): Obj {
   const push = req.push_notification_config;
-  if (!isObj(push) || push.operation_id !== undefined || typeof req.idempotency_key !== 'string') return req;
+  if (!isObject(push) || push.operation_id !== undefined || typeof req.idempotency_key !== 'string') return req;
   return { ...req, push_notification_config: { ...push, operation_id: req.idempotency_key } };
 }
 
 type Obj = Record<string, unknown>;
-const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** AdCP 3.0 channel names for the catalog's (and back): the spec's `video` is 3.0's online video. */
 export const CHANNEL_TO_ADCP3: Readonly<Record<string, string>> = { video: 'olv' };
@@ -36,7 +36,7 @@ function brandManifestOf(raw: Obj): unknown {
   if (typeof raw.brand_manifest === 'string') return { url: raw.brand_manifest };
   if (raw.brand_manifest !== undefined) return raw.brand_manifest;
   const brand = raw.brand;
-  if (isObj(brand) && typeof brand.domain === 'string' && /^[a-z0-9.-]+$/i.test(brand.domain)) {
+  if (isObject(brand) && typeof brand.domain === 'string' && /^[a-z0-9.-]+$/i.test(brand.domain)) {
     return { url: `https://${brand.domain.toLowerCase()}/`, brand };
   }
   return undefined;
@@ -45,11 +45,11 @@ function brandManifestOf(raw: Obj): unknown {
 /** A 3.0 package's `creative_assignments` as the spec's `creative_ids`. */
 function creativeIdsOf(p: Obj): unknown {
   if (p.creative_ids !== undefined || !Array.isArray(p.creative_assignments)) return p.creative_ids;
-  return p.creative_assignments.map((a) => (isObj(a) ? a.creative_id : a));
+  return p.creative_assignments.map((a) => (isObject(a) ? a.creative_id : a));
 }
 
 function withCreativeIds(p: unknown): unknown {
-  if (!isObj(p)) return p;
+  if (!isObject(p)) return p;
   const ids = creativeIdsOf(p);
   return ids === undefined ? p : { ...p, creative_ids: ids };
 }
@@ -57,7 +57,7 @@ function withCreativeIds(p: unknown): unknown {
 const decoders: Readonly<Record<string, (raw: Obj) => Obj>> = {
   get_products(raw) {
     const filters = raw.filters;
-    if (!isObj(filters) || !Array.isArray(filters.channels)) return raw;
+    if (!isObject(filters) || !Array.isArray(filters.channels)) return raw;
     return { ...raw, filters: { ...filters, channels: filters.channels.map((c) => (typeof c === 'string' && Object.hasOwn(CHANNEL_FROM_ADCP3, c) ? CHANNEL_FROM_ADCP3[c] : c)) } };
   },
 
@@ -90,7 +90,7 @@ const decoders: Readonly<Record<string, (raw: Obj) => Obj>> = {
     // 3.0: [{creative_id, package_id}] pairs; the spec: {creative_id: [package_id…]}.
     const map: Record<string, string[]> = Object.create(null);
     raw.assignments.forEach((a, i) => {
-      if (!isObj(a) || typeof a.creative_id !== 'string' || typeof a.package_id !== 'string') {
+      if (!isObject(a) || typeof a.creative_id !== 'string' || typeof a.package_id !== 'string') {
         throw new AppError('INVALID_REQUEST', 'each assignment needs a creative_id and a package_id', `assignments[${i}]`);
       }
       (map[a.creative_id] ??= []).push(a.package_id);

@@ -1,7 +1,7 @@
 import { mediaBuyQueries } from '../../../projections/media-buys';
 import { accountDecider, accountStream, ACCOUNT_STATUSES, type AccountStatus } from '../../domain/account/account';
 import { creativeDecider, creativeStream, CREATIVE_STATUSES, type CreativeStatus } from '../../domain/creative/creative';
-import { deliveryStream, foldDelivery, hourKey, HOUR_MS, type HourDelivery } from '../../domain/delivery/delivery';
+import { deliveryStream, foldDelivery, hourKey, HOUR_MS, packageTotals, type HourDelivery } from '../../domain/delivery/delivery';
 import { mediaBuyDecider, mediaBuyStream, type MediaBuyStatus } from '../../domain/media-buy/media-buy';
 import { taskDecider, taskStream } from '../../domain/task/task';
 import { ownerScopedId } from '../../shared/ids';
@@ -15,6 +15,7 @@ import type { TaskContext } from '../tasks/context';
 import { forceCreateArm } from './directives';
 import { seedScenario, SEED_SCENARIOS } from './seeds';
 import { ControllerError, requireString } from './errors';
+import { isObject } from '../../shared/objects';
 
 export { ControllerError } from './errors';
 
@@ -36,7 +37,6 @@ export const CONTROLLER_SCENARIOS = [
 ] as const;
 
 type Obj = Record<string, unknown>;
-const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 export async function runController(ctx: TaskContext, request: Obj): Promise<Obj> {
   const scenario = request.scenario;
@@ -56,7 +56,7 @@ export async function runController(ctx: TaskContext, request: Obj): Promise<Obj
     if (!account.sandbox) throw new ControllerError('FORBIDDEN', 'the controller acts only for sandbox accounts; this account is live');
   }
   const params = request.params === undefined ? {} : request.params;
-  if (!isObj(params)) throw new ControllerError('INVALID_PARAMS', 'params must be an object');
+  if (!isObject(params)) throw new ControllerError('INVALID_PARAMS', 'params must be an object');
   const now = ctx.app.clock().toISOString();
   const cmd: CommandContext = { now, principal: ctx.principal.keyId, correlationId: ctx.requestId };
   switch (scenario) {
@@ -159,7 +159,7 @@ async function forceCreativeStatus(ctx: TaskContext, params: Obj, cmd: CommandCo
 
 async function forceTaskCompletion(ctx: TaskContext, params: Obj, cmd: CommandContext): Promise<Obj> {
   const given = requireString(params, 'task_id');
-  if (!isObj(params.result)) throw new ControllerError('INVALID_PARAMS', 'params.result (the completion payload) is required');
+  if (!isObject(params.result)) throw new ControllerError('INVALID_PARAMS', 'params.result (the completion payload) is required');
   // The caller's own forced id first, then a task id this seller issued.
   let taskId = ownerScopedId(ctx.principal.org, given);
   let { state } = await loadState(ctx.app.store, taskStream(taskId), taskDecider);
@@ -197,7 +197,7 @@ async function simulateDelivery(ctx: TaskContext, params: Obj, cmd: CommandConte
   const impressions = count(params.impressions, 'impressions');
   const clicks = count(params.clicks, 'clicks');
   const spendParam = params.reported_spend ?? params.spend;
-  const spendAmount = isObj(spendParam) ? spendParam.amount : spendParam;
+  const spendAmount = isObject(spendParam) ? spendParam.amount : spendParam;
   if (spendAmount !== undefined && (typeof spendAmount !== 'number' || !Number.isFinite(spendAmount) || spendAmount < 0)) throw new ControllerError('INVALID_PARAMS', 'params.reported_spend.amount must be a number ≥ 0');
   const buy = await sandboxBuy(ctx, id);
   const spendCents = spendAmount !== undefined ? Math.round((spendAmount as number) * 100) : 0;
@@ -227,17 +227,15 @@ async function simulateBudgetSpend(ctx: TaskContext, params: Obj, cmd: CommandCo
   };
 }
 
+/** The buy's delivery so far, over all its packages (spend in cents). */
 async function deliveredTotals(ctx: TaskContext, id: string) {
-  const state = foldDelivery(await ctx.app.store.readStream(deliveryStream(id)));
-  let impressions = 0;
-  let clicks = 0;
-  let spendCents = 0;
-  for (const h of state.hours.values()) {
-    impressions += h.impressions;
-    clicks += h.clicks;
-    spendCents += h.spend_cents;
+  const totals = { impressions: 0, clicks: 0, spendCents: 0 };
+  for (const p of packageTotals(foldDelivery(await ctx.app.store.readStream(deliveryStream(id)))).values()) {
+    totals.impressions += p.impressions;
+    totals.clicks += p.clicks;
+    totals.spendCents += p.spend;
   }
-  return { impressions, clicks, spendCents };
+  return totals;
 }
 
 /** Splits `n` over weights in whole units (the last share takes the rounding). */

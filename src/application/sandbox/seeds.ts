@@ -10,6 +10,7 @@ import type { CommandContext } from '../command-handler';
 import type { ResolvedAccount } from '../accounts';
 import type { TaskContext } from '../tasks/context';
 import { ControllerError, requireString } from './errors';
+import { isObject } from '../../shared/objects';
 
 /** The seed scenarios this seller honours (fixtures for a sandbox account's tests). */
 export const SEED_SCENARIOS = ['seed_product', 'seed_pricing_option', 'seed_creative_format', 'seed_creative', 'seed_media_buy'] as const;
@@ -22,14 +23,13 @@ const CHANNEL: Readonly<Record<string, string>> = { olv: 'video' };
 const PRICING_MODEL: Readonly<Record<string, string>> = { flat_rate: 'flat-fee' };
 
 type Obj = Record<string, unknown>;
-const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 const FORBIDDEN_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
 
 const seedStream = (owner: string) => `sandbox-catalog-${createHash('sha256').update(owner).digest('base64url').slice(0, 22)}`;
 
 function fixtureOf(params: Obj): Obj {
   const f = params.fixture ?? {};
-  if (!isObj(f)) throw new ControllerError('INVALID_PARAMS', 'params.fixture must be an object');
+  if (!isObject(f)) throw new ControllerError('INVALID_PARAMS', 'params.fixture must be an object');
   for (const k of Object.keys(f)) if (FORBIDDEN_KEYS.has(k)) throw new ControllerError('INVALID_PARAMS', `params.fixture.${k} is a reserved key`);
   return f;
 }
@@ -129,14 +129,14 @@ export async function seedScenario(ctx: TaskContext, account: ResolvedAccount | 
       const type = channels.includes('video') || channels.includes('ctv') ? 'video' : 'display';
       const formatIds = Array.isArray(fixture.format_ids)
         ? fixture.format_ids.map((f, i) => {
-            if (!isObj(f) || typeof f.id !== 'string' || !/^[A-Za-z0-9_-]+$/.test(f.id)) throw new ControllerError('INVALID_PARAMS', `params.fixture.format_ids[${i}].id must be a format id`);
+            if (!isObject(f) || typeof f.id !== 'string' || !/^[A-Za-z0-9_-]+$/.test(f.id)) throw new ControllerError('INVALID_PARAMS', `params.fixture.format_ids[${i}].id must be a format id`);
             return { agent_url: typeof f.agent_url === 'string' ? f.agent_url : agentFor(f.id), id: f.id };
           })
         : (existing?.format_ids ?? [{ agent_url: DEFAULT_FORMAT_AGENT, id: type === 'video' ? 'video_30s' : 'display_300x250' }]);
       formatIds.forEach((f) => ensureFormat(f, type));
       const pricing = Array.isArray(fixture.pricing_options)
         ? fixture.pricing_options.map((o, i) => {
-            if (!isObj(o) || typeof o.pricing_option_id !== 'string') throw new ControllerError('INVALID_PARAMS', `params.fixture.pricing_options[${i}].pricing_option_id is required`);
+            if (!isObject(o) || typeof o.pricing_option_id !== 'string') throw new ControllerError('INVALID_PARAMS', `params.fixture.pricing_options[${i}].pricing_option_id is required`);
             return pricingOptionOf(productId, o.pricing_option_id, o);
           })
         : (existing?.pricing_options ?? []);
@@ -172,7 +172,7 @@ export async function seedScenario(ctx: TaskContext, account: ResolvedAccount | 
     }
     case 'seed_creative_format': {
       const raw = params.format_id;
-      const fid = typeof raw === 'string' ? { agent_url: agentFor(raw), id: raw } : isObj(raw) && typeof raw.id === 'string' ? { agent_url: typeof raw.agent_url === 'string' ? raw.agent_url : agentFor(raw.id), id: raw.id } : undefined;
+      const fid = typeof raw === 'string' ? { agent_url: agentFor(raw), id: raw } : isObject(raw) && typeof raw.id === 'string' ? { agent_url: typeof raw.agent_url === 'string' ? raw.agent_url : agentFor(raw.id), id: raw.id } : undefined;
       if (!fid || !/^[A-Za-z0-9_-]+$/.test(fid.id)) throw new ControllerError('INVALID_PARAMS', 'params.format_id is required (an id or {agent_url, id})');
       const format = { ...fixture, format_id: fid, name: typeof fixture.name === 'string' ? fixture.name : fid.id, type: typeof fixture.type === 'string' ? fixture.type : 'display', requirements: {}, assets: Array.isArray(fixture.assets) ? fixture.assets : [] };
       events.push({ type: 'SandboxFormatSeeded', data: { owner, format } });
@@ -195,7 +195,7 @@ export async function seedScenario(ctx: TaskContext, account: ResolvedAccount | 
 async function seedCreative(ctx: TaskContext, account: ResolvedAccount | undefined, params: Obj, fixture: Obj, agentFor: (id: string) => string, cmd: CommandContext): Promise<Obj> {
   const creativeId = requireString(params, 'creative_id');
   if (!/^[\w.:-]{1,255}$/.test(creativeId)) throw new ControllerError('INVALID_PARAMS', 'params.creative_id must be 1-255 of A-Z a-z 0-9 _ . : -');
-  const fid = isObj(fixture.format_id) && typeof fixture.format_id.id === 'string' ? fixture.format_id : { id: 'display_300x250' };
+  const fid = isObject(fixture.format_id) && typeof fixture.format_id.id === 'string' ? fixture.format_id : { id: 'display_300x250' };
   const formatId = { agent_url: typeof fid.agent_url === 'string' ? fid.agent_url : agentFor(fid.id as string), id: fid.id as string };
   const content: CreativeContent = {
     creative_id: creativeId,
@@ -203,7 +203,7 @@ async function seedCreative(ctx: TaskContext, account: ResolvedAccount | undefin
     name: typeof fixture.name === 'string' ? fixture.name : creativeId,
     format_id: formatId,
     format_type: /video/.test(formatId.id) ? 'video' : 'display',
-    assets: isObj(fixture.assets) ? fixture.assets : {},
+    assets: isObject(fixture.assets) ? fixture.assets : {},
     assigned_to: [],
     sandbox: true,
   };

@@ -4,12 +4,13 @@ import type { Principal } from '../../application/api-keys';
 import { tasks } from '../../application/tasks';
 import { runTaskConsistently } from '../../application/tasks/context';
 import { AppError } from '../../shared/errors';
-import { answers3 } from '../../wire/adcp3/answers';
-import { adcpError } from '../../wire/adcp3/errors';
+import { answer3 } from '../../wire/adcp3/answers';
+import { adcpErrorFor } from '../../wire/adcp3/errors';
 import { canonicalRequest } from '../../wire/requests';
 import { capabilities } from './capabilities';
 import { ControllerError, runController } from '../../application/sandbox/controller';
 import { forwardToAgent, RemoteAgentError } from '../../application/agent-forwarding';
+import { isObject } from '../../shared/objects';
 
 export interface McpContext {
   app: App;
@@ -20,7 +21,6 @@ export interface McpContext {
 }
 
 type Obj = Record<string, unknown>;
-const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** The media-buy tasks AdCP names, run by the application and answered in 3.0's shapes. */
 const TASK_TOOLS = ['get_products', 'list_creative_formats', 'create_media_buy', 'update_media_buy', 'get_media_buys', 'sync_creatives', 'list_creatives', 'get_media_buy_delivery', 'tasks_get', 'tasks_list', 'sync_accounts', 'list_accounts', 'preview_creative'] as const;
@@ -48,8 +48,7 @@ const tools: Readonly<Record<string, ToolDef>> = {
             throw new AppError('INVALID_REQUEST', `idempotency_key is required on ${name} (AdCP 3.0: every mutating request carries one)`, 'idempotency_key');
           }
           const result = await runTaskConsistently(tasks[name]!, canonicalRequest(name, args), ctx);
-          const encode = Object.hasOwn(answers3, name) ? answers3[name]! : (r: Obj) => r;
-          return encode(result, { now: ctx.app.clock() });
+          return answer3(name, result, { now: ctx.app.clock() });
         },
       } satisfies ToolDef,
     ]),
@@ -65,7 +64,7 @@ const tools: Readonly<Record<string, ToolDef>> = {
       if (typeof task !== 'string' || !/^[a-z][a-z0-9_/]{0,63}$/.test(task) || task === 'call_adcp_agent' || (!Object.hasOwn(tools, task) && agent_url === undefined)) {
         throw new AppError('INVALID_REQUEST', `task must name one of this agent's tools: ${Object.keys(tools).filter((t) => t !== 'call_adcp_agent').join(', ')}`, 'task');
       }
-      if (params !== undefined && !isObj(params)) throw new AppError('INVALID_REQUEST', 'params must be an object', 'params');
+      if (params !== undefined && !isObject(params)) throw new AppError('INVALID_REQUEST', 'params must be an object', 'params');
       if (agent_url !== undefined && agent_url !== `${ctx.origin}/mcp`) {
         if (typeof agent_url !== 'string') throw new AppError('INVALID_REQUEST', 'agent_url must be a string', 'agent_url');
         return forwardToAgent(ctx.app.config, agent_url, task, params ?? {});
@@ -97,18 +96,23 @@ export function toolList(_principal: Principal): Tool[] {
   }));
 }
 
+/** An MCP tool result: the answer as `structuredContent`, its JSON as the text fallback. */
+function toolResult(body: Obj, isError = false): CallToolResult {
+  return { ...(isError ? { isError: true } : {}), content: [{ type: 'text', text: JSON.stringify(body) }], structuredContent: body };
+}
+
 /**
  * One `tools/call`. Success: the 3.0 answer as `structuredContent`, its JSON as the text
  * fallback. Failure: `isError` with `adcp_error` and the payload's `errors[]` (AdCP's two
  * layers). Either way the request's `context` is echoed.
  */
 export async function callTool(name: string, rawArgs: unknown, ctx: McpContext): Promise<CallToolResult> {
-  const args = isObj(rawArgs) ? rawArgs : {};
-  const echo = isObj(args.context) ? { context: args.context } : {};
+  const args = isObject(rawArgs) ? rawArgs : {};
+  const echo = isObject(args.context) ? { context: args.context } : {};
   try {
     if (Object.hasOwn(ALIASES, name)) name = ALIASES[name]!;
     if (!Object.hasOwn(tools, name)) throw new AppError('INVALID_REQUEST', `unknown tool "${name}"; tools/list names this agent's tools`, 'name');
-    if (rawArgs !== undefined && !isObj(rawArgs)) throw new AppError('INVALID_REQUEST', 'arguments must be an object', 'arguments');
+    if (rawArgs !== undefined && !isObject(rawArgs)) throw new AppError('INVALID_REQUEST', 'arguments must be an object', 'arguments');
     if (ctx.principal.role !== 'buyer' && name !== 'get_adcp_capabilities') {
       throw new AppError('FORBIDDEN', `${name} is for buyers; this credential's role is ${ctx.principal.role}`);
     }
@@ -117,25 +121,20 @@ export async function callTool(name: string, rawArgs: unknown, ctx: McpContext):
     const answer = withTaskStatus(name, await tools[name]!.run(args, ctx));
     // A mutating answer names the key it answers for (buyers correlate replays by it).
     const key = MUTATING.has(name) && typeof args.idempotency_key === 'string' ? { idempotency_key: args.idempotency_key } : {};
-    const body = { ...answer, ...key, ...echo };
-    return { content: [{ type: 'text', text: JSON.stringify(body) }], structuredContent: body };
+    return toolResult({ ...answer, ...key, ...echo });
   } catch (err) {
-    if (err instanceof RemoteAgentError) {
-      const body = { ...err.body, ...echo };
-      return { isError: true, content: [{ type: 'text', text: JSON.stringify(body) }], structuredContent: body };
-    }
+    if (err instanceof RemoteAgentError) return toolResult({ ...err.body, ...echo }, true);
     if (err instanceof ControllerError) {
-      const body = { success: false, error: err.code, error_detail: err.message, ...(err.currentState ? { current_state: err.currentState } : {}), ...echo };
-      return { isError: true, content: [{ type: 'text', text: JSON.stringify(body) }], structuredContent: body };
+      return toolResult({ success: false, error: err.code, error_detail: err.message, ...(err.currentState ? { current_state: err.currentState } : {}), ...echo }, true);
     }
     if (!(err instanceof AppError)) {
       ctx.app.log.error({ err, tool: name }, 'unhandled MCP tool error');
       err = new AppError('UNAVAILABLE', 'internal error');
     }
     const task = name === 'call_adcp_agent' && typeof args.task === 'string' ? args.task : name;
-    const error = adcpError(err as AppError, { fieldPrefixToDrop: task === 'update_media_buy' && !isObj(args.updates) ? 'updates.' : undefined });
+    const request = args;
+    const error = adcpErrorFor(task, request, err as AppError);
     ctx.app.log.debug({ tool: name, code: error.code, field: (error as { field?: string }).field, message: error.message }, 'MCP tool answered an error');
-    const body = { adcp_error: error, errors: [error], ...echo };
-    return { isError: true, content: [{ type: 'text', text: JSON.stringify(body) }], structuredContent: body };
+    return toolResult({ adcp_error: error, errors: [error], ...echo }, true);
   }
 }

@@ -63,8 +63,8 @@ export function format3(f: Obj): Obj {
 /**
  * The 3.0 lifecycle is finer than the spec's: an active buy still waiting for creatives is
  * `pending_creatives`, one whose flight has not begun `pending_start`. A buy awaiting the seller's
- * approval has no 3.0 status of its own; it has not started, so `pending_start` (with
- * `confirmed_at: null`).
+ * approval has no 3.0 status of its own; it has not started, so `pending_start` (and it names no
+ * `confirmed_at`).
  */
 export function mediaBuyStatus3(status: string, buy: { start_time?: string; packages?: Obj[]; activated?: boolean }, now: Date): string {
   if (status === 'pending') return 'pending_start';
@@ -158,14 +158,18 @@ export const answers3: Readonly<Record<string, (result: Obj, ctx: AnswerContext)
 
   tasks_get(r, ctx) {
     const { message, history, result, ...rest } = r;
-    // A completed task's result is the answer its task would have given synchronously.
-    const encode = result && Object.hasOwn(answers3, r.task_type) && r.task_type !== 'tasks_get' ? answers3[r.task_type]! : undefined;
     return {
       ...rest,
       protocol: 'media-buy',
       ...(message ? { message } : {}),
-      ...(result ? { result: encode ? encode(result, ctx) : result } : {}),
+      // A completed task's result is the answer its task would have given synchronously.
+      ...(result ? { result: answer3(r.task_type, result, ctx) } : {}),
       ...(history ? { history: (history as Obj[]).map((h) => ({ timestamp: h.at, type: 'response', data: { status: h.status, ...(h.message ? { message: h.message } : {}) } })) } : {}),
     };
   },
 };
+
+/** A task's result as AdCP 3.0 answers it (a task without a 3.0 encoder answers as it is). */
+export function answer3(task: string, result: Obj, ctx: AnswerContext): Obj {
+  return Object.hasOwn(answers3, task) ? answers3[task]!(result, ctx) : result;
+}

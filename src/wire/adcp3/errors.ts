@@ -1,4 +1,5 @@
 import type { AppError, ErrorCode } from '../../shared/errors';
+import { isObject } from '../../shared/objects';
 
 /** AdCP's `core/error.json`: what a buyer's agent reads to decide whether and how to retry. */
 export interface AdcpError {
@@ -57,4 +58,13 @@ export function adcpError(err: AppError, options: { fieldPrefixToDrop?: string }
     ...(details && Object.keys(details).length ? { details } : {}),
     ...(code === 'SERVICE_UNAVAILABLE' || code === 'RATE_LIMITED' ? { retry_after: 30 } : {}),
   };
+}
+
+/**
+ * The 3.0 error for a failed task request. An update sent in 3.0's shape (no `updates {…}`) has
+ * its fields named as it sent them, without the spec's `updates.` wrapper the domain reports.
+ */
+export function adcpErrorFor(task: string, request: unknown, err: AppError): ReturnType<typeof adcpError> {
+  const specShapedUpdate = isObject(request) && isObject(request.updates);
+  return adcpError(err, { fieldPrefixToDrop: task === 'update_media_buy' && !specShapedUpdate ? 'updates.' : undefined });
 }
