@@ -115,6 +115,10 @@ describe('MCP binding (POST /mcp)', () => {
     const viaGeneric = await call('call_adcp_agent', { task: 'get_media_buys', params: { media_buy_ids: [buy.media_buy_id] } });
     expect(viaGeneric.structuredContent.media_buys[0]).toMatchObject({ media_buy_id: buy.media_buy_id, status: 'paused' });
 
+    // Errors through call_adcp_agent name fields as the task's own params did: the spec's shape here.
+    const badUpdate = await call('call_adcp_agent', { task: 'update_media_buy', params: { media_buy_id: buy.media_buy_id, idempotency_key: 'mcp-test-generic-upd1', updates: { packages: [{ package_id: 'nope', budget: 5 }] } } });
+    expect(badUpdate.structuredContent.adcp_error).toMatchObject({ code: 'PACKAGE_NOT_FOUND', field: 'updates.packages[0].package_id' });
+
     const forwarded = await call('call_adcp_agent', { task: 'get_products', params: {}, agent_url: 'https://other-seller.example.com/mcp' });
     expect(forwarded.isError).toBe(true);
     expect(forwarded.structuredContent.adcp_error).toMatchObject({ code: 'UNSUPPORTED_FEATURE', field: 'agent_url' });

@@ -131,8 +131,8 @@ export async function callTool(name: string, rawArgs: unknown, ctx: McpContext):
       ctx.app.log.error({ err, tool: name }, 'unhandled MCP tool error');
       err = new AppError('UNAVAILABLE', 'internal error');
     }
-    const task = name === 'call_adcp_agent' && typeof args.task === 'string' ? args.task : name;
-    const request = args;
+    // Through call_adcp_agent, the fields an error names are those of the task's own params.
+    const [task, request] = name === 'call_adcp_agent' && typeof args.task === 'string' ? [args.task, args.params] : [name, args];
     const error = adcpErrorFor(task, request, err as AppError);
     ctx.app.log.debug({ tool: name, code: error.code, field: (error as { field?: string }).field, message: error.message }, 'MCP tool answered an error');
     return toolResult({ adcp_error: error, errors: [error], ...echo }, true);
