@@ -1,4 +1,4 @@
-import { decideAdjustment, deliveryStream, foldDelivery, type DeliveryEvent } from '../domain/delivery/delivery';
+import { decideAdjustment, deliveryStream, foldDelivery, type DeliveryEvent, type DeliveryState } from '../domain/delivery/delivery';
 import { ENDED_STATUSES, mediaBuyDecider, mediaBuyStream } from '../domain/media-buy/media-buy';
 import { ConcurrencyError, type EventStore } from '../eventstore/port';
 import { AppError } from '../shared/errors';
@@ -24,16 +24,34 @@ export async function adjustDelivery(
   const buy = await liveBuy(store, input.media_buy_id);
   const spendCents = Math.round(input.spend * 100);
   if (!Number.isFinite(input.spend) || Math.abs(input.spend * 100 - spendCents) > 1e-6) throw new AppError('VALIDATION_ERROR', 'spend must be an amount with at most two decimals', 'spend');
+  const [event] = await appendDelivery(
+    store,
+    input.media_buy_id,
+    (state) => [decideAdjustment(state, { media_buy_id: input.media_buy_id, owner: buy.terms.owner, packages: buy.terms.packages }, { ...input, spend_cents: spendCents, now: ctx.now })],
+    ctx,
+  );
+  return event!.data;
+}
+
+/**
+ * Appends what `decide` makes of a buy's delivery stream at the version it read, so nothing can
+ * race the ad server's own records: on a concurrent append it reads, folds and decides again
+ * (three retries). Answers the events appended.
+ */
+export async function appendDelivery<E extends DeliveryEvent>(
+  store: EventStore,
+  mediaBuyId: string,
+  decide: (state: DeliveryState) => readonly E[],
+  ctx: CommandContext,
+): Promise<readonly E[]> {
+  const stream = deliveryStream(mediaBuyId);
   for (let attempt = 0; ; attempt++) {
-    const history = await store.readStream(deliveryStream(input.media_buy_id));
-    const event = decideAdjustment(
-      foldDelivery(history),
-      { media_buy_id: input.media_buy_id, owner: buy.terms.owner, packages: buy.terms.packages },
-      { ...input, spend_cents: spendCents, now: ctx.now },
-    );
+    const history = await store.readStream(stream);
+    const events = decide(foldDelivery(history));
+    const metadata = { time: ctx.now, principal: ctx.principal };
     try {
-      await store.append(deliveryStream(input.media_buy_id), [{ type: event.type, data: event.data, metadata: { time: ctx.now, principal: ctx.principal } }], { expectedVersion: history.length });
-      return event.data;
+      await store.append(stream, events.map((e) => ({ type: e.type, data: e.data, metadata })), { expectedVersion: history.length });
+      return events;
     } catch (err) {
       if (err instanceof ConcurrencyError && attempt < 3) continue;
       throw err;

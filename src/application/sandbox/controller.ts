@@ -5,12 +5,12 @@ import { deliveryStream, foldDelivery, hourKey, HOUR_MS, packageTotals, type Hou
 import { mediaBuyDecider, mediaBuyStream, type MediaBuyStatus } from '../../domain/media-buy/media-buy';
 import { taskDecider, taskStream } from '../../domain/task/task';
 import { ownerScopedId } from '../../shared/ids';
-import { ConcurrencyError } from '../../eventstore/port';
 import { AppError } from '../../shared/errors';
 import { mediaBuyStatus3 } from '../../wire/adcp3/answers';
 import { resolveAccount, type ResolvedAccount } from '../accounts';
 import { approveTask } from '../approvals';
 import { handleCommand, loadState, type CommandContext } from '../command-handler';
+import { appendDelivery } from '../delivery-corrections';
 import type { TaskContext } from '../tasks/context';
 import { forceCreateArm } from './directives';
 import { seedScenario, SEED_SCENARIOS } from './seeds';
@@ -258,29 +258,23 @@ async function addDelivery(
   const hourStart = new Date(Math.floor(ctx.app.clock().getTime() / HOUR_MS) * HOUR_MS).toISOString();
   const weights = buy.terms.packages.map((p) => p.budget);
   const [imps, clicks, spend] = [split(add.impressions, weights), split(add.clicks, weights), split(add.spendCents, weights)];
-  const stream = deliveryStream(buy.terms.media_buy_id);
-  for (let attempt = 0; ; attempt++) {
-    const history = await ctx.app.store.readStream(stream);
-    const state = foldDelivery(history);
-    const fresh: HourDelivery[] = [];
-    const adjusted: { hour: HourDelivery; previous: HourDelivery }[] = [];
-    buy.terms.packages.forEach((p, i) => {
-      const previous = state.hours.get(hourKey(p.package_id, hourStart));
-      const hour = { package_id: p.package_id, hour_start: hourStart, impressions: imps[i]! + (previous?.impressions ?? 0), clicks: clicks[i]! + (previous?.clicks ?? 0), spend_cents: spend[i]! + (previous?.spend_cents ?? 0) };
-      if (previous) adjusted.push({ hour, previous });
-      else fresh.push(hour);
-    });
-    const metadata = { time: cmd.now, principal: cmd.principal };
-    const events = [
-      ...(fresh.length ? [{ type: 'DeliveryRecorded', data: { media_buy_id: buy.terms.media_buy_id, owner: buy.terms.owner, currency: buy.terms.currency, hours: fresh, through: new Date(Math.max(state.through ?? 0, Date.parse(hourStart))).toISOString() }, metadata }] : []),
-      ...adjusted.map((a) => ({ type: 'DeliveryAdjusted', data: { media_buy_id: buy.terms.media_buy_id, owner: buy.terms.owner, hour: a.hour, previous: a.previous, reason: 'simulated by the compliance test controller', at: cmd.now }, metadata })),
-    ];
-    try {
-      await ctx.app.store.append(stream, events, { expectedVersion: history.length });
-      return;
-    } catch (err) {
-      if (err instanceof ConcurrencyError && attempt < 3) continue;
-      throw err;
-    }
-  }
+  await appendDelivery(
+    ctx.app.store,
+    buy.terms.media_buy_id,
+    (state) => {
+      const fresh: HourDelivery[] = [];
+      const adjusted: { hour: HourDelivery; previous: HourDelivery }[] = [];
+      buy.terms.packages.forEach((p, i) => {
+        const previous = state.hours.get(hourKey(p.package_id, hourStart));
+        const hour = { package_id: p.package_id, hour_start: hourStart, impressions: imps[i]! + (previous?.impressions ?? 0), clicks: clicks[i]! + (previous?.clicks ?? 0), spend_cents: spend[i]! + (previous?.spend_cents ?? 0) };
+        if (previous) adjusted.push({ hour, previous });
+        else fresh.push(hour);
+      });
+      return [
+        ...(fresh.length ? [{ type: 'DeliveryRecorded' as const, data: { media_buy_id: buy.terms.media_buy_id, owner: buy.terms.owner, currency: buy.terms.currency, hours: fresh, through: new Date(Math.max(state.through ?? 0, Date.parse(hourStart))).toISOString() } }] : []),
+        ...adjusted.map((a) => ({ type: 'DeliveryAdjusted' as const, data: { media_buy_id: buy.terms.media_buy_id, owner: buy.terms.owner, hour: a.hour, previous: a.previous, reason: 'simulated by the compliance test controller', at: cmd.now } })),
+      ];
+    },
+    cmd,
+  );
 }
