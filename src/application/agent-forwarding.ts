@@ -1,8 +1,6 @@
-import { lookup } from 'node:dns/promises';
-import { isIP } from 'node:net';
 import type { Config } from '../config';
 import { AppError } from '../shared/errors';
-import { isPublicAddress } from '../webhooks/url-guard';
+import { addressesOf } from '../webhooks/url-guard';
 
 /** The slice of `@adcp/sdk` forwarding uses (loaded on first use: it is ESM underneath). */
 type CallMcpTool = (agentUrl: string, toolName: string, args: Record<string, unknown>, authToken?: string) => Promise<unknown>;
@@ -26,11 +24,9 @@ export async function forwardToAgent(config: Pick<Config, 'forwardAgentCredentia
     target = new URL(`${url.pathname}${url.search}`, override).href;
   } else {
     if (url.protocol !== 'https:') throw new AppError('VALIDATION_ERROR', 'agent_url must use https', 'agent_url');
-    const host = url.hostname.replace(/^\[|\]$/g, '');
-    const addresses = isIP(host) ? [{ address: host }] : await lookup(host, { all: true, verbatim: true }).catch(() => []);
+    const { addresses, nonPublic } = await addressesOf(url.hostname);
     if (addresses.length === 0) throw new AppError('UNAVAILABLE', `agent_url ${url.hostname} does not resolve`, 'agent_url');
-    const inner = addresses.find((a) => !isPublicAddress(a.address));
-    if (inner) throw new AppError('VALIDATION_ERROR', `agent_url resolves to a non-public address (${inner.address})`, 'agent_url');
+    if (nonPublic) throw new AppError('VALIDATION_ERROR', `agent_url resolves to a non-public address (${nonPublic})`, 'agent_url');
   }
   callMcpTool ??= ((await import('@adcp/sdk')) as unknown as { callMCPTool: CallMcpTool }).callMCPTool;
   let result: unknown;

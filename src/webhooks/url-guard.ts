@@ -11,6 +11,18 @@ export function isPublicAddress(address: string): boolean {
 }
 
 /**
+ * What a URL's hostname stands for: an IP literal (IPv6 brackets stripped) is its own address
+ * (`literal`), a name is what DNS answers now (no addresses when it does not resolve).
+ * `nonPublic` is the first of them that is not publicly routable, if any.
+ */
+export async function addressesOf(hostname: string): Promise<{ literal: boolean; addresses: string[]; nonPublic: string | undefined }> {
+  const host = hostname.replace(/^\[|\]$/g, '');
+  const literal = isIP(host) !== 0;
+  const addresses = literal ? [host] : (await lookup(host, { all: true, verbatim: true }).catch(() => [])).map((a) => a.address);
+  return { literal, addresses, nonPublic: addresses.find((a) => !isPublicAddress(a)) };
+}
+
+/**
  * Registration-time check of a buyer-supplied webhook URL: https, signable, and not pointing into
  * a private network. A name that does not resolve now is accepted (DNS may be down): the
  * delivery agent checks the address again at connect time, which is the guard that counts.
@@ -31,12 +43,6 @@ export async function assertDeliverableUrl(url: string, field: string, allowPriv
     return;
   }
   if (parsed.protocol !== 'https:') throw bad('must use https');
-  const host = parsed.hostname.replace(/^\[|\]$/g, '');
-  if (isIP(host)) {
-    if (!isPublicAddress(host)) throw bad(`points at a non-public address (${host})`);
-    return;
-  }
-  const addresses = await lookup(host, { all: true, verbatim: true }).catch(() => []);
-  const inner = addresses.find((a) => !isPublicAddress(a.address));
-  if (inner) throw bad(`resolves to a non-public address (${inner.address})`);
+  const { literal, nonPublic } = await addressesOf(parsed.hostname);
+  if (nonPublic) throw bad(`${literal ? 'points at' : 'resolves to'} a non-public address (${nonPublic})`);
 }
