@@ -84,10 +84,11 @@ function checkAssets(format: Format, assets: Record<string, unknown>, at: string
 
 /** package_id → the product it buys, for the caller's own live buys. */
 /**
- * Scripted tests name formats of a placeholder agent (`https://your-platform.example.com`): in a
- * sandbox, an agent on a reserved test domain stands for this seller's own, and the id decides.
+ * Scripted tests name formats of a placeholder agent (`https://your-platform.example.com`): an
+ * agent on a reserved test domain stands for this seller's own, and the id decides
+ * (sync_creatives applies this in a sandbox only, preview_creative always).
  */
-function placeholderFormat(formats: readonly Format[], id: { agent_url: string; id: string }): Format | undefined {
+export function placeholderFormat(formats: readonly Format[], id: { agent_url: string; id: string }): Format | undefined {
   if (!URL.canParse(id.agent_url) || !isReservedTestDomain(new URL(id.agent_url).hostname)) return undefined;
   return formats.find((f) => f.format_id.id === id.id);
 }

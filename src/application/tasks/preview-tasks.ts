@@ -5,9 +5,10 @@ import { creativeQueries } from '../../../projections/creatives';
 import type { CreativePreview } from '../../../projections/previews';
 import type { CreativeContent } from '../../domain/creative/creative';
 import { AppError } from '../../shared/errors';
-import { isReservedTestDomain, resolveAccount } from '../accounts';
+import { resolveAccount } from '../accounts';
 import { catalogFor } from '../sandbox/seeds';
 import { defineTask } from './context';
+import { placeholderFormat } from './creative-tasks';
 
 /** How long a preview URL keeps working. */
 const PREVIEW_TTL_MS = 24 * 3_600_000;
@@ -54,8 +55,7 @@ export const previewCreative = defineTask({
     if (!wanted) throw new AppError('INVALID_REQUEST', 'format_id is required (on the request or in creative_manifest)', 'creative_manifest.format_id');
     const { formats } = await catalogFor(ctx, account?.sandbox ? ctx.principal.org : undefined);
     // A placeholder agent (a reserved test domain) stands for this seller's own, as in sync_creatives.
-    const placeholder = URL.canParse(wanted.agent_url) && isReservedTestDomain(new URL(wanted.agent_url).hostname);
-    const format = formats.find((f) => formatKey(f.format_id) === formatKey(wanted)) ?? (placeholder ? formats.find((f) => f.format_id.id === wanted.id) : undefined);
+    const format = formats.find((f) => formatKey(f.format_id) === formatKey(wanted)) ?? placeholderFormat(formats, wanted);
     const now = ctx.app.clock();
     const preview: CreativePreview = {
       preview_id: `pv_${randomBytes(16).toString('base64url')}`,
