@@ -53,10 +53,11 @@ function pricingOptionOf(productId: string, optionId: string, f: Obj): PricingOp
 /**
  * Every product and format a request sees. A buyer's sandbox is a self-contained test world:
  * once it has seeded products (or formats), those are the whole list its sandbox accounts see
- * (`sandboxOwner`), so a scripted test knows exactly what it will find; until then, and for live
- * accounts, the operator's catalog.
+ * (a request under a sandbox `account`), so a scripted test knows exactly what it will find;
+ * until then, and for live accounts or none, the operator's catalog.
  */
-export async function catalogFor(ctx: TaskContext, sandboxOwner: string | undefined): Promise<{ products: Product[]; formats: Format[] }> {
+export async function catalogFor(ctx: TaskContext, account: ResolvedAccount | undefined): Promise<{ products: Product[]; formats: Format[] }> {
+  const sandboxOwner = sandboxOwnerOf(ctx, account);
   const [seededProducts, seededFormats] = sandboxOwner
     ? await Promise.all([sandboxCatalogQueries.products(ctx.app.readModels, sandboxOwner), sandboxCatalogQueries.formats(ctx.app.readModels, sandboxOwner)])
     : [[], []];
@@ -90,8 +91,12 @@ async function testProduct(ctx: TaskContext): Promise<Product> {
   } as Product;
 }
 
+/** Whose seeded catalog a request sees: the caller's own under a sandbox account, else none. */
+const sandboxOwnerOf = (ctx: TaskContext, account: ResolvedAccount | undefined): string | undefined => (account?.sandbox ? ctx.principal.org : undefined);
+
 /** One product as a request sees it (see catalogFor). */
-export async function productFor(ctx: TaskContext, sandboxOwner: string | undefined, productId: string): Promise<Product | undefined> {
+export async function productFor(ctx: TaskContext, account: ResolvedAccount | undefined, productId: string): Promise<Product | undefined> {
+  const sandboxOwner = sandboxOwnerOf(ctx, account);
   if (sandboxOwner) {
     const seeded = await sandboxCatalogQueries.product(ctx.app.readModels, sandboxOwner, productId);
     if (seeded) return seeded;

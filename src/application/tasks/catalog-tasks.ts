@@ -90,7 +90,7 @@ export const getProducts = defineTask({
   async run(input, ctx) {
     const f = input.filters ?? {};
     const account = input.account !== undefined ? await resolveAccount(ctx, input.account) : undefined;
-    const catalog = await catalogFor(ctx, account?.sandbox ? ctx.principal.org : undefined);
+    const catalog = await catalogFor(ctx, account);
     const formats = new Map(catalog.formats.map((fm) => [`${fm.format_id.agent_url}#${fm.format_id.id}`, fm]));
     const filtered = catalog.products.filter((p) => {
       if (f.channels && !p.channels.some((c) => f.channels!.includes(c))) return false;
@@ -130,7 +130,7 @@ export const listCreativeFormats = defineTask({
   input: listFormatsInput,
   async run(input, ctx) {
     const account = input.account !== undefined ? await resolveAccount(ctx, input.account) : undefined;
-    let formats: Format[] = (await catalogFor(ctx, account?.sandbox ? ctx.principal.org : undefined)).formats;
+    let formats: Format[] = (await catalogFor(ctx, account)).formats;
     // A lookup by id resolves any format the caller's products name, its sandbox fixtures too.
     if (input.format_ids && !account) formats = [...formats, ...(await sandboxCatalogQueries.formats(ctx.app.readModels, ctx.principal.org))];
     if (input.format_types) formats = formats.filter((f) => input.format_types!.includes(f.type));

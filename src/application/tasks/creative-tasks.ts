@@ -137,7 +137,7 @@ export async function applySync(ctx: TaskContext, input: z.infer<typeof syncInpu
   const now = ctx.app.clock().toISOString();
   const cmdCtx = { now, principal: ctx.principal.keyId, correlationId: ctx.requestId };
   const account = input.account !== undefined ? await resolveAccount(ctx, input.account) : undefined;
-  const catalog = await catalogFor(ctx, account?.sandbox ? ctx.principal.org : undefined);
+  const catalog = await catalogFor(ctx, account);
   const formats = new Map(catalog.formats.map((f) => [formatKey(f.format_id), f]));
   const products = new Map(catalog.products.map((p) => [p.product_id, p]));
   const packages = input.assignments ? await ownPackages(ctx) : new Map<string, { productId: string; mediaBuyId: string }>();

@@ -199,8 +199,7 @@ export const createMediaBuy = defineTask({
       // The flight first: a request with impossible dates is refused whatever it buys.
       const { start, end } = flightOf(input.start_time, input.end_time, now);
       // Every package is checked before anything is appended: one bad package appends nothing.
-      const seeds = account?.sandbox ? owner : undefined;
-      const products = await Promise.all(input.packages.map((p) => productFor(ctx, seeds, p.product_id)));
+      const products = await Promise.all(input.packages.map((p) => productFor(ctx, account, p.product_id)));
       const packages = input.packages.map((p, i) => resolvePackage(p, i, products[i], mediaBuyId));
       const currency = packages[0]!.currency;
       const mixed = packages.findIndex((p) => p.currency !== currency);

@@ -53,7 +53,7 @@ export const previewCreative = defineTask({
     if (!manifest) throw new AppError('INVALID_REQUEST', 'creative_manifest or creative_id is required', 'creative_manifest');
     const wanted = i.format_id ?? manifest.format_id;
     if (!wanted) throw new AppError('INVALID_REQUEST', 'format_id is required (on the request or in creative_manifest)', 'creative_manifest.format_id');
-    const { formats } = await catalogFor(ctx, account?.sandbox ? ctx.principal.org : undefined);
+    const { formats } = await catalogFor(ctx, account);
     // A placeholder agent (a reserved test domain) stands for this seller's own, as in sync_creatives.
     const format = formats.find((f) => formatKey(f.format_id) === formatKey(wanted)) ?? placeholderFormat(formats, wanted);
     const now = ctx.app.clock();
