@@ -173,6 +173,8 @@ export const mediaBuyQueries = {
       where.push('created_at < ?');
       params.push(f.createdBefore);
     }
+    // The total counts every task the filter matches; the cursor only pages through them.
+    const [{ n }] = await rm.query<{ n: number | string }>(`SELECT COUNT(*) AS n FROM tasks WHERE ${where.join(' AND ')}`, params);
     if (f.before) {
       where.push('(created_at < ? OR (created_at = ? AND task_id < ?))');
       params.push(f.before.created_at, f.before.created_at, f.before.task_id);
@@ -181,7 +183,6 @@ export const mediaBuyQueries = {
       `SELECT task_id, owner, task_type, status, resource_id, message, push_notification_config, created_at, updated_at FROM tasks WHERE ${where.join(' AND ')} ORDER BY created_at DESC, task_id DESC LIMIT ${Math.floor(f.limit)}`,
       params,
     );
-    const [{ n }] = await rm.query<{ n: number | string }>(`SELECT COUNT(*) AS n FROM tasks WHERE ${where.slice(0, f.before ? -1 : undefined).join(' AND ')}`, f.before ? params.slice(0, -3) : params);
     return { rows, total: Number(n) };
   },
   task: async (rm: ReadModelStore, taskId: string, owner?: string): Promise<TaskRow | undefined> => {
