@@ -185,7 +185,7 @@ export async function seedScenario(ctx: TaskContext, account: ResolvedAccount | 
       break;
     }
     case 'seed_creative':
-      return seedCreative(ctx, account, params, fixture, agentFor, cmd);
+      return seedCreative(ctx, params, fixture, agentFor, cmd);
     case 'seed_media_buy':
       return seedMediaBuy(ctx, account, params, fixture, products, cmd);
     default:
@@ -197,7 +197,7 @@ export async function seedScenario(ctx: TaskContext, account: ResolvedAccount | 
 }
 
 /** A creative in the buyer's library, as if synced under the sandbox account (status approved). */
-async function seedCreative(ctx: TaskContext, account: ResolvedAccount | undefined, params: Obj, fixture: Obj, agentFor: (id: string) => string, cmd: CommandContext): Promise<Obj> {
+async function seedCreative(ctx: TaskContext, params: Obj, fixture: Obj, agentFor: (id: string) => string, cmd: CommandContext): Promise<Obj> {
   const creativeId = requireString(params, 'creative_id');
   if (!/^[\w.:-]{1,255}$/.test(creativeId)) throw new ControllerError('INVALID_PARAMS', 'params.creative_id must be 1-255 of A-Z a-z 0-9 _ . : -');
   const fid = isObject(fixture.format_id) && typeof fixture.format_id.id === 'string' ? fixture.format_id : { id: 'display_300x250' };
@@ -212,7 +212,6 @@ async function seedCreative(ctx: TaskContext, account: ResolvedAccount | undefin
     assigned_to: [],
     sandbox: true,
   };
-  void account;
   const hash = createHash('sha256').update(JSON.stringify(content)).digest('hex');
   await handleCommand(ctx.app.store, creativeStream(ctx.principal.org, creativeId), creativeDecider, { type: 'SyncCreative', content, hash, now: cmd.now }, cmd);
   await ctx.app.projections.waitFor(ctx.app.store.appendedUpTo());
