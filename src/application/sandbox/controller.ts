@@ -5,7 +5,7 @@ import { deliveryStream, foldDelivery, hourKey, HOUR_MS, packageTotals, type Hou
 import { mediaBuyDecider, mediaBuyStream, type MediaBuyStatus } from '../../domain/media-buy/media-buy';
 import { taskDecider, taskStream } from '../../domain/task/task';
 import { ownerScopedId } from '../../shared/ids';
-import { AppError } from '../../shared/errors';
+import { AppError, type ErrorCode } from '../../shared/errors';
 import { mediaBuyStatus3 } from '../../wire/adcp3/answers';
 import { resolveAccount, type ResolvedAccount } from '../accounts';
 import { approveTask } from '../approvals';
@@ -123,6 +123,16 @@ async function forceMediaBuyStatus(ctx: TaskContext, params: Obj, cmd: CommandCo
   return { success: true, previous_state: previous, current_state: target, message: `media buy ${id} forced from ${previous} to ${target}` };
 }
 
+/** Runs a forced change; the domain refusing it with one of `codes` answers INVALID_TRANSITION from `previous`. */
+async function refusedAsTransition<T>(previous: string, codes: readonly ErrorCode[], change: () => Promise<T>): Promise<T> {
+  try {
+    return await change();
+  } catch (err) {
+    if (err instanceof AppError && codes.includes(err.code)) throw new ControllerError('INVALID_TRANSITION', err.message, previous);
+    throw err;
+  }
+}
+
 async function forceAccountStatus(ctx: TaskContext, params: Obj, cmd: CommandContext): Promise<Obj> {
   const id = requireString(params, 'account_id');
   const target = requireString(params, 'status');
@@ -130,12 +140,9 @@ async function forceAccountStatus(ctx: TaskContext, params: Obj, cmd: CommandCon
   const { state } = await loadState(ctx.app.store, accountStream(id), accountDecider);
   if (state.status === 'none' || state.terms.owner !== ctx.principal.org) throw new ControllerError('NOT_FOUND', `no account ${id}`);
   if (!state.terms.sandbox) throw new ControllerError('FORBIDDEN', `account ${id} is live`);
-  try {
-    await handleCommand(ctx.app.store, accountStream(id), accountDecider, { type: 'ChangeAccountStatus', status: target as AccountStatus, now: cmd.now }, cmd);
-  } catch (err) {
-    if (err instanceof AppError && err.code === 'INVALID_STATE') throw new ControllerError('INVALID_TRANSITION', err.message, state.status);
-    throw err;
-  }
+  await refusedAsTransition(state.status, ['INVALID_STATE'], () =>
+    handleCommand(ctx.app.store, accountStream(id), accountDecider, { type: 'ChangeAccountStatus', status: target as AccountStatus, now: cmd.now }, cmd),
+  );
   return { success: true, previous_state: state.status, current_state: target };
 }
 
@@ -148,12 +155,9 @@ async function forceCreativeStatus(ctx: TaskContext, params: Obj, cmd: CommandCo
   if (state.status === 'none') throw new ControllerError('NOT_FOUND', `no creative ${id}`);
   if (!state.content.sandbox) throw new ControllerError('FORBIDDEN', `creative ${id} was not synced under a sandbox account`);
   const reason = typeof params.rejection_reason === 'string' ? params.rejection_reason : typeof params.reason === 'string' ? params.reason : undefined;
-  try {
-    await handleCommand(ctx.app.store, stream, creativeDecider, { type: 'ForceCreativeStatus', status: target as CreativeStatus, reason: reason?.slice(0, 500), now: cmd.now }, cmd);
-  } catch (err) {
-    if (err instanceof AppError && err.code === 'INVALID_STATE') throw new ControllerError('INVALID_TRANSITION', err.message, state.status);
-    throw err;
-  }
+  await refusedAsTransition(state.status, ['INVALID_STATE'], () =>
+    handleCommand(ctx.app.store, stream, creativeDecider, { type: 'ForceCreativeStatus', status: target as CreativeStatus, reason: reason?.slice(0, 500), now: cmd.now }, cmd),
+  );
   return { success: true, previous_state: state.status, current_state: target };
 }
 
@@ -173,12 +177,7 @@ async function forceTaskCompletion(ctx: TaskContext, params: Obj, cmd: CommandCo
     if (buy.status === 'none' || !buy.terms.sandbox) throw new ControllerError('FORBIDDEN', `task ${taskId} is not for a sandbox buy`);
   }
   const previous = state.status;
-  try {
-    await approveTask(ctx.app, taskId, 'Completed by the compliance test controller', cmd);
-  } catch (err) {
-    if (err instanceof AppError && (err.code === 'INVALID_STATE' || err.code === 'CONFLICT')) throw new ControllerError('INVALID_TRANSITION', err.message, previous);
-    throw err;
-  }
+  await refusedAsTransition(previous, ['INVALID_STATE', 'CONFLICT'], () => approveTask(ctx.app, taskId, 'Completed by the compliance test controller', cmd));
   return { success: true, previous_state: previous, current_state: 'completed' };
 }
 
