@@ -1,8 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import type { App } from '../app';
 import { previewQueries, type CreativePreview } from '../../projections/previews';
+import { escapeHtml as esc } from '../shared/html';
 
-const esc = (s: unknown) => String(s).replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 /** Only http(s) URLs reach a src attribute (no javascript:, data: or relative tricks). */
 const safeUrl = (u: unknown): string | undefined => {
   if (typeof u !== 'string' || !URL.canParse(u)) return undefined;

@@ -1,4 +1,4 @@
-const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+import { escapeHtml } from '../shared/html';
 
 /**
  * The embedded authorization server's sign-in page: the user proves who they are with one of
