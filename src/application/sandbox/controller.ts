@@ -79,7 +79,6 @@ export async function runController(ctx: TaskContext, request: Obj): Promise<Obj
   }
 }
 
-
 /** One of the caller's buys, bought under a sandbox account (the only kind the controller touches). */
 async function sandboxBuy(ctx: TaskContext, mediaBuyId: string) {
   const { state } = await loadState(ctx.app.store, mediaBuyStream(mediaBuyId), mediaBuyDecider);

@@ -52,8 +52,6 @@ export type TaskState =
 
 export const taskStream = (taskId: string) => `task-${taskId}`;
 
-
-
 /** Which statuses may follow which (spec §3 names them; the order follows A2A task states). */
 const NEXT: Record<TaskStatus, readonly TaskStatus[]> = {
   submitted: ['working', 'input-required', 'completed', 'failed', 'canceled', 'rejected'],

@@ -1,7 +1,6 @@
 import { AppError } from '../../shared/errors';
 import { assertNever, type Decider } from '../decider';
 
-/** How a delivery authenticates: the RFC 9421 profile unless the registration carried `authentication`. */
 /**
  * How an attempt authenticates. RFC 9421 signs with the seller's key for `key_use`: the spec's
  * `request-signing` by default, `webhook-signing` for AdCP 3.0 receivers (which accept only that).
