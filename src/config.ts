@@ -6,6 +6,29 @@ import { parseOriginOverrides } from './shared/guarded-fetch';
  * The one place that reads process.env. Every key is documented in the README's configuration
  * table with the same default; modules receive the parsed object, never the environment.
  */
+/** Who a per-role limit is for: a key's role, or `anonymous` (counted per client address). */
+export const LIMITED_ROLES = ['anonymous', 'buyer', 'seller', 'admin'] as const;
+export type LimitedRole = (typeof LIMITED_ROLES)[number];
+
+/** `anonymous=300,buyer=3000,…`: a positive integer per role; roles left out keep their default. */
+function perRole(defaults: string) {
+  const parse = (text: string) =>
+    Object.fromEntries(
+      text.split(',').map((pair) => {
+        const [role, value] = pair.split('=').map((s) => s.trim());
+        return [role, Number(value)];
+      }),
+    ) as Record<string, number>;
+  return z
+    .string()
+    .regex(/^\s*(anonymous|buyer|seller|admin)\s*=\s*\d{1,9}\s*(,\s*(anonymous|buyer|seller|admin)\s*=\s*\d{1,9}\s*)*$/, {
+      message: 'must be role=number pairs, e.g. anonymous=300,buyer=3000 (roles: anonymous, buyer, seller, admin)',
+    })
+    .refine((text) => Object.values(parse(text)).every((n) => n >= 1), { message: 'every limit must be at least 1' })
+    .default(defaults)
+    .transform((text) => ({ ...parse(defaults), ...parse(text) }) as Record<LimitedRole, number>);
+}
+
 const envSchema = z.object({
   HOST: z.string().min(1).default('127.0.0.1'),
   PORT: z.coerce.number().int().min(0).max(65535).default(4000),
@@ -69,6 +92,14 @@ const envSchema = z.object({
   REDIS_URL: z.string().regex(/^rediss?:\/\//, { message: 'must be a redis:// or rediss:// URL' }).optional(),
   REDIS_KEY_PREFIX: z.string().min(1).default('adcp-gateway:'),
   BRAND_RESOLVE_RATE_LIMIT: z.coerce.number().int().min(1).max(1_000_000).default(20),
+  RESOURCE_LIMITS: z.enum(['on', 'off']).default('on'),
+  REQUESTS_PER_MINUTE: perRole('anonymous=300,buyer=3000,seller=3000,admin=6000'),
+  GRAPHQL_MAX_COST: z.coerce.number().int().min(10).max(1_000_000).default(1000),
+  GRAPHQL_POINTS_PER_MINUTE: perRole('anonymous=5000,buyer=50000,seller=50000,admin=100000'),
+  GRAPHQL_MAX_DEPTH: z.coerce.number().int().min(2).max(64).default(10),
+  AUTH_FAILURES_PER_MINUTE: z.coerce.number().int().min(1).max(1_000_000).default(30),
+  MAX_RESPONSE_BYTES: z.coerce.number().int().min(4096).max(256 * 1024 * 1024).default(8 * 1024 * 1024),
+  REQUEST_TIME_BUDGET_MS: z.coerce.number().int().min(100).max(600_000).default(30_000),
   ALLOW_PRIVATE_WEBHOOK_URLS: z.enum(['0', '1']).default('0'),
   WEBHOOK_KEY_PURPOSE: z.enum(['request-signing', 'webhook-signing']).default('request-signing'),
   WEBHOOK_SIGNING_KEYS_FILE: z.string().min(1).optional(),
@@ -132,6 +163,8 @@ export interface Config {
   redis?: { url: string; keyPrefix: string };
   /** Bulk brand resolutions per client address per minute (spec §8: 20). */
   brandResolveRateLimit: number;
+  /** What one client may ask of this gateway (README: "Limits"); undefined: RESOURCE_LIMITS=off. */
+  limits?: ResourceLimits;
   /** Test seam: live fetches (brand.json, JWKS, adagents.json) for these domains go to these origins. */
   originOverrides: ReadonlyMap<string, string>;
   webhookSigning: { purpose: 'request-signing' | 'webhook-signing'; keysFile: string; inlineKeys?: string };
@@ -153,6 +186,28 @@ export interface OAuthConfig {
   adminClaim: { claim: string; value: string };
   accessTokenTtlSeconds: number;
   keysFile: string;
+}
+
+/**
+ * Per-client limits, the same on every instance (their counters live in the shared rate-limit
+ * store). Per role: a key's role, or `anonymous` per client address.
+ */
+export interface ResourceLimits {
+  requestsPerMinute: Record<LimitedRole, number>;
+  graphql: {
+    /** The most one operation may cost (points: see src/graphql/cost.ts). */
+    maxCost: number;
+    /** Points each principal may spend per minute. */
+    pointsPerMinute: Record<LimitedRole, number>;
+    /** The deepest selection nesting an operation may have. */
+    maxDepth: number;
+  };
+  /** Requests with a credential that fails to verify, per client address per minute. */
+  authFailuresPerMinute: number;
+  /** The largest answer any binding sends; above it the client gets an error asking for less. */
+  maxResponseBytes: number;
+  /** How long a request may take before it is answered 503 (its work is abandoned where it waits). */
+  requestTimeBudgetMs: number;
 }
 
 /** Raised for a bad environment; the CLI prints its message on one line and exits 1. */
@@ -216,6 +271,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     trustProxy: e.TRUST_PROXY === 'true' ? true : e.TRUST_PROXY === 'false' ? false : /^\d+$/.test(e.TRUST_PROXY) ? Number(e.TRUST_PROXY) : e.TRUST_PROXY,
     ...(e.REDIS_URL ? { redis: { url: e.REDIS_URL, keyPrefix: e.REDIS_KEY_PREFIX } } : {}),
     brandResolveRateLimit: e.BRAND_RESOLVE_RATE_LIMIT,
+    ...(e.RESOURCE_LIMITS === 'on'
+      ? {
+          limits: {
+            requestsPerMinute: e.REQUESTS_PER_MINUTE,
+            graphql: { maxCost: e.GRAPHQL_MAX_COST, pointsPerMinute: e.GRAPHQL_POINTS_PER_MINUTE, maxDepth: e.GRAPHQL_MAX_DEPTH },
+            authFailuresPerMinute: e.AUTH_FAILURES_PER_MINUTE,
+            maxResponseBytes: e.MAX_RESPONSE_BYTES,
+            requestTimeBudgetMs: e.REQUEST_TIME_BUDGET_MS,
+          },
+        }
+      : {}),
     complianceDirs: (e.COMPLIANCE_DIRS ?? '').split(',').map((d) => d.trim()).filter(Boolean).map((d) => path.resolve(d)),
     originOverrides: parseOriginOverrides(e.REGISTRY_ORIGIN_OVERRIDES),
     webhookSigning: {

@@ -1,5 +1,6 @@
 import type { Principal } from '../application/api-keys';
 import type { App } from '../app';
+import type { BudgetVerdict } from '../http/shared-budgets';
 
 /** Per-request GraphQL context: the composed application and who is calling (null: anonymous). */
 export interface GraphQLContext {
@@ -8,4 +9,8 @@ export interface GraphQLContext {
   requestId: string;
   /** The origin this gateway is reached at (PUBLIC_URL, else the request's). */
   origin: string;
+  /** The client's address (anonymous callers' limits count by it). */
+  clientAddress: string;
+  /** This request's place in the caller's request rate (absent with RESOURCE_LIMITS=off). */
+  requestBudget?: BudgetVerdict;
 }

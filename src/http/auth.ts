@@ -11,7 +11,19 @@ import { InvalidAccessToken, looksLikeJwt, TokenKeysUnavailable } from '../oauth
  * UNAUTHENTICATED (401 with `WWW-Authenticate: Bearer`), so a typo never
  * silently degrades to anonymous access.
  */
-export async function authenticate(req: FastifyRequest, app: Pick<App, 'readModels' | 'cache' | 'oauth'>): Promise<Principal | null> {
+export function authenticate(req: FastifyRequest, app: Pick<App, 'readModels' | 'cache' | 'oauth'>): Promise<Principal | null> {
+  // Once per request: the request limits resolve the caller before the route does.
+  let outcome = outcomes.get(req);
+  if (!outcome) {
+    outcome = resolvePrincipal(req, app);
+    outcomes.set(req, outcome);
+  }
+  return outcome;
+}
+
+const outcomes = new WeakMap<FastifyRequest, Promise<Principal | null>>();
+
+async function resolvePrincipal(req: FastifyRequest, app: Pick<App, 'readModels' | 'cache' | 'oauth'>): Promise<Principal | null> {
   const header = req.headers.authorization;
   if (header === undefined) return null;
   const m = /^Bearer\s+(\S+)\s*$/i.exec(header);

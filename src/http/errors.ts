@@ -1,82 +1,105 @@
 import type { FastifyReply } from 'fastify';
 import { AppError, httpStatusOf } from '../shared/errors';
 
-/** The REST error shape: `{error:{code,message,field?}}`. */
-export function sendError(reply: FastifyReply, err: AppError, extra: Record<string, unknown> = {}): FastifyReply {
-  errorHeaders(reply, err);
-  return reply.status(httpStatusOf[err.code]).send({
-    error: { code: err.code, message: err.message, ...(err.field ? { field: err.field } : {}) },
-    ...extra,
-  });
+/** An error as one binding answers it: status, headers and body. */
+export interface ErrorAnswer {
+  status: number;
+  headers: Record<string, string>;
+  body: Record<string, unknown>;
 }
 
-/** The registry's error shape (spec §7): `{error: string}`, with the same statuses and headers. */
-export function sendRegistryError(reply: FastifyReply, err: AppError): FastifyReply {
-  errorHeaders(reply, err);
-  return reply.status(httpStatusOf[err.code]).send({ error: err.message });
-}
+type Shape = (err: AppError, status: number) => Record<string, unknown>;
+
+/** The REST error shape: `{error:{code,message,field?}}`. */
+const restShape: Shape = (err) => ({ error: { code: err.code, message: err.message, ...(err.field ? { field: err.field } : {}) } });
+
+/** The registry's error shape (spec §7): `{error: string}`; a rate-limit answer adds `retry_after`. */
+const registryShape: Shape = (err) => ({ error: err.message, ...(err.code === 'RATE_LIMITED' ? { retry_after: retryAfterOf(err) } : {}) });
 
 /**
  * GraphQL over HTTP: a request that never reaches Apollo (bad JSON, too large, wrong type) still
  * answers a GraphQL response, `{errors:[{message, extensions:{code}}]}`, as Apollo's own request
  * errors do; a malformed request is `BAD_REQUEST`, Apollo's code for the same fault.
  */
-export function sendGraphQLError(reply: FastifyReply, err: AppError): FastifyReply {
-  errorHeaders(reply, err);
-  const code = err.code === 'INVALID_REQUEST' ? 'BAD_REQUEST' : err.code;
-  return reply.status(httpStatusOf[err.code]).send({ errors: [{ message: err.message, extensions: { code } }] });
-}
+const graphqlShape: Shape = (err) => ({ errors: [{ message: err.message, extensions: { code: err.code === 'INVALID_REQUEST' ? 'BAD_REQUEST' : err.code } }] });
+
+/** RFC 6749's error shape, for what is refused before the authorization server sees it. */
+const oauthShape: Shape = (err, status) => ({ error: status >= 500 ? 'temporarily_unavailable' : 'invalid_request', error_description: err.message });
+
+/**
+ * JSON-RPC's error shape, for what is refused before the MCP server sees it (bad JSON, too large,
+ * wrong content type, a limit): a parse error or an invalid request, with AdCP's error under `data`.
+ */
+const jsonRpcShape: Shape = (err, status) => {
+  const rpcCode = err.message.includes('not valid JSON') ? -32700 : status >= 500 ? -32603 : -32600;
+  const adcpError =
+    err.code === 'RATE_LIMITED'
+      ? { code: 'RATE_LIMITED', message: err.message, recovery: 'transient', retry_after: retryAfterOf(err) }
+      : { code: status >= 500 ? 'SERVICE_UNAVAILABLE' : 'INVALID_REQUEST', message: err.message, recovery: status >= 500 ? 'transient' : 'correctable' };
+  return { jsonrpc: '2.0', error: { code: rpcCode, message: err.message, data: { adcp_error: adcpError } }, id: null };
+};
 
 /** Paths the embedded authorization server answers (the MCP SDK's router plus our sign-in form and JWKS). */
 export const AUTHORIZATION_SERVER_PATHS = ['/.well-known/oauth-authorization-server', '/authorize', '/token', '/register', '/revoke', '/oauth/login', '/oauth/jwks.json'];
 
-/** RFC 6749's error shape, for what is refused before the authorization server sees it. */
-export function sendOAuthError(reply: FastifyReply, err: AppError): FastifyReply {
-  errorHeaders(reply, err);
-  const status = httpStatusOf[err.code];
-  return reply.status(status).send({ error: status >= 500 ? 'temporarily_unavailable' : 'invalid_request', error_description: err.message });
-}
-
 /** The registry's paths, which answer errors in their own shape. */
 export const isRegistryPath = (url: string) => /^\/api\/(registry|brands|storyboards)\//.test(url);
-
-/**
- * JSON-RPC's error shape, for what is refused before the MCP server sees it (bad JSON, too large,
- * wrong content type): a parse error or an invalid request, with AdCP's error under `data`.
- */
-export function sendJsonRpcError(reply: FastifyReply, err: AppError): FastifyReply {
-  errorHeaders(reply, err);
-  const status = httpStatusOf[err.code];
-  const rpcCode = err.message.includes('not valid JSON') ? -32700 : status >= 500 ? -32603 : -32600;
-  const adcpCode = status >= 500 ? 'SERVICE_UNAVAILABLE' : 'INVALID_REQUEST';
-  return reply.status(status).send({ jsonrpc: '2.0', error: { code: rpcCode, message: err.message, data: { adcp_error: { code: adcpCode, message: err.message, recovery: status >= 500 ? 'transient' : 'correctable' } } }, id: null });
-}
 
 /** The MCP endpoint's paths. */
 export const isMcpPath = (url: string) => /^\/mcp\/?(\?|$)/.test(url);
 
 /** The error shape of the binding a URL belongs to: registry, GraphQL, OAuth, MCP, or the REST shim's. */
-export function errorSenderFor(url: string): (reply: FastifyReply, err: AppError) => FastifyReply {
-  if (isRegistryPath(url)) return sendRegistryError;
-  if (isMcpPath(url)) return sendJsonRpcError;
-  if (AUTHORIZATION_SERVER_PATHS.includes(url.split('?')[0]!)) return sendOAuthError;
-  if (/^\/graphql(\?|$)/.test(url)) return sendGraphQLError;
-  return sendError;
+function shapeFor(url: string): Shape {
+  if (isRegistryPath(url)) return registryShape;
+  if (isMcpPath(url)) return jsonRpcShape;
+  if (AUTHORIZATION_SERVER_PATHS.includes(url.split('?')[0]!)) return oauthShape;
+  if (/^\/graphql(\?|$)/.test(url)) return graphqlShape;
+  return restShape;
 }
 
-function errorHeaders(reply: FastifyReply, err: AppError): void {
-  if (err.code === 'UNAUTHENTICATED') reply.header('WWW-Authenticate', 'Bearer');
+/** How the binding a URL belongs to answers an error. */
+export function errorAnswerFor(url: string, err: AppError): ErrorAnswer {
+  const status = httpStatusOf[err.code];
+  const headers: Record<string, string> = {};
+  if (err.code === 'UNAUTHENTICATED') headers['www-authenticate'] = 'Bearer';
   // Something we depend on is down (a rate-limit store, an issuer's keys): worth a retry soon.
-  if (err.code === 'UNAVAILABLE') reply.header('Retry-After', '30');
+  if (err.code === 'UNAVAILABLE') headers['retry-after'] = '30';
+  if (err.code === 'RATE_LIMITED') headers['retry-after'] = String(retryAfterOf(err));
+  return { status, headers, body: shapeFor(url)(err, status) };
+}
+
+function sendAnswer(reply: FastifyReply, answer: ErrorAnswer, extra: Record<string, unknown> = {}): FastifyReply {
+  return reply.status(answer.status).headers(answer.headers).send({ ...answer.body, ...extra });
+}
+
+/** The REST error shape, with members of the request to echo beside it (its `context`). */
+export function sendError(reply: FastifyReply, err: AppError, extra: Record<string, unknown> = {}): FastifyReply {
+  return sendAnswer(reply, errorAnswerFor('/api/tasks', err), extra);
+}
+
+/** The registry's error shape, for routes that answer registry errors outside the registry paths' hooks. */
+export function sendRegistryError(reply: FastifyReply, err: AppError): FastifyReply {
+  return sendAnswer(reply, errorAnswerFor('/api/registry/', err));
+}
+
+/** Answers an error in the shape of the URL's binding. */
+export function errorSenderFor(url: string): (reply: FastifyReply, err: AppError) => FastifyReply {
+  return (reply, err) => sendAnswer(reply, errorAnswerFor(url, err));
+}
+
+/** Seconds a refused client should wait: what the limit said, else 30. */
+export function retryAfterOf(err: AppError): number {
+  const given = err.details?.retry_after;
+  return typeof given === 'number' && given > 0 ? given : 30;
 }
 
 /** A fault of ours (logged by the caller), masked in the shape of the URL's binding. */
 export function internalErrorBody(url: string): Record<string, unknown> {
-  const send = errorSenderFor(url);
-  if (send === sendRegistryError) return { error: 'internal error' };
-  if (send === sendGraphQLError) return { errors: [{ message: 'internal error', extensions: { code: 'INTERNAL_SERVER_ERROR' } }] };
-  if (send === sendOAuthError) return { error: 'server_error', error_description: 'internal error' };
-  if (send === sendJsonRpcError) return { jsonrpc: '2.0', error: { code: -32603, message: 'internal error' }, id: null };
+  const shape = shapeFor(url);
+  if (shape === registryShape) return { error: 'internal error' };
+  if (shape === graphqlShape) return { errors: [{ message: 'internal error', extensions: { code: 'INTERNAL_SERVER_ERROR' } }] };
+  if (shape === oauthShape) return { error: 'server_error', error_description: 'internal error' };
+  if (shape === jsonRpcShape) return { jsonrpc: '2.0', error: { code: -32603, message: 'internal error' }, id: null };
   return { error: { code: 'INTERNAL_ERROR', message: 'internal error' } };
 }
 

@@ -16,11 +16,27 @@ export interface RateLimiter {
   release(bucket: string): Promise<void>;
   /** Counts a hit; returns the seconds until the window resets when over `limit`, else undefined. */
   hit(bucket: string, limit: number, windowSeconds: number, now?: number): Promise<number | undefined>;
+  /**
+   * Adds `points` (0 reads) to the bucket's current window of `windowSeconds` (windows start on
+   * multiples of it since the epoch, so every instance means the same one) and returns the
+   * window's total after the add: one atomic operation, whichever instances add concurrently.
+   */
+  add(bucket: string, points: number, windowSeconds: number, now?: number): Promise<number>;
   close(): Promise<void>;
 }
 
 export async function openRateLimiter(db: ReadModelStore, redis?: { url: string; keyPrefix: string }, onError?: (err: unknown) => void): Promise<RateLimiter> {
   return redis ? RedisRateLimiter.open(redis.url, redis.keyPrefix, onError) : SqlRateLimiter.open(db);
+}
+
+/** The start (epoch seconds) of the fixed window of `windowSeconds` that `now` (ms) falls in. */
+export function windowStartOf(windowSeconds: number, now: number): number {
+  return Math.floor(now / 1000 / windowSeconds) * windowSeconds;
+}
+
+/** Whole seconds (at least 1) until that window ends. */
+export function secondsLeft(windowSeconds: number, now: number): number {
+  return Math.max(1, windowStartOf(windowSeconds, now) + windowSeconds - Math.floor(now / 1000));
 }
 
 const DDL = [
@@ -60,17 +76,21 @@ export class SqlRateLimiter implements RateLimiter {
   }
 
   async hit(bucket: string, limit: number, windowSeconds: number, now = Date.now()): Promise<number | undefined> {
-    const windowStart = Math.floor(now / 1000 / windowSeconds) * windowSeconds;
+    return (await this.add(bucket, 1, windowSeconds, now)) > limit ? secondsLeft(windowSeconds, now) : undefined;
+  }
+
+  async add(bucket: string, points: number, windowSeconds: number, now = Date.now()): Promise<number> {
+    const windowStart = windowStartOf(windowSeconds, now);
     if (now - this.sweptAt > 60_000) {
       this.sweptAt = now;
       await this.db.execute('DELETE FROM rate_limits WHERE window_start < ?', [windowStart - 86_400]);
     }
     const [row] = await this.db.query<{ hits: number }>(
-      `INSERT INTO rate_limits (bucket, window_start, hits) VALUES (?, ?, 1)
-       ON CONFLICT (bucket, window_start) DO UPDATE SET hits = rate_limits.hits + 1 RETURNING hits`,
-      [bucket, windowStart],
+      `INSERT INTO rate_limits (bucket, window_start, hits) VALUES (?, ?, ?)
+       ON CONFLICT (bucket, window_start) DO UPDATE SET hits = rate_limits.hits + excluded.hits RETURNING hits`,
+      [bucket, windowStart, points],
     );
-    return Number(row!.hits) > limit ? Math.max(1, windowStart + windowSeconds - Math.floor(now / 1000)) : undefined;
+    return Number(row!.hits);
   }
 
   async close(): Promise<void> {
@@ -112,10 +132,13 @@ export class RedisRateLimiter implements RateLimiter {
   }
 
   async hit(bucket: string, limit: number, windowSeconds: number, now = Date.now()): Promise<number | undefined> {
-    const windowStart = Math.floor(now / 1000 / windowSeconds) * windowSeconds;
-    const key = `${this.prefix}window:${bucket}:${windowStart}`;
-    const [[, hits]] = (await this.call(() => this.redis.multi().incr(key).expire(key, windowSeconds + 60).exec())) as [[Error | null, number], unknown];
-    return hits > limit ? Math.max(1, windowStart + windowSeconds - Math.floor(now / 1000)) : undefined;
+    return (await this.add(bucket, 1, windowSeconds, now)) > limit ? secondsLeft(windowSeconds, now) : undefined;
+  }
+
+  async add(bucket: string, points: number, windowSeconds: number, now = Date.now()): Promise<number> {
+    const key = `${this.prefix}window:${bucket}:${windowStartOf(windowSeconds, now)}`;
+    const [[, hits]] = (await this.call(() => this.redis.multi().incrby(key, points).expire(key, windowSeconds + 60).exec())) as [[Error | null, number], unknown];
+    return Number(hits);
   }
 
   /** Redis down is the service's problem, not the caller's: a 503, never a 500. */

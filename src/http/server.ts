@@ -25,6 +25,10 @@ import { registerTaskRoutes } from './tasks-route';
 import { registerMcpRoutes } from './mcp/route';
 import { registerPreviewRoutes } from './preview-route';
 import { nestingLimitRule } from '../graphql/nesting-limit';
+import { costLimitsPlugin, refuseOversizedDocuments } from '../graphql/cost-limits';
+import { registerRequestLimits, requestVerdictOf } from './request-limits';
+import { SharedBudgets } from './shared-budgets';
+import { registerWorkCaps } from './work-caps';
 
 /**
  * One GraphQL error mapping for the whole schema: AppErrors keep their code and field; anything
@@ -117,6 +121,14 @@ export async function buildServer(app: App): Promise<FastifyInstance> {
     return reply.status(500).send(internalErrorBody(req.url));
   });
 
+  const limits = app.config.limits;
+  const budgets = limits && new SharedBudgets(app.rateLimiter, { syncMs: 100, onError: (err) => app.log.warn({ err }, 'rate-limit store unreachable: limits counted per instance meanwhile') });
+  if (limits && budgets) {
+    registerWorkCaps(fastify, limits);
+    registerRequestLimits(fastify, app, limits, budgets);
+    fastify.addHook('onClose', async () => budgets.close());
+  }
+
   fastify.get('/healthz', async () => ({ status: 'ok' }));
 
   fastify.get('/readyz', async (_req, reply) => {
@@ -153,6 +165,7 @@ export async function buildServer(app: App): Promise<FastifyInstance> {
   const plugins: ApolloServerPlugin<GraphQLContext>[] = [
     // We emit no cache hints; the default plugin wraps every field and halves list throughput.
     ApolloServerPluginCacheControlDisabled(),
+    ...(limits && budgets ? [costLimitsPlugin(limits, budgets)] : []),
   ];
   const apollo = new ApolloServer<GraphQLContext>({
     schema: await gatewaySchema(),
@@ -180,7 +193,8 @@ export async function buildServer(app: App): Promise<FastifyInstance> {
         if ((typeof query === 'string' && documentHasNul(query)) || (typeof variables === 'string' && hasNulEscape(variables))) {
           throw new GraphQLError('the GraphQL request contains U+0000 (NUL), which no field accepts', { extensions: { code: 'BAD_REQUEST', http: { status: 400 } } });
         }
-        return { app, principal: await authenticate(req, app), requestId: req.id, origin: publicOrigin(app, req) };
+        const requestBudget = requestVerdictOf(req);
+        return { app, principal: await authenticate(req, app), requestId: req.id, origin: publicOrigin(app, req), clientAddress: req.ip, ...(requestBudget ? { requestBudget } : {}) };
       } catch (err) {
         if (!(err instanceof AppError)) throw err;
         // Apollo answers a context failure with the status and headers carried in extensions.http.
@@ -189,7 +203,12 @@ export async function buildServer(app: App): Promise<FastifyInstance> {
       }
     },
   });
-  fastify.route({ url: '/graphql', method: ['GET', 'POST', 'OPTIONS'], handler });
+  fastify.route({
+    url: '/graphql',
+    method: ['GET', 'POST', 'OPTIONS'],
+    ...(limits && budgets ? { preHandler: refuseOversizedDocuments(app, limits, budgets) } : {}),
+    handler,
+  });
 
   return fastify;
 }

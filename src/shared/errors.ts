@@ -18,6 +18,7 @@ export type ErrorCode =
   | 'IDEMPOTENCY_CONFLICT'
   | 'RATE_LIMITED'
   | 'PAYLOAD_TOO_LARGE'
+  | 'RESPONSE_TOO_LARGE'
   | 'UNSUPPORTED_MEDIA_TYPE'
   | 'UNSUPPORTED_FEATURE'
   | 'ACCOUNT_NOT_FOUND'
@@ -54,6 +55,8 @@ export const httpStatusOf: Record<ErrorCode, number> = {
   IDEMPOTENCY_CONFLICT: 409,
   RATE_LIMITED: 429,
   PAYLOAD_TOO_LARGE: 413,
+  // The request is fine, but what it asks for is more than one answer may carry: ask for less.
+  RESPONSE_TOO_LARGE: 422,
   UNSUPPORTED_MEDIA_TYPE: 415,
   UNSUPPORTED_FEATURE: 422,
   ACCOUNT_NOT_FOUND: 404,

@@ -11,7 +11,16 @@ export function jsonNestingDepth(text: string): number {
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
     if (c === 0x22 /* " */) {
-      for (i++; i < text.length && text.charCodeAt(i) !== 0x22; i++) if (text.charCodeAt(i) === 0x5c /* \ */) i++;
+      // To the quote that ends the string: the next one not escaped (an odd run of backslashes
+      // before a quote escapes it). indexOf jumps, so a long string costs a native scan.
+      for (;;) {
+        const q = text.indexOf('"', i + 1);
+        if (q < 0) return max;
+        let backslashes = 0;
+        while (text.charCodeAt(q - 1 - backslashes) === 0x5c /* \ */) backslashes++;
+        i = q;
+        if (backslashes % 2 === 0) break;
+      }
     } else if (c === 0x5b /* [ */ || c === 0x7b /* { */) {
       if (++depth > max) max = depth;
     } else if (c === 0x5d /* ] */ || c === 0x7d /* } */) {

@@ -62,6 +62,18 @@ function rateLimitContract(name: string, open: () => Promise<Limiters>): void {
       expect(await l.a.hit(bucket(), 1, 3600)).toBeUndefined();
     });
 
+    it('add: points from both instances sum atomically into one window; 0 reads the total', async () => {
+      const b = bucket();
+      const t = Date.UTC(2026, 10, 23, 10, 0, 30);
+      const totals = await Promise.all(Array.from({ length: 20 }, (_, i) => (i % 2 ? l.a : l.b).add(b, 5, 60, t)));
+      // Every add saw a distinct total: none was lost or applied twice.
+      expect([...totals].sort((x, y) => x - y)).toEqual(Array.from({ length: 20 }, (_, i) => 5 * (i + 1)));
+      expect(await l.b.add(b, 0, 60, t + 10_000)).toBe(100);
+      // The next window, and another bucket, start from zero.
+      expect(await l.a.add(b, 0, 60, t + 60_000)).toBe(0);
+      expect(await l.a.add(bucket(), 3, 60, t)).toBe(3);
+    });
+
     it('a new window starts from zero', async () => {
       const b = bucket();
       const t = Date.UTC(2026, 10, 23, 10, 0, 30);

@@ -174,7 +174,7 @@ function mediaBuySuite(name: string, env: () => Promise<{ env: Record<string, st
       expect(denied.body.errors![0]!.extensions).toMatchObject({ code: 'FORBIDDEN' });
 
       const approved = await graphql(gw.url, 'mutation($t: ID!) { approveTask(taskId: $t, note: "IO signed") }', { t: taskId }, seller);
-      expect(approved.body).toEqual({ data: { approveTask: 'completed' } });
+      expect(approved.body.data).toEqual({ approveTask: 'completed' });
       const done = await poll('completed');
       expect(done!.history.map((h: { status: string }) => h.status)).toEqual(['submitted', 'working', 'completed']);
       expect(done!.result).toMatchObject({ media_buy_id: r.body.media_buy_id, status: 'active' });

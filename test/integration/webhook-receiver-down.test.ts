@@ -32,7 +32,7 @@ describe('a buyer whose webhook endpoint is down (DESIGN §6: loses no webhook)'
         end_time: new Date(Date.now() + 7 * 86_400_000).toISOString(),
         push_notification_config: { url: `http://127.0.0.1:${port}/webhooks/create_media_buy/agent_1/rt_down`, operation_id: 'op-down' },
       });
-      expect((await graphql(gw.url, 'mutation($t: ID!) { approveTask(taskId: $t) }', { t: created.task_id }, seller)).body).toEqual({ data: { approveTask: 'completed' } });
+      expect((await graphql(gw.url, 'mutation($t: ID!) { approveTask(taskId: $t) }', { t: created.task_id }, seller)).body.data).toEqual({ approveTask: 'completed' });
       const activity = async () =>
         ((await call('get_media_buys', { media_buy_id: created.media_buy_id, include_webhook_activity: true })).media_buys[0].webhook_activity as Record<string, any>[]) ?? [];
 

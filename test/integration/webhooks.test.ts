@@ -67,7 +67,7 @@ function webhookSuite(name: string, env: () => Promise<{ env: Record<string, str
       const taskId = created.body.task_id as string;
 
       const approved = await graphql(gw.url, 'mutation($t: ID!) { approveTask(taskId: $t, note: "IO signed") }', { t: taskId }, seller);
-      expect(approved.body).toEqual({ data: { approveTask: 'completed' } });
+      expect(approved.body.data).toEqual({ approveTask: 'completed' });
 
       const delivered = (await eventually(() => {
         const ws = forTask(taskId);

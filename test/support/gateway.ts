@@ -12,10 +12,20 @@ export function tempDir(prefix = 'adcp-gw-'): string {
   return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
 }
 
+/**
+ * Request and points budgets far above what any suite sends, so a suite trips a limit only when it
+ * sets one: the defaults are what test/integration/resource-limits.test.ts measures.
+ */
+export const ROOMY_LIMITS: Record<string, string> = {
+  REQUESTS_PER_MINUTE: 'anonymous=1000000,buyer=1000000,seller=1000000,admin=1000000',
+  GRAPHQL_POINTS_PER_MINUTE: 'anonymous=100000000,buyer=100000000,seller=100000000,admin=100000000',
+  AUTH_FAILURES_PER_MINUTE: '1000000',
+};
+
 /** The gateway in this process, on an ephemeral loopback port, with a fresh DATA_DIR by default. */
 export async function startTestGateway(env: Record<string, string> = {}): Promise<RunningGateway & { dataDir: string }> {
   const dataDir = env.DATA_DIR ?? tempDir();
-  const gw = await startGateway(loadConfig({ HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'silent', DATA_DIR: dataDir, ...env }));
+  const gw = await startGateway(loadConfig({ HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'silent', DATA_DIR: dataDir, ...ROOMY_LIMITS, ...env }));
   return Object.assign(gw, { dataDir });
 }
 
@@ -35,7 +45,7 @@ export function spawnGateway(env: Record<string, string>, timeoutMs = 30_000): P
   const child = spawn(process.execPath, [BIN, 'serve'], {
     cwd: ROOT,
     // LOG_LEVEL stays info: the "listening" log line is how the test learns the port.
-    env: { PATH: process.env.PATH ?? '', HOST: '127.0.0.1', PORT: '0', ...env, LOG_LEVEL: 'info' },
+    env: { PATH: process.env.PATH ?? '', HOST: '127.0.0.1', PORT: '0', ...ROOMY_LIMITS, ...env, LOG_LEVEL: 'info' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let err = '';

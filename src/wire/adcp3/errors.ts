@@ -19,6 +19,7 @@ const CODE_3: Partial<Record<ErrorCode, string>> = {
   NOT_FOUND: 'REFERENCE_NOT_FOUND',
   UNAVAILABLE: 'SERVICE_UNAVAILABLE',
   PAYLOAD_TOO_LARGE: 'INVALID_REQUEST',
+  RESPONSE_TOO_LARGE: 'INVALID_REQUEST',
   UNSUPPORTED_MEDIA_TYPE: 'INVALID_REQUEST',
 };
 
@@ -49,14 +50,15 @@ export function adcpError(err: AppError, options: { fieldPrefixToDrop?: string }
   if (err.code === 'INVALID_STATE' && err.details?.action === 'cancel') code = 'NOT_CANCELLABLE';
   const prefix = options.fieldPrefixToDrop;
   const field = err.field && prefix && err.field.startsWith(prefix) ? err.field.slice(prefix.length) : err.field;
-  const details = err.details && Object.fromEntries(Object.entries(err.details).filter(([k]) => k !== 'resource' && k !== 'action'));
+  const details = err.details && Object.fromEntries(Object.entries(err.details).filter(([k]) => k !== 'resource' && k !== 'action' && k !== 'retry_after'));
+  const retryAfter = typeof err.details?.retry_after === 'number' ? err.details.retry_after : 30;
   return {
     code,
     message: err.message,
     recovery: RECOVERY[code] ?? 'correctable',
     ...(field ? { field } : {}),
     ...(details && Object.keys(details).length ? { details } : {}),
-    ...(code === 'SERVICE_UNAVAILABLE' || code === 'RATE_LIMITED' ? { retry_after: 30 } : {}),
+    ...(code === 'SERVICE_UNAVAILABLE' || code === 'RATE_LIMITED' ? { retry_after: retryAfter } : {}),
   };
 }
 

@@ -16,4 +16,14 @@ describe('jsonNestingDepth', () => {
       expect(jsonNestingDepth(JSON.stringify(doc))).toBe(depth(doc));
     }
   });
+
+  it('skips strings of quotes and backslash runs exactly (random strings, stringified)', () => {
+    const alphabet = ['"', '\\', '[', '{', ']', '}', 'a', 'u'];
+    let seed = 7;
+    const next = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31);
+    for (let n = 0; n < 500; n++) {
+      const str = Array.from({ length: next() % 20 }, () => alphabet[next() % alphabet.length]).join('');
+      expect(jsonNestingDepth(JSON.stringify([[str, { k: str }], str]))).toBe(3);
+    }
+  });
 });

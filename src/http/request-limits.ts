@@ -1,0 +1,71 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { App } from '../app';
+import type { Principal } from '../application/api-keys';
+import type { LimitedRole, ResourceLimits } from '../config';
+import { AppError } from '../shared/errors';
+import { authenticate } from './auth';
+import { errorSenderFor } from './errors';
+import type { BudgetVerdict, SharedBudgets } from './shared-budgets';
+
+/** The paths whose requests count against a client's request rate: every API binding. */
+const isLimitedPath = (url: string) => /^\/(graphql|mcp)(\/|\?|$)|^\/api\//.test(url);
+
+/** The request-rate verdict for a request, which GraphQL repeats beside its points in the headers. */
+const verdicts = new WeakMap<FastifyRequest, BudgetVerdict>();
+export const requestVerdictOf = (req: FastifyRequest): BudgetVerdict | undefined => verdicts.get(req);
+
+/** Who a limit counts against: the key (its role's limit), or the client address when anonymous. */
+export function budgetOwner(principal: Principal | null, ip: string): { id: string; role: LimitedRole } {
+  return principal ? { id: `key:${principal.keyId}`, role: principal.role } : { id: `ip:${ip}`, role: 'anonymous' };
+}
+
+/**
+ * `RateLimit-Policy` and `RateLimit` (draft-ietf-httpapi-ratelimit-headers) for the named budgets:
+ * what each allows per window, and what is left of it and for how long.
+ */
+export function rateLimitHeaderValues(budgets: ReadonlyArray<readonly [string, BudgetVerdict]>): [policy: string, state: string] {
+  return [budgets.map(([name, v]) => `"${name}";q=${v.limit};w=${v.windowSeconds}`).join(', '), budgets.map(([name, v]) => `"${name}";r=${v.remaining};t=${v.resetSeconds}`).join(', ')];
+}
+
+/** A refusal for an exhausted budget, in the binding's error shape, with when to come back. */
+export function rateLimited(message: string, verdict: BudgetVerdict): AppError {
+  return new AppError('RATE_LIMITED', message, undefined, { retry_after: verdict.resetSeconds });
+}
+
+/**
+ * Request rates per client on every API binding, shared by the instances: each key may make its
+ * role's requests per minute, an anonymous client its address's share; a client address whose
+ * credentials keep failing to verify is refused before they are checked again. Over a limit the
+ * answer is 429 with `Retry-After`; every counted answer carries the `RateLimit` headers.
+ */
+export function registerRequestLimits(fastify: FastifyInstance, app: App, limits: ResourceLimits, budgets: SharedBudgets): void {
+  fastify.addHook('onRequest', async (req, reply) => {
+    if (!isLimitedPath(req.url)) return;
+    const send = errorSenderFor(req.url);
+    const failures = `auth-failures:${req.ip}`;
+    if (req.headers.authorization !== undefined) {
+      const room = await budgets.peek(failures, limits.authFailuresPerMinute, 60);
+      if (!room.allowed) {
+        reply.header('retry-after', String(room.resetSeconds));
+        return send(reply, rateLimited(`too many failed authentications from this address; try again in ${room.resetSeconds} s`, room));
+      }
+    }
+    let principal: Principal | null = null;
+    try {
+      principal = await authenticate(req, app);
+    } catch (err) {
+      // The route answers the failure in its own words; here it only counts.
+      if (err instanceof AppError && err.code === 'UNAUTHENTICATED') await budgets.spend(failures, 1, 60);
+      return;
+    }
+    const owner = budgetOwner(principal, req.ip);
+    const verdict = await budgets.take(`requests:${owner.id}`, 1, limits.requestsPerMinute[owner.role], 60);
+    verdicts.set(req, verdict);
+    const [policy, state] = rateLimitHeaderValues([['requests', verdict]]);
+    reply.header('ratelimit-policy', policy).header('ratelimit', state);
+    if (!verdict.allowed) {
+      reply.header('retry-after', String(verdict.resetSeconds));
+      return send(reply, rateLimited(`request rate limit reached (${verdict.limit} per ${verdict.windowSeconds} s for ${owner.role === 'anonymous' ? 'an anonymous client' : `a ${owner.role} key`}); try again in ${verdict.resetSeconds} s`, verdict));
+    }
+  });
+}

@@ -1,0 +1,62 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { ResourceLimits } from '../config';
+import { AppError } from '../shared/errors';
+import { errorAnswerFor, errorSenderFor } from './errors';
+
+/** How often overdue requests are looked for: one timer for all of them, not one per request. */
+const SWEEP_MS = 100;
+
+/**
+ * Caps on the work one request may make the gateway do, on every binding:
+ *
+ * - **time**: a request still unanswered after `requestTimeBudgetMs` is answered 503 with
+ *   Retry-After, so a client never waits on a stalled dependency without end (the late answer,
+ *   if one comes, is dropped and logged);
+ * - **size**: an answer larger than `maxResponseBytes` is replaced by an error asking for less
+ *   (RESPONSE_TOO_LARGE, 422), so one request cannot make the gateway stream gigabytes.
+ */
+export function registerWorkCaps(fastify: FastifyInstance, limits: Pick<ResourceLimits, 'requestTimeBudgetMs' | 'maxResponseBytes'>): void {
+  const deadlines = new Map<FastifyRequest, { reply: FastifyReply; at: number }>();
+  const sweep = setInterval(() => {
+    const now = Date.now();
+    for (const [req, { reply, at }] of deadlines) {
+      if (at > now) continue;
+      deadlines.delete(req);
+      if (reply.sent || reply.raw.headersSent) continue;
+      req.log.warn({ url: req.url, budgetMs: limits.requestTimeBudgetMs }, 'request over its time budget: answered 503');
+      errorSenderFor(req.url)(reply, new AppError('UNAVAILABLE', `the request took longer than ${limits.requestTimeBudgetMs} ms, the most one request may take; try again later`));
+    }
+  }, SWEEP_MS);
+  sweep.unref();
+
+  fastify.addHook('onRequest', (req, reply, done) => {
+    deadlines.set(req, { reply, at: Date.now() + limits.requestTimeBudgetMs });
+    done();
+  });
+  const forget = (req: FastifyRequest, _reply: FastifyReply, done: () => void) => {
+    deadlines.delete(req);
+    done();
+  };
+  fastify.addHook('onResponse', forget);
+  fastify.addHook('onRequestAbort', (req, done) => {
+    deadlines.delete(req);
+    done();
+  });
+  fastify.addHook('onClose', (_instance, done) => {
+    clearInterval(sweep);
+    done();
+  });
+
+  fastify.addHook('onSend', (req, reply, payload, done) => {
+    // What the request cost the gateway, for clients pacing themselves and for the limits' tests.
+    reply.header('server-timing', `app;dur=${reply.elapsedTime.toFixed(1)}`);
+    const size = typeof payload === 'string' ? Buffer.byteLength(payload) : Buffer.isBuffer(payload) ? payload.length : 0;
+    if (size <= limits.maxResponseBytes) return done(null, payload);
+    req.log.warn({ url: req.url, size, limit: limits.maxResponseBytes }, 'answer over the response size limit: replaced by an error');
+    const err = new AppError('RESPONSE_TOO_LARGE', `the answer would be ${size} bytes, more than ${limits.maxResponseBytes}, the most one answer may be; ask for fewer items or fields`);
+    // onSend hands back a payload: the error in the binding's shape, serialized here.
+    const answer = errorAnswerFor(req.url, err);
+    reply.status(answer.status).headers(answer.headers).header('content-type', 'application/json; charset=utf-8');
+    done(null, JSON.stringify(answer.body));
+  });
+}
