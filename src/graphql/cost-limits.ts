@@ -1,9 +1,10 @@
 import { HeaderMap, type ApolloServerPlugin } from '@apollo/server';
-import type { preHandlerAsyncHookHandler } from 'fastify';
+import type { onRequestAsyncHookHandler, preHandlerAsyncHookHandler } from 'fastify';
+import type { Principal } from '../application/api-keys';
 import { GraphQLError } from 'graphql';
 import type { App } from '../app';
 import type { ResourceLimits } from '../config';
-import { budgetOwner, rateLimitHeaderValues } from '../http/request-limits';
+import { budgetOwner, rateLimitHeaderValues, requestVerdictOf } from '../http/request-limits';
 import type { BudgetVerdict, SharedBudgets } from '../http/shared-budgets';
 import type { GraphQLContext } from './context';
 import { hasMoreTokensThan, operationCost, TOKENS_PER_POINT, type OperationCost } from './cost';
@@ -22,23 +23,62 @@ export interface CostExtension {
 /** A document past this many tokens alone costs more than the maximum: refused before it is parsed. */
 export const maxTokensFor = (limits: ResourceLimits) => limits.graphql.maxCost * TOKENS_PER_POINT;
 
+/** The caller's GraphQL points: the bucket they are counted in and their role's budget. */
+function pointsOf(limits: ResourceLimits, principal: Principal | null, clientAddress: string): { bucket: string; limit: number } {
+  const owner = budgetOwner(principal, clientAddress);
+  return { bucket: `graphql-points:${owner.id}`, limit: limits.graphql.pointsPerMinute[owner.role] };
+}
+
+/** The `RateLimit` headers with both budgets: the request rate (when counted) and the points. */
+function budgetHeaders(requests: BudgetVerdict | undefined, points: BudgetVerdict): [policy: string, state: string] {
+  return rateLimitHeaderValues(requests ? [['requests', requests], ['graphql-points', points]] : [['graphql-points', points]]);
+}
+
 /**
- * A Fastify preHandler for /graphql: a document past `maxTokensFor` tokens alone costs more than
+ * A route onRequest hook for /graphql: a caller whose points for the minute are spent is refused
+ * (THROTTLED, 429) before the body is even read, so a client looping on refused operations costs
+ * next to nothing once its budget is gone.
+ */
+export function refuseWhenPointsSpent(app: App, limits: ResourceLimits, budgets: SharedBudgets): onRequestAsyncHookHandler {
+  return async (req, reply) => {
+    if (req.method === 'OPTIONS') return;
+    const { bucket, limit } = pointsOf(limits, await authenticate(req, app).catch(() => null), req.ip);
+    const points = await budgets.peek(bucket, limit, 60);
+    if (points.allowed) return;
+    const [policy, state] = budgetHeaders(requestVerdictOf(req), points);
+    return reply
+      .status(429)
+      .headers({ 'retry-after': String(points.resetSeconds), 'ratelimit-policy': policy, ratelimit: state })
+      .send({
+        errors: [{ message: `Your ${points.limit} points per ${points.windowSeconds} s are spent; try again in ${points.resetSeconds} s.`, extensions: { code: 'THROTTLED' } }],
+        extensions: { cost: costExtension(null, limits, points) },
+      });
+  };
+}
+
+/**
+ * A route preHandler for /graphql: a document past `maxTokensFor` tokens alone costs more than
  * one operation may, so it is refused (MAX_COST_EXCEEDED, 400) after counting that many tokens,
  * before Apollo hashes, parses and validates all of it (the 800 KB probe took seconds of that).
+ * Like every operation refused for its size, it is charged the most one operation may cost.
  */
 export function refuseOversizedDocuments(app: App, limits: ResourceLimits, budgets: SharedBudgets): preHandlerAsyncHookHandler {
   const maxTokens = maxTokensFor(limits);
   return async (req, reply) => {
     const query = (req.body as { query?: unknown } | undefined)?.query ?? (req.query as { query?: unknown } | undefined)?.query;
     if (typeof query !== 'string' || !hasMoreTokensThan(query, maxTokens)) return;
-    const owner = budgetOwner(await authenticate(req, app).catch(() => null), req.ip);
-    const points = await budgets.peek(`graphql-points:${owner.id}`, limits.graphql.pointsPerMinute[owner.role], 60);
+    const { bucket, limit } = pointsOf(limits, await authenticate(req, app).catch(() => null), req.ip);
+    await budgets.spend(bucket, limits.graphql.maxCost, 60);
+    const points = await budgets.peek(bucket, limit, 60);
     const message = `This operation costs more than ${limits.graphql.maxCost} points, the most one operation may cost: its document alone has more than ${maxTokens} tokens (1 point per ${TOKENS_PER_POINT}). Ask for less in one operation.`;
-    return reply.status(400).send({
-      errors: [{ message, extensions: { code: 'MAX_COST_EXCEEDED', maximumCost: limits.graphql.maxCost } }],
-      extensions: { cost: costExtension(null, limits, points) },
-    });
+    const [policy, state] = budgetHeaders(requestVerdictOf(req), points);
+    return reply
+      .status(400)
+      .headers({ 'ratelimit-policy': policy, ratelimit: state })
+      .send({
+        errors: [{ message, extensions: { code: 'MAX_COST_EXCEEDED', maximumCost: limits.graphql.maxCost } }],
+        extensions: { cost: costExtension(null, limits, points) },
+      });
   };
 }
 
@@ -57,7 +97,7 @@ function costExtension(requested: number | null, limits: ResourceLimits, points:
  * answer carries `extensions.cost` and the `RateLimit` headers with both budgets.
  */
 export function costLimitsPlugin(limits: ResourceLimits, budgets: SharedBudgets): ApolloServerPlugin<GraphQLContext> {
-  const { maxCost, maxDepth, pointsPerMinute } = limits.graphql;
+  const { maxCost, maxDepth } = limits.graphql;
   return {
     async requestDidStart() {
       let cost: OperationCost | undefined;
@@ -67,6 +107,9 @@ export function costLimitsPlugin(limits: ResourceLimits, budgets: SharedBudgets)
           if (!operation) return; // Apollo refuses a document without the named operation itself
           cost = operationCost(schema, document, operation, request.variables);
           if (!cost) return; // the variables do not fit: execution refuses it, having run nothing
+          const { bucket, limit } = pointsOf(limits, contextValue.principal, contextValue.clientAddress);
+          // Refusing an operation for its size is work too: it is charged the most one may cost.
+          if (cost.depth > maxDepth || cost.total > maxCost) await budgets.spend(bucket, maxCost, 60);
           if (cost.depth > maxDepth) {
             throw new GraphQLError(`This operation nests ${cost.depth} levels deep; the most allowed is ${maxDepth}.`, {
               extensions: { code: 'MAX_DEPTH_EXCEEDED', depth: cost.depth, maximumDepth: maxDepth, http: { status: 400 } },
@@ -77,8 +120,7 @@ export function costLimitsPlugin(limits: ResourceLimits, budgets: SharedBudgets)
               extensions: { code: 'MAX_COST_EXCEEDED', cost: cost.total, maximumCost: maxCost, http: { status: 400 } },
             });
           }
-          const owner = budgetOwner(contextValue.principal, contextValue.clientAddress);
-          points = await budgets.take(`graphql-points:${owner.id}`, cost.total, pointsPerMinute[owner.role], 60);
+          points = await budgets.take(bucket, cost.total, limit, 60);
           if (!points.allowed) {
             throw new GraphQLError(`This operation costs ${cost.total} points and ${points.remaining} of your ${points.limit} per ${points.windowSeconds} s are left; try again in ${points.resetSeconds} s.`, {
               extensions: { code: 'THROTTLED', cost: cost.total, http: { status: 429, headers: new HeaderMap([['retry-after', String(points.resetSeconds)]]) } },
@@ -86,11 +128,10 @@ export function costLimitsPlugin(limits: ResourceLimits, budgets: SharedBudgets)
           }
         },
         async willSendResponse({ response, contextValue }) {
-          const owner = budgetOwner(contextValue.principal, contextValue.clientAddress);
-          points ??= await budgets.peek(`graphql-points:${owner.id}`, pointsPerMinute[owner.role], 60);
+          const { bucket, limit } = pointsOf(limits, contextValue.principal, contextValue.clientAddress);
+          points ??= await budgets.peek(bucket, limit, 60);
           if (response.body.kind === 'single') response.body.singleResult.extensions = { ...response.body.singleResult.extensions, cost: costExtension(cost?.total ?? null, limits, points) };
-          const named: [string, BudgetVerdict][] = contextValue.requestBudget ? [['requests', contextValue.requestBudget], ['graphql-points', points]] : [['graphql-points', points]];
-          const [policy, state] = rateLimitHeaderValues(named);
+          const [policy, state] = budgetHeaders(contextValue.requestBudget, points);
           response.http.headers.set('ratelimit-policy', policy);
           response.http.headers.set('ratelimit', state);
         },

@@ -25,7 +25,7 @@ import { registerTaskRoutes } from './tasks-route';
 import { registerMcpRoutes } from './mcp/route';
 import { registerPreviewRoutes } from './preview-route';
 import { nestingLimitRule } from '../graphql/nesting-limit';
-import { costLimitsPlugin, refuseOversizedDocuments } from '../graphql/cost-limits';
+import { costLimitsPlugin, refuseOversizedDocuments, refuseWhenPointsSpent } from '../graphql/cost-limits';
 import { registerRequestLimits, requestVerdictOf } from './request-limits';
 import { SharedBudgets } from './shared-budgets';
 import { registerWorkCaps } from './work-caps';
@@ -206,7 +206,7 @@ export async function buildServer(app: App): Promise<FastifyInstance> {
   fastify.route({
     url: '/graphql',
     method: ['GET', 'POST', 'OPTIONS'],
-    ...(limits && budgets ? { preHandler: refuseOversizedDocuments(app, limits, budgets) } : {}),
+    ...(limits && budgets ? { onRequest: refuseWhenPointsSpent(app, limits, budgets), preHandler: refuseOversizedDocuments(app, limits, budgets) } : {}),
     handler,
   });
 

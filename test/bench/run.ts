@@ -9,6 +9,7 @@ import { PostgresEventStore } from '../../src/eventstore/postgres';
 import { rebuildProjection } from '../../src/projections/runner';
 import { SqliteReadModelStore } from '../../src/readmodel/sqlite';
 import { newEventId } from '../../src/shared/ids';
+import { ROOMY_LIMITS } from '../support/gateway';
 
 /**
  * `npm run bench`: one JSON line per measurement, `{"name","value","unit","baseline","ratio"}`,
@@ -270,7 +271,7 @@ async function createMediaBuyRest(dir: string): Promise<void> {
   const { startGateway } = await import('../../src/main');
   const { issueApiKey } = await import('../../src/application/api-keys');
   const count = n(5000);
-  const gw = await startGateway(loadConfig({ HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'silent', DATA_DIR: path.join(dir, 'gw'), APPROVAL_POLICY: 'never' }));
+  const gw = await startGateway(loadConfig({ HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'silent', DATA_DIR: path.join(dir, 'gw'), APPROVAL_POLICY: 'never', ...ROOMY_LIMITS }));
   try {
     const key = (await issueApiKey(gw.app.store, { org: 'bench', role: 'buyer' }, { now: new Date().toISOString() })).key;
     for (let i = 0; i < 500 && (await fetch(`${gw.url}/readyz`)).status !== 200; i++) await new Promise((r) => setTimeout(r, 20));
@@ -302,7 +303,7 @@ async function createMediaBuyMcp(dir: string): Promise<void> {
   const { startGateway } = await import('../../src/main');
   const { issueApiKey } = await import('../../src/application/api-keys');
   const count = n(3000);
-  const gw = await startGateway(loadConfig({ HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'silent', DATA_DIR: path.join(dir, 'mcp'), APPROVAL_POLICY: 'never' }));
+  const gw = await startGateway(loadConfig({ HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'silent', DATA_DIR: path.join(dir, 'mcp'), APPROVAL_POLICY: 'never', ...ROOMY_LIMITS }));
   const agent = spawn(process.execPath, [path.join(__dirname, 'sdk-agent.js')], {
     env: { PATH: process.env.PATH ?? '', NODE_ENV: 'development', ADCP_DECISIONING_ALLOW_ACCOUNT_ID_PRINCIPAL: '1' },
     stdio: ['ignore', 'pipe', 'ignore'],
@@ -356,7 +357,7 @@ async function graphqlMediaBuyById(dir: string): Promise<void> {
   const { startGateway } = await import('../../src/main');
   const { issueApiKey } = await import('../../src/application/api-keys');
   const count = n(10_000);
-  const gw = await startGateway(loadConfig({ HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'silent', DATA_DIR: path.join(dir, 'gql'), APPROVAL_POLICY: 'never' }));
+  const gw = await startGateway(loadConfig({ HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'silent', DATA_DIR: path.join(dir, 'gql'), APPROVAL_POLICY: 'never', ...ROOMY_LIMITS }));
   const bareServer = http.createServer();
   try {
     const key = (await issueApiKey(gw.app.store, { org: 'bench', role: 'buyer' }, { now: new Date().toISOString() })).key;
@@ -402,6 +403,57 @@ async function graphqlMediaBuyById(dir: string): Promise<void> {
   }
 }
 
+/**
+ * What the resource limits cost: the same loads on two gateways in one run, one with
+ * RESOURCE_LIMITS=off (the baseline) and one with every limit on but budgets too roomy to refuse,
+ * so each request is still authenticated early, counted, priced (GraphQL), timed and size-checked.
+ * Rounds alternate the two sides (see `compare`).
+ */
+async function limitsOverhead(dir: string): Promise<void> {
+  const { loadConfig } = await import('../../src/config');
+  const { startGateway } = await import('../../src/main');
+  const { issueApiKey } = await import('../../src/application/api-keys');
+  const start = async (name: string, env: Record<string, string>) => {
+    const gw = await startGateway(loadConfig({ HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'silent', DATA_DIR: path.join(dir, name), APPROVAL_POLICY: 'never', ...env }));
+    const key = (await issueApiKey(gw.app.store, { org: 'bench', role: 'buyer' }, { now: new Date().toISOString() })).key;
+    for (let i = 0; i < 500 && (await fetch(`${gw.url}/readyz`)).status !== 200; i++) await new Promise((r) => setTimeout(r, 20));
+    return { gw, key };
+  };
+  const on = await start('limits-on', ROOMY_LIMITS);
+  const off = await start('limits-off', { RESOURCE_LIMITS: 'off' });
+  try {
+    const create = {
+      brand_manifest: { url: 'https://acme.example' },
+      packages: [{ product_id: 'news_display_run_of_site', pricing_option_id: 'cpm_usd_fixed', budget: 1000 }],
+      start_time: { type: 'asap' },
+      end_time: new Date(Date.now() + 30 * 86_400_000).toISOString(),
+    };
+    let round = 0;
+    const creates = (side: typeof on) => runLoad({ url: side.gw.url, key: side.key, path: '/api/tasks/create_media_buy', body: create, count: n(3000), concurrency: 16, prefix: `limits-${++round}-` });
+    await creates(on);
+    await creates(off);
+    const c = await compare(5, () => creates(on), () => creates(off));
+    emit({ name: 'limits_create_media_buy_rest_sqlite', value: c.value, unit: 'commands/s', baseline: c.baseline, ratio: c.ratio, target: 'ratio >= 0.97 (baseline: the same gateway with RESOURCE_LIMITS=off)' });
+
+    // One buy by id over GraphQL, ids drawn from what each side created above.
+    const bodiesOf = async (side: typeof on) => {
+      await side.gw.app.projections.waitFor(side.gw.app.store.appendedUpTo());
+      const buys = (await (await fetch(`${side.gw.url}/api/tasks/get_media_buys`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${side.key}` }, body: JSON.stringify({ pagination: { max_results: 100 } }) })).json()) as { media_buys: { media_buy_id: string }[] };
+      if (buys.media_buys.length < 100) throw new Error('the limits bench found too few buys to read');
+      return buys.media_buys.map((b) => JSON.stringify({ query: 'query Buy($request: JSONObject) { mediaBuys(request: $request) }', variables: { request: { media_buy_ids: [b.media_buy_id] } } }));
+    };
+    const [bodiesOn, bodiesOff] = [await bodiesOf(on), await bodiesOf(off)];
+    const reads = (side: typeof on, bodies: string[]) => runLoad({ url: side.gw.url, key: side.key, path: '/graphql', bodies, count: n(6000), concurrency: 16, refuse: '"errors"' });
+    await reads(on, bodiesOn);
+    await reads(off, bodiesOff);
+    const r = await compare(5, () => reads(on, bodiesOn), () => reads(off, bodiesOff));
+    emit({ name: 'limits_graphql_media_buy_by_id', value: r.value, unit: 'requests/s', baseline: r.baseline, ratio: r.ratio, target: 'ratio >= 0.97 (baseline: the same gateway with RESOURCE_LIMITS=off)' });
+  } finally {
+    await on.gw.stop();
+    await off.gw.stop();
+  }
+}
+
 /** A loopback webhook receiver in a worker thread (its own event loop, like a separate buyer). */
 const RECEIVER_WORKER = `
 const http = require('node:http');
@@ -429,7 +481,7 @@ async function webhookDelivery(dir: string): Promise<void> {
   const port = await new Promise<number>((resolve) => receiver.once('message', resolve));
   const url = `http://127.0.0.1:${port}/webhooks/create_media_buy/agent_1/route`;
   const body = (i: number) => JSON.stringify({ idempotency_key: `whk_bench_${i}_${'x'.repeat(12)}`, task_id: `task_${i}`, operation_id: `op_${i}`, task_type: 'create_media_buy', domain: 'media-buy', status: 'completed', timestamp: new Date().toISOString(), message: 'done', result: { media_buy_id: `mb_${i}` } });
-  const gw = await startGateway(loadConfig({ HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'silent', DATA_DIR: path.join(dir, 'wh'), ALLOW_PRIVATE_WEBHOOK_URLS: '1' }));
+  const gw = await startGateway(loadConfig({ HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'silent', DATA_DIR: path.join(dir, 'wh'), ALLOW_PRIVATE_WEBHOOK_URLS: '1', ...ROOMY_LIMITS }));
   let round = 0;
   try {
     // Done when the read models show every fire delivered (counted as the runner applies them,
@@ -548,7 +600,7 @@ async function brandBulkResolve(dir: string): Promise<void> {
   const { startGateway } = await import('../../src/main');
   const { registerBrand } = await import('../../src/application/brands');
   const requests = n(500);
-  const gw = await startGateway(loadConfig({ HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'silent', DATA_DIR: path.join(dir, 'brands'), BRAND_RESOLVE_RATE_LIMIT: '1000000' }));
+  const gw = await startGateway(loadConfig({ HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'silent', DATA_DIR: path.join(dir, 'brands'), BRAND_RESOLVE_RATE_LIMIT: '1000000', ...ROOMY_LIMITS }));
   const domains = Array.from({ length: 100 }, (_, i) => `brand${i}.example`);
   const now = new Date().toISOString();
   for (const d of domains) await registerBrand(gw.app.store, d, { canonical_id: d.split('.')[0]!, brand_name: d, names: [{ en: d }], relationship_trust: 'standalone' }, now, 'bench');
@@ -769,7 +821,7 @@ async function postgresAppend(adminUrl: string): Promise<void> {
 }
 
 /** What `bench <name>` selects by substring (one benchmark may emit several lines). */
-export const BENCH_NAMES = ['append', 'create_media_buy', 'mcp', 'graphql_media_buy_by_id', 'webhook_signed_delivery', 'webhook_verification', 'brand_bulk_resolve_100_p99', 'readall', 'rebuild', 'memory', 'postgres'];
+export const BENCH_NAMES = ['append', 'create_media_buy', 'mcp', 'graphql_media_buy_by_id', 'limits', 'webhook_signed_delivery', 'webhook_verification', 'brand_bulk_resolve_100_p99', 'readall', 'rebuild', 'memory', 'postgres'];
 
 export async function runBenchmarks(args: string[]): Promise<void> {
   const only = args.find((a) => !a.startsWith('-'));
@@ -780,6 +832,7 @@ export async function runBenchmarks(args: string[]): Promise<void> {
     if (want('create_media_buy')) await createMediaBuyRest(dir);
     if (want('create_media_buy_mcp')) await createMediaBuyMcp(dir);
     if (want('graphql_media_buy_by_id')) await graphqlMediaBuyById(dir);
+    if (want('limits')) await limitsOverhead(dir);
     if (want('webhook_signed_delivery')) await webhookDelivery(dir);
     if (want('webhook_verification')) await webhookVerification();
     if (want('brand_bulk_resolve_100_p99')) await brandBulkResolve(dir);
