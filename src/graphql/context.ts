@@ -1,6 +1,7 @@
 import type { Principal } from '../application/api-keys';
 import type { App } from '../app';
 import type { BudgetVerdict } from '../http/shared-budgets';
+import type { OperationCost } from './cost';
 
 /** Per-request GraphQL context: the composed application and who is calling (null: anonymous). */
 export interface GraphQLContext {
@@ -13,4 +14,6 @@ export interface GraphQLContext {
   clientAddress: string;
   /** This request's place in the caller's request rate (absent with RESOURCE_LIMITS=off). */
   requestBudget?: BudgetVerdict;
+  /** The operation's price and the points it left (graphql/cost-limits.ts). */
+  priced?: { cost?: OperationCost; points?: BudgetVerdict };
 }

@@ -13,15 +13,15 @@ import { InvalidAccessToken, looksLikeJwt, TokenKeysUnavailable } from '../oauth
  */
 export function authenticate(req: FastifyRequest, app: Pick<App, 'readModels' | 'cache' | 'oauth'>): Promise<Principal | null> {
   // Once per request: the request limits resolve the caller before the route does.
-  let outcome = outcomes.get(req);
-  if (!outcome) {
-    outcome = resolvePrincipal(req, app);
-    outcomes.set(req, outcome);
-  }
-  return outcome;
+  return (req.principalOutcome ??= resolvePrincipal(req, app));
 }
 
-const outcomes = new WeakMap<FastifyRequest, Promise<Principal | null>>();
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The caller, once authenticate() has been asked (the server decorates requests with null). */
+    principalOutcome: Promise<Principal | null> | null;
+  }
+}
 
 async function resolvePrincipal(req: FastifyRequest, app: Pick<App, 'readModels' | 'cache' | 'oauth'>): Promise<Principal | null> {
   const header = req.headers.authorization;

@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { App } from '../app';
 import type { Principal } from '../application/api-keys';
 import type { LimitedRole, ResourceLimits } from '../config';
@@ -10,9 +10,13 @@ import type { BudgetVerdict, SharedBudgets } from './shared-budgets';
 /** The paths whose requests count against a client's request rate: every API binding. */
 const isLimitedPath = (url: string) => /^\/(graphql|mcp)(\/|\?|$)|^\/api\//.test(url);
 
-/** The request-rate verdict for a request, which GraphQL repeats beside its points in the headers. */
-const verdicts = new WeakMap<FastifyRequest, BudgetVerdict>();
-export const requestVerdictOf = (req: FastifyRequest): BudgetVerdict | undefined => verdicts.get(req);
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** This request's place in its client's request rate (GraphQL repeats it beside its points). */
+    requestBudget: BudgetVerdict | null;
+  }
+}
+
 
 /** Who a limit counts against: the key (its role's limit), or the client address when anonymous. */
 export function budgetOwner(principal: Principal | null, ip: string): { id: string; role: LimitedRole } {
@@ -38,17 +42,23 @@ export function rateLimited(message: string, verdict: BudgetVerdict): AppError {
  * credentials keep failing to verify is refused before they are checked again. Over a limit the
  * answer is 429 with `Retry-After`; every counted answer carries the `RateLimit` headers.
  */
-export function registerRequestLimits(fastify: FastifyInstance, app: App, limits: ResourceLimits, budgets: SharedBudgets): void {
+export function registerRequestLimits(
+  fastify: FastifyInstance,
+  app: App,
+  limits: ResourceLimits,
+  budgets: SharedBudgets,
+  /** Runs once a request is admitted, before its body is read: answers it (true) to refuse it. */
+  admitted?: (req: FastifyRequest, reply: FastifyReply, principal: Principal | null) => boolean,
+): void {
+  fastify.decorateRequest('requestBudget', null);
+  // One await (the credential, which the route would wait for anyway); the budgets answer at once.
   fastify.addHook('onRequest', async (req, reply) => {
     if (!isLimitedPath(req.url)) return;
-    const send = errorSenderFor(req.url);
     const failures = `auth-failures:${req.ip}`;
     if (req.headers.authorization !== undefined) {
-      const room = await budgets.peek(failures, limits.authFailuresPerMinute, 60);
-      if (!room.allowed) {
-        reply.header('retry-after', String(room.resetSeconds));
-        return send(reply, rateLimited(`too many failed authentications from this address; try again in ${room.resetSeconds} s`, room));
-      }
+      const pending = budgets.peek(failures, limits.authFailuresPerMinute, 60);
+      const room = pending instanceof Promise ? await pending : pending;
+      if (!room.allowed) return refuse(req, reply, `too many failed authentications from this address; try again in ${room.resetSeconds} s`, room);
     }
     let principal: Principal | null = null;
     try {
@@ -59,13 +69,20 @@ export function registerRequestLimits(fastify: FastifyInstance, app: App, limits
       return;
     }
     const owner = budgetOwner(principal, req.ip);
-    const verdict = await budgets.take(`requests:${owner.id}`, 1, limits.requestsPerMinute[owner.role], 60);
-    verdicts.set(req, verdict);
+    const pending = budgets.take(`requests:${owner.id}`, 1, limits.requestsPerMinute[owner.role], 60);
+    const verdict = pending instanceof Promise ? await pending : pending;
+    req.requestBudget = verdict;
     const [policy, state] = rateLimitHeaderValues([['requests', verdict]]);
     reply.header('ratelimit-policy', policy).header('ratelimit', state);
     if (!verdict.allowed) {
-      reply.header('retry-after', String(verdict.resetSeconds));
-      return send(reply, rateLimited(`request rate limit reached (${verdict.limit} per ${verdict.windowSeconds} s for ${owner.role === 'anonymous' ? 'an anonymous client' : `a ${owner.role} key`}); try again in ${verdict.resetSeconds} s`, verdict));
+      const who = owner.role === 'anonymous' ? 'an anonymous client' : `a ${owner.role} key`;
+      return refuse(req, reply, `request rate limit reached (${verdict.limit} per ${verdict.windowSeconds} s for ${who}); try again in ${verdict.resetSeconds} s`, verdict);
     }
+    if (admitted?.(req, reply, principal)) return reply;
   });
+}
+
+function refuse(req: FastifyRequest, reply: FastifyReply, message: string, verdict: BudgetVerdict): FastifyReply {
+  reply.header('retry-after', String(verdict.resetSeconds));
+  return errorSenderFor(req.url)(reply, rateLimited(message, verdict));
 }

@@ -26,7 +26,7 @@ import { registerMcpRoutes } from './mcp/route';
 import { registerPreviewRoutes } from './preview-route';
 import { nestingLimitRule } from '../graphql/nesting-limit';
 import { costLimitsPlugin, refuseOversizedDocuments, refuseWhenPointsSpent } from '../graphql/cost-limits';
-import { registerRequestLimits, requestVerdictOf } from './request-limits';
+import { registerRequestLimits } from './request-limits';
 import { SharedBudgets } from './shared-budgets';
 import { registerWorkCaps } from './work-caps';
 
@@ -125,9 +125,12 @@ export async function buildServer(app: App): Promise<FastifyInstance> {
   const budgets = limits && new SharedBudgets(app.rateLimiter, { syncMs: 100, onError: (err) => app.log.warn({ err }, 'rate-limit store unreachable: limits counted per instance meanwhile') });
   if (limits && budgets) {
     registerWorkCaps(fastify, limits);
-    registerRequestLimits(fastify, app, limits, budgets);
+    registerRequestLimits(fastify, app, limits, budgets, refuseWhenPointsSpent(limits, budgets));
     fastify.addHook('onClose', async () => budgets.close());
   }
+
+  // authenticate() keeps each request's outcome here (the limits and the route share it).
+  fastify.decorateRequest('principalOutcome', null);
 
   fastify.get('/healthz', async () => ({ status: 'ok' }));
 
@@ -193,7 +196,7 @@ export async function buildServer(app: App): Promise<FastifyInstance> {
         if ((typeof query === 'string' && documentHasNul(query)) || (typeof variables === 'string' && hasNulEscape(variables))) {
           throw new GraphQLError('the GraphQL request contains U+0000 (NUL), which no field accepts', { extensions: { code: 'BAD_REQUEST', http: { status: 400 } } });
         }
-        const requestBudget = requestVerdictOf(req);
+        const requestBudget = req.requestBudget ?? undefined;
         return { app, principal: await authenticate(req, app), requestId: req.id, origin: publicOrigin(app, req), clientAddress: req.ip, ...(requestBudget ? { requestBudget } : {}) };
       } catch (err) {
         if (!(err instanceof AppError)) throw err;
@@ -206,7 +209,7 @@ export async function buildServer(app: App): Promise<FastifyInstance> {
   fastify.route({
     url: '/graphql',
     method: ['GET', 'POST', 'OPTIONS'],
-    ...(limits && budgets ? { onRequest: refuseWhenPointsSpent(app, limits, budgets), preHandler: refuseOversizedDocuments(app, limits, budgets) } : {}),
+    ...(limits && budgets ? { preHandler: refuseOversizedDocuments(app, limits, budgets) } : {}),
     handler,
   });
 

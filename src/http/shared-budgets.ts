@@ -1,4 +1,4 @@
-import { secondsLeft, windowStartOf, type RateLimiter } from './rate-limit';
+import { windowStartOf, type RateLimiter } from './rate-limit';
 
 /** What a budget says about one request: admitted or not, and what the client has left. */
 export interface BudgetVerdict {
@@ -49,26 +49,53 @@ export class SharedBudgets {
     private readonly options: { syncMs: number; onError: (err: unknown) => void; now?: () => number },
   ) {}
 
-  /** Spends `cost` from the bucket's budget of `limit` per `windowSeconds` when it fits. */
-  async take(bucket: string, cost: number, limit: number, windowSeconds: number): Promise<BudgetVerdict> {
-    const { entry, verdict } = await this.entryFor(bucket, limit, windowSeconds);
-    if (!verdict.allowed || verdict.remaining < cost) return { ...verdict, allowed: false };
-    this.spendLocally(bucket, entry, cost, limit);
-    return { ...verdict, remaining: verdict.remaining - cost };
+  /**
+   * Spends `cost` from the bucket's budget of `limit` per `windowSeconds` when it fits. Answers at
+   * once (no promise) when the instance's view of the budget is fresh, which is nearly always: a
+   * request's admission then costs a map lookup, not a turn of the event loop.
+   */
+  take(bucket: string, cost: number, limit: number, windowSeconds: number): BudgetVerdict | Promise<BudgetVerdict> {
+    const entry = this.entryFor(bucket, windowSeconds);
+    return entry instanceof Promise ? entry.then((e) => this.decide(bucket, e, cost, limit)) : this.decide(bucket, entry, cost, limit);
   }
 
-  /** Whether any of the budget is left (without spending it). */
-  async peek(bucket: string, limit: number, windowSeconds: number): Promise<BudgetVerdict> {
-    return (await this.entryFor(bucket, limit, windowSeconds)).verdict;
+  /** Whether any of the budget is left (without spending it); at once when fresh, like take. */
+  peek(bucket: string, limit: number, windowSeconds: number): BudgetVerdict | Promise<BudgetVerdict> {
+    const entry = this.entryFor(bucket, windowSeconds);
+    return entry instanceof Promise ? entry.then((e) => this.verdict(e, limit)) : this.verdict(entry, limit);
   }
 
   /** Counts `cost` whatever is left (failures to count, which happened anyway). */
-  async spend(bucket: string, cost: number, windowSeconds: number): Promise<void> {
-    this.spendLocally(bucket, (await this.entryFor(bucket, Infinity, windowSeconds)).entry, cost, Infinity);
+  spend(bucket: string, cost: number, windowSeconds: number): void | Promise<void> {
+    const entry = this.entryFor(bucket, windowSeconds);
+    if (!(entry instanceof Promise)) return this.spendLocally(bucket, entry, cost, Infinity);
+    return entry.then((e) => this.spendLocally(bucket, e, cost, Infinity));
   }
 
-  private async entryFor(bucket: string, limit: number, windowSeconds: number): Promise<{ entry: Entry; verdict: BudgetVerdict }> {
-    const now = this.options.now?.() ?? Date.now();
+  private decide(bucket: string, entry: Entry, cost: number, limit: number): BudgetVerdict {
+    const verdict = this.verdict(entry, limit);
+    if (!verdict.allowed || verdict.remaining < cost) {
+      verdict.allowed = false;
+      return verdict;
+    }
+    this.spendLocally(bucket, entry, cost, limit);
+    verdict.remaining -= cost;
+    return verdict;
+  }
+
+  private verdict(entry: Entry, limit: number): BudgetVerdict {
+    const left = Math.max(0, limit - entry.spent - entry.pending);
+    const resetSeconds = Math.max(1, entry.window + entry.windowSeconds - Math.floor(this.now() / 1000));
+    return { allowed: left > 0, limit, remaining: left, resetSeconds, windowSeconds: entry.windowSeconds };
+  }
+
+  private now(): number {
+    return this.options.now?.() ?? Date.now();
+  }
+
+  /** The bucket's entry for the current window; a promise only while it is brought up to date. */
+  private entryFor(bucket: string, windowSeconds: number): Entry | Promise<Entry> {
+    const now = this.now();
     const window = windowStartOf(windowSeconds, now);
     let entry = this.entries.get(bucket);
     if (!entry || entry.window !== window) {
@@ -83,11 +110,11 @@ export class SharedBudgets {
         stale.ready = undefined;
       });
     }
-    if (entry.ready) await entry.ready;
     entry.touched = true;
     this.schedule();
-    const left = Math.max(0, limit - entry.spent - entry.pending);
-    return { entry, verdict: { allowed: left > 0, limit, remaining: left, resetSeconds: secondsLeft(windowSeconds, now), windowSeconds } };
+    if (!entry.ready) return entry;
+    const pending = entry;
+    return entry.ready.then(() => pending);
   }
 
   /**
