@@ -19,6 +19,8 @@ interface Entry {
   spent: number;
   /** Spent here since that exchange. */
   pending: number;
+  /** Spent here and on its way to the store (an exchange not yet answered). */
+  inFlight: number;
   /** When the store last told us what all instances spent (ms). */
   exchangedAt: number;
   /** Used since the last exchange: worth an exchange, to learn what the other instances spent. */
@@ -84,7 +86,7 @@ export class SharedBudgets {
   }
 
   private verdict(entry: Entry, limit: number): BudgetVerdict {
-    const left = Math.max(0, limit - entry.spent - entry.pending);
+    const left = Math.max(0, limit - entry.spent - entry.pending - entry.inFlight);
     const resetSeconds = Math.max(1, entry.window + entry.windowSeconds - Math.floor(this.now() / 1000));
     return { allowed: left > 0, limit, remaining: left, resetSeconds, windowSeconds: entry.windowSeconds };
   }
@@ -99,7 +101,7 @@ export class SharedBudgets {
     const window = windowStartOf(windowSeconds, now);
     let entry = this.entries.get(bucket);
     if (!entry || entry.window !== window) {
-      entry = { window, windowSeconds, spent: 0, pending: 0, exchangedAt: 0, touched: false };
+      entry = { window, windowSeconds, spent: 0, pending: 0, inFlight: 0, exchangedAt: 0, touched: false };
       this.entries.set(bucket, entry);
     }
     // What this instance knows of the others is at most two sync intervals old: a budget idle
@@ -130,14 +132,17 @@ export class SharedBudgets {
   private exchange(bucket: string, entry: Entry): Promise<void> {
     const points = entry.pending;
     entry.pending = 0;
+    entry.inFlight += points;
     entry.touched = false;
     // Counted into the entry's own window, even when the exchange happens just after it.
     return this.store.add(bucket, points, entry.windowSeconds, entry.window * 1000).then(
       (total) => {
+        entry.inFlight -= points;
         entry.spent = Math.max(entry.spent, total);
         entry.exchangedAt = this.options.now?.() ?? Date.now();
       },
       (err: unknown) => {
+        entry.inFlight -= points;
         entry.pending += points;
         entry.touched = true;
         // Fail open, and do not wait on a store that is down before every request.
