@@ -265,6 +265,16 @@ async function runLoad(job: { url: string; key: string; path: string; count: num
   return result.rate;
 }
 
+/** A create_media_buy request in the spec's shape (the load generator adds a buyer_ref per request). */
+function createMediaBuyBody() {
+  return {
+    brand_manifest: { url: 'https://acme.example' },
+    packages: [{ product_id: 'news_display_run_of_site', pricing_option_id: 'cpm_usd_fixed', budget: 1000 }],
+    start_time: { type: 'asap' },
+    end_time: new Date(Date.now() + 30 * 86_400_000).toISOString(),
+  };
+}
+
 /** create_media_buy over the REST shim on SQLite (16 concurrent clients) vs raw single-event appends. */
 async function createMediaBuyRest(dir: string): Promise<void> {
   const { loadConfig } = await import('../../src/config');
@@ -275,12 +285,7 @@ async function createMediaBuyRest(dir: string): Promise<void> {
   try {
     const key = (await issueApiKey(gw.app.store, { org: 'bench', role: 'buyer' }, { now: new Date().toISOString() })).key;
     for (let i = 0; i < 500 && (await fetch(`${gw.url}/readyz`)).status !== 200; i++) await new Promise((r) => setTimeout(r, 20));
-    const body = {
-      brand_manifest: { url: 'https://acme.example' },
-      packages: [{ product_id: 'news_display_run_of_site', pricing_option_id: 'cpm_usd_fixed', budget: 1000 }],
-      start_time: { type: 'asap' },
-      end_time: new Date(Date.now() + 30 * 86_400_000).toISOString(),
-    };
+    const body = createMediaBuyBody();
     let round = 0;
     const ours = () => runLoad({ url: gw.url, key, path: '/api/tasks/create_media_buy', body, count, concurrency: 16, prefix: `bench-${++round}-` });
     const { value, baseline, ratio } = await compare(2, ours, () => rawSqliteAppends(dir, count));
@@ -436,12 +441,7 @@ async function limitsOverhead(dir: string): Promise<void> {
   const on = await start('limits-on', ROOMY_LIMITS);
   const off = await start('limits-off', { RESOURCE_LIMITS: 'off' });
   try {
-    const create = {
-      brand_manifest: { url: 'https://acme.example' },
-      packages: [{ product_id: 'news_display_run_of_site', pricing_option_id: 'cpm_usd_fixed', budget: 1000 }],
-      start_time: { type: 'asap' },
-      end_time: new Date(Date.now() + 30 * 86_400_000).toISOString(),
-    };
+    const create = createMediaBuyBody();
     let round = 0;
     const count = n(4000);
     const creates = (side: typeof on) => perCpuSecond(side.child.pid!, count, () => runLoad({ url: side.url, key: side.key, path: '/api/tasks/create_media_buy', body: create, count, concurrency: 16, prefix: `limits-${++round}-` }));
