@@ -15,5 +15,5 @@ export interface GraphQLContext {
   /** This request's place in the caller's request rate (absent with RESOURCE_LIMITS=off). */
   requestBudget?: BudgetVerdict;
   /** The operation's price and the points it left (graphql/cost-limits.ts). */
-  priced?: { cost?: OperationCost; points?: BudgetVerdict };
+  priced: { cost: OperationCost | undefined; points: BudgetVerdict | undefined };
 }

@@ -107,7 +107,7 @@ export function costLimitsPlugin(limits: ResourceLimits, budgets: SharedBudgets)
       if (!operation) return; // Apollo refuses a document without the named operation itself
       const cost = operationCost(schema, document, operation, request.variables);
       if (!cost) return; // the variables do not fit: execution refuses it, having run nothing
-      const priced = (contextValue.priced ??= {});
+      const priced = contextValue.priced;
       priced.cost = cost;
       const { bucket, limit } = pointsOf(limits, contextValue.principal, contextValue.clientAddress);
       // Refusing an operation for its size is work too: it is charged the most one may cost.
@@ -131,7 +131,7 @@ export function costLimitsPlugin(limits: ResourceLimits, budgets: SharedBudgets)
       }
     },
     async willSendResponse({ response, contextValue }) {
-      let points = contextValue.priced?.points;
+      let points = contextValue.priced.points;
       if (!points) {
         const { bucket, limit } = pointsOf(limits, contextValue.principal, contextValue.clientAddress);
         const pending = budgets.peek(bucket, limit, 60);
@@ -139,7 +139,7 @@ export function costLimitsPlugin(limits: ResourceLimits, budgets: SharedBudgets)
       }
       if (response.body.kind === 'single') {
         const result = response.body.singleResult;
-        result.extensions = { ...result.extensions, cost: costExtension(contextValue.priced?.cost?.total ?? null, limits, points) };
+        result.extensions = { ...result.extensions, cost: costExtension(contextValue.priced.cost?.total ?? null, limits, points) };
       }
       const [policy, state] = budgetHeaders(contextValue.requestBudget, points);
       response.http.headers.set('ratelimit-policy', policy);

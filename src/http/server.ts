@@ -196,8 +196,8 @@ export async function buildServer(app: App): Promise<FastifyInstance> {
         if ((typeof query === 'string' && documentHasNul(query)) || (typeof variables === 'string' && hasNulEscape(variables))) {
           throw new GraphQLError('the GraphQL request contains U+0000 (NUL), which no field accepts', { extensions: { code: 'BAD_REQUEST', http: { status: 400 } } });
         }
-        const requestBudget = req.requestBudget ?? undefined;
-        return { app, principal: await authenticate(req, app), requestId: req.id, origin: publicOrigin(app, req), clientAddress: req.ip, ...(requestBudget ? { requestBudget } : {}) };
+        // Every context has the same keys, in the same order: one shape for V8's inline caches.
+        return { app, principal: await authenticate(req, app), requestId: req.id, origin: publicOrigin(app, req), clientAddress: req.ip, requestBudget: req.requestBudget ?? undefined, priced: { cost: undefined, points: undefined } };
       } catch (err) {
         if (!(err instanceof AppError)) throw err;
         // Apollo answers a context failure with the status and headers carried in extensions.http.
