@@ -36,6 +36,8 @@ import * as changeFeed from '../consumers/change-feed';
 import * as sandboxApprover from '../consumers/sandbox-approver';
 import { approveTask } from './application/approvals';
 import { AppError } from './shared/errors';
+import { SharedBudgets } from './http/shared-budgets';
+import { AuthFailureThrottle } from './http/request-limits';
 
 export interface Metrics {
   registry: Registry;
@@ -70,6 +72,10 @@ export interface App {
   brandCrawler: BrandCrawler;
   /** Shared fixed-window counters (registry rate limits). */
   rateLimiter: RateLimiter;
+  /** Per-client budgets over those counters (README: Limits); absent with RESOURCE_LIMITS=off. */
+  budgets?: SharedBudgets;
+  /** Failed credentials per client address, for the API bindings and the OAuth sign-in form. */
+  authFailures?: AuthFailureThrottle;
 }
 
 export async function openEventStore(config: Config): Promise<EventStore> {
@@ -174,13 +180,15 @@ export async function startApp(
   const receiver = await WebhookReceiver.open(store, readModels, { overrides: config.originOverrides });
   const brandCrawler = new BrandCrawler(store, config.originOverrides, log);
   const rateLimiter = await openRateLimiter(readModels, config.redis, (err) => log.warn({ err }, 'redis error (rate limits)'));
-  const oauth = new OAuthService({ config, store, readModels, cache, log });
+  const budgets = config.limits && new SharedBudgets(rateLimiter, { syncMs: 100, onError: (err) => log.warn({ err }, 'rate-limit store unreachable: limits counted per instance meanwhile') });
+  const authFailures = config.limits && budgets ? new AuthFailureThrottle(budgets, config.limits.authFailuresPerMinute) : undefined;
+  const oauth = new OAuthService({ config, store, readModels, cache, log, ...(authFailures ? { authFailures } : {}) });
   const gatewayClock = new GatewayClock(store);
   await gatewayClock.load();
   const clock = options.clock ?? gatewayClock.now;
   const adServer = new DeliverySimulator(store, readModels, clock, log);
   await adServer.start();
-  const app: App = { config, store, readModels, cache, mediaBuyCache, bus, projections, metrics: createMetrics(), log, clock, gatewayClock, adServer, signingKeys, oauth, webhooks, receiver, brandCrawler, rateLimiter };
+  const app: App = { config, store, readModels, cache, mediaBuyCache, bus, projections, metrics: createMetrics(), log, clock, gatewayClock, adServer, signingKeys, oauth, webhooks, receiver, brandCrawler, rateLimiter, ...(budgets ? { budgets } : {}), ...(authFailures ? { authFailures } : {}) };
   await bus.consumer(sandboxApprover.group).start(
     sandboxApprover.sandboxApprover({
       store,
@@ -204,6 +212,7 @@ export async function stopApp(app: App): Promise<void> {
   await app.webhooks.stop();
   await app.brandCrawler.stop();
   await app.bus.close();
+  await app.budgets?.close(); // hands what this instance counted to the store
   await app.rateLimiter.close();
   await app.projections.stop();
   await app.readModels.close();

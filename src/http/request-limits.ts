@@ -7,8 +7,11 @@ import { authenticate } from './auth';
 import { errorSenderFor } from './errors';
 import type { BudgetVerdict, SharedBudgets } from './shared-budgets';
 
-/** The paths whose requests count against a client's request rate: every API binding. */
-const isLimitedPath = (url: string) => /^\/(graphql|mcp)(\/|\?|$)|^\/api\//.test(url);
+/**
+ * The paths whose requests count against a client's request rate: every API binding, and the
+ * embedded authorization server's endpoints (anonymous: counted per client address).
+ */
+const isLimitedPath = (url: string) => /^\/(graphql|mcp)(\/|\?|$)|^\/api\/|^\/(authorize|token|register|revoke|oauth\/login)(\?|$)/.test(url);
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -31,6 +34,28 @@ export function rateLimitHeaderValues(budgets: ReadonlyArray<readonly [string, B
   return [budgets.map(([name, v]) => `"${name}";q=${v.limit};w=${v.windowSeconds}`).join(', '), budgets.map(([name, v]) => `"${name}";r=${v.remaining};t=${v.resetSeconds}`).join(', ')];
 }
 
+/**
+ * Credentials that fail to verify, counted per client address (shared by the instances): past
+ * `perMinute`, that address's credentials are not checked again until the minute ends. The API
+ * bindings and the OAuth sign-in form count into the same budget.
+ */
+export class AuthFailureThrottle {
+  constructor(
+    private readonly budgets: SharedBudgets,
+    private readonly perMinute: number,
+  ) {}
+
+  /** Undefined while the address may try; else its verdict (the seconds until it may try again). */
+  blocked(address: string): BudgetVerdict | undefined | Promise<BudgetVerdict | undefined> {
+    const room = this.budgets.peek(`auth-failures:${address}`, this.perMinute, 60);
+    return room instanceof Promise ? room.then((r) => (r.allowed ? undefined : r)) : room.allowed ? undefined : room;
+  }
+
+  record(address: string): void | Promise<void> {
+    return this.budgets.spend(`auth-failures:${address}`, 1, 60);
+  }
+}
+
 /** A refusal for an exhausted budget, in the binding's error shape, with when to come back. */
 export function rateLimited(message: string, verdict: BudgetVerdict): AppError {
   return new AppError('RATE_LIMITED', message, undefined, { retry_after: verdict.resetSeconds });
@@ -47,6 +72,7 @@ export function registerRequestLimits(
   app: App,
   limits: ResourceLimits,
   budgets: SharedBudgets,
+  authFailures: AuthFailureThrottle,
   /** Runs once a request is admitted, before its body is read: answers it (true) to refuse it. */
   admitted?: (req: FastifyRequest, reply: FastifyReply, principal: Principal | null) => boolean,
 ): void {
@@ -54,18 +80,17 @@ export function registerRequestLimits(
   // One await (the credential, which the route would wait for anyway); the budgets answer at once.
   fastify.addHook('onRequest', async (req, reply) => {
     if (!isLimitedPath(req.url)) return;
-    const failures = `auth-failures:${req.ip}`;
     if (req.headers.authorization !== undefined) {
-      const pending = budgets.peek(failures, limits.authFailuresPerMinute, 60);
-      const room = pending instanceof Promise ? await pending : pending;
-      if (!room.allowed) return refuse(req, reply, `too many failed authentications from this address; try again in ${room.resetSeconds} s`, room);
+      const pending = authFailures.blocked(req.ip);
+      const blocked = pending instanceof Promise ? await pending : pending;
+      if (blocked) return refuse(req, reply, `too many failed authentications from this address; try again in ${blocked.resetSeconds} s`, blocked);
     }
     let principal: Principal | null = null;
     try {
       principal = await authenticate(req, app);
     } catch (err) {
       // The route answers the failure in its own words; here it only counts.
-      if (err instanceof AppError && err.code === 'UNAUTHENTICATED') await budgets.spend(failures, 1, 60);
+      if (err instanceof AppError && err.code === 'UNAUTHENTICATED') await authFailures.record(req.ip);
       return;
     }
     const owner = budgetOwner(principal, req.ip);

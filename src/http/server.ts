@@ -27,7 +27,6 @@ import { registerPreviewRoutes } from './preview-route';
 import { nestingLimitRule } from '../graphql/nesting-limit';
 import { costLimitsPlugin, refuseOversizedDocuments, refuseWhenPointsSpent } from '../graphql/cost-limits';
 import { registerRequestLimits } from './request-limits';
-import { SharedBudgets } from './shared-budgets';
 import { registerWorkCaps } from './work-caps';
 
 /**
@@ -122,11 +121,10 @@ export async function buildServer(app: App): Promise<FastifyInstance> {
   });
 
   const limits = app.config.limits;
-  const budgets = limits && new SharedBudgets(app.rateLimiter, { syncMs: 100, onError: (err) => app.log.warn({ err }, 'rate-limit store unreachable: limits counted per instance meanwhile') });
-  if (limits && budgets) {
+  const budgets = app.budgets;
+  if (limits && budgets && app.authFailures) {
     registerWorkCaps(fastify, limits);
-    registerRequestLimits(fastify, app, limits, budgets, refuseWhenPointsSpent(limits, budgets));
-    fastify.addHook('onClose', async () => budgets.close());
+    registerRequestLimits(fastify, app, limits, budgets, app.authFailures, refuseWhenPointsSpent(limits, budgets));
   }
 
   // authenticate() keeps each request's outcome here (the limits and the route share it).

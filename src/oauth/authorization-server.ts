@@ -63,6 +63,14 @@ export interface AuthorizationServerDeps {
   issuer: string;
   /** The resources tokens may name (`aud`); the first is the default. */
   audiences: string[];
+  /** Failed sign-ins count per client address with the API's failed credentials (README: Limits). */
+  authFailures?: SignInThrottle;
+}
+
+/** What the sign-in form needs of the per-address failed-credential budget (http/request-limits). */
+export interface SignInThrottle {
+  blocked(address: string): { resetSeconds: number } | undefined | Promise<{ resetSeconds: number } | undefined>;
+  record(address: string): void | Promise<void>;
 }
 
 /**
@@ -261,8 +269,18 @@ class EventSourcedOAuthProvider implements OAuthServerProvider {
       res.redirect(302, back.href);
       return;
     }
+    const address = req.ip ?? '';
+    const blocked = await this.deps.authFailures?.blocked(address);
+    if (blocked) {
+      res
+        .status(429)
+        .set({ ...PAGE_HEADERS, 'retry-after': String(blocked.resetSeconds) })
+        .send(errorPage(`Too many failed sign-ins from this address. Try again in ${blocked.resetSeconds} seconds.`));
+      return;
+    }
     const principal = typeof body.api_key === 'string' ? await verifyApiKey(this.deps.readModels, this.deps.cache, body.api_key.trim()) : null;
     const client = await this.loadClient(request.client_id);
+    if (!principal) await this.deps.authFailures?.record(address);
     if (!principal || !client) {
       res
         .status(401)

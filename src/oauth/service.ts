@@ -1,3 +1,4 @@
+import type { SignInThrottle } from './authorization-server';
 import type { Express } from 'express';
 import type { Config } from '../config';
 import type { EventStore } from '../eventstore/port';
@@ -22,7 +23,7 @@ export class OAuthService {
   private readonly keystore?: SigningKeystore;
   private readonly tokenKeys: TokenKeys;
 
-  constructor(private readonly deps: { config: Config; store: EventStore; readModels: ReadModelStore; cache: QueryCache; log: Logger }) {
+  constructor(private readonly deps: { config: Config; store: EventStore; readModels: ReadModelStore; cache: QueryCache; log: Logger; authFailures?: SignInThrottle }) {
     const { oauth } = deps.config;
     this.embedded = oauth.issuer === undefined;
     if (this.embedded) {

@@ -45,13 +45,21 @@ describe('each limit answers in its binding’s shape with Retry-After and the R
   });
 
   it('anonymous requests count per client address; failed credentials are throttled per address before they are checked again', async () => {
-    const gw = await startTestGateway({ REQUESTS_PER_MINUTE: 'anonymous=3', AUTH_FAILURES_PER_MINUTE: '4' });
+    const gw = await startTestGateway({ REQUESTS_PER_MINUTE: 'anonymous=10', AUTH_FAILURES_PER_MINUTE: '4' });
     try {
-      const statuses: number[] = [];
-      for (let i = 0; i < 4; i++) statuses.push((await graphql(gw.url, '{ __typename }')).status);
-      expect(statuses).toEqual([200, 200, 200, 429]);
+      // A failed sign-in on the OAuth form counts into the same per-address budget as the API's.
+      const signInForm = async () => {
+        const client = (await (await post(`${gw.url}/register`, { redirect_uris: ['http://127.0.0.1:1/cb'], client_name: 'Planner', token_endpoint_auth_method: 'none' })).json()) as { client_id: string };
+        const authorize = new URL(`${gw.url}/authorize`);
+        const query = { response_type: 'code', client_id: client.client_id, redirect_uri: 'http://127.0.0.1:1/cb', code_challenge: 'x'.repeat(43), code_challenge_method: 'S256', state: 's' };
+        for (const [k, v] of Object.entries(query)) authorize.searchParams.set(k, v);
+        return /name="request" value="([^"]+)"/.exec(await (await fetch(authorize, { redirect: 'manual' })).text())![1]!;
+      };
+      const signIn = (request: string) =>
+        fetch(`${gw.url}/oauth/login`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ request, api_key: 'sk_not-a-key', decision: 'approve' }).toString(), redirect: 'manual' });
       const bad = () => graphql(gw.url, '{ __typename }', undefined, 'sk_not-a-key');
-      for (let i = 0; i < 4; i++) expect((await bad()).status).toBe(401);
+      expect((await signIn(await signInForm())).status).toBe(401);
+      for (let i = 0; i < 3; i++) expect((await bad()).status).toBe(401);
       const throttled = await bad();
       expect(throttled.status).toBe(429);
       expect(throttled.body.errors![0]).toMatchObject({ message: expect.stringMatching(/too many failed authentications from this address/), extensions: { code: 'RATE_LIMITED' } });
@@ -60,6 +68,16 @@ describe('each limit answers in its binding’s shape with Retry-After and the R
       const mcp = await post(`${gw.url}/mcp`, { jsonrpc: '2.0', id: 1, method: 'tools/list' }, 'sk_not-a-key');
       expect(mcp.status).toBe(429);
       expect(((await mcp.json()) as { error: { data: { adcp_error: { code: string } } } }).error.data.adcp_error.code).toBe('RATE_LIMITED');
+      // And the sign-in form refuses the address before checking the key it sends.
+      const formThrottled = await signIn(await signInForm());
+      expect(formThrottled.status).toBe(429);
+      expect(Number(formThrottled.headers.get('retry-after'))).toBeGreaterThan(0);
+      expect(await formThrottled.text()).toMatch(/Too many failed sign-ins from this address/);
+      // Anonymous requests (the two sign-in flows above: register, authorize, login) count per
+      // address: 6 of its 10 are spent.
+      const statuses: number[] = [];
+      for (let i = 0; i < 5; i++) statuses.push((await graphql(gw.url, '{ __typename }')).status);
+      expect(statuses).toEqual([200, 200, 200, 200, 429]);
     } finally {
       await gw.stop();
     }
