@@ -132,6 +132,22 @@ describe('each limit answers in its binding’s shape with Retry-After and the R
     }
   });
 
+  it('a page larger than the most one page holds is refused, naming the field (never quietly cut)', async () => {
+    const gw = await startTestGateway();
+    try {
+      const buyer = (await issueApiKey(gw.app.store, { org: 'acme', role: 'buyer' }, { now: new Date().toISOString() })).key;
+      await eventually(async () => (await graphql(gw.url, '{ viewer { role } }', undefined, buyer)).status === 200, 10_000, 'the key');
+      const tooMany = await graphql(gw.url, '{ receivedWebhooks(limit: 501) }', undefined, buyer);
+      expect(tooMany.body.errors![0]).toMatchObject({ message: 'limit must be between 1 and 500', extensions: { code: 'VALIDATION_ERROR', field: 'limit' } });
+      expect((await graphql(gw.url, '{ receivedWebhooks(limit: 500) }', undefined, buyer)).body.data).toEqual({ receivedWebhooks: [] });
+      const rest = await post(`${gw.url}/api/tasks/get_media_buys`, { pagination: { max_results: 101 } }, buyer);
+      expect(rest.status).toBe(422);
+      expect(((await rest.json()) as { error: { field: string } }).error.field).toBe('pagination.max_results');
+    } finally {
+      await gw.stop();
+    }
+  });
+
   it('an answer over MAX_RESPONSE_BYTES becomes an error asking for less; a request over REQUEST_TIME_BUDGET_MS is answered 503 with Retry-After', async () => {
     const origins = await startOrigins({ 'slow.example': { '/.well-known/adagents.json': { body: { authorized_agents: [] }, delayMs: 3_000 } } });
     const gw = await startTestGateway({ MAX_RESPONSE_BYTES: '8192', REQUEST_TIME_BUDGET_MS: '500', REGISTRY_ORIGIN_OVERRIDES: origins.overrides });

@@ -5,6 +5,9 @@ import type { EndpointMode } from '../../domain/receiver/receiver';
 import { AppError } from '../../shared/errors';
 import type { GraphQLContext } from '../context';
 
+/** The most received webhooks one page holds. */
+const MAX_RECEIVED_PAGE = 500;
+
 function requireBuyer(ctx: GraphQLContext) {
   if (!ctx.principal || ctx.principal.role !== 'buyer') throw new AppError('UNAUTHENTICATED', 'a Bearer API key with role buyer is required');
   return ctx.principal;
@@ -35,14 +38,16 @@ export class ReceiverResolver {
     return { ...registered, url_template: `${ctx.origin}${registered.path_template}` };
   }
 
-  @Query(() => [GraphQLJSONObject], { description: 'Webhooks this buyer accepted (after verification and dedup), newest first; filter by task.' })
+  @Query(() => [GraphQLJSONObject], { description: 'Webhooks this buyer accepted (after verification and dedup), newest first; filter by task. limit: 1 to 500 (default 50).' })
   async receivedWebhooks(
     @Ctx() ctx: GraphQLContext,
     @Arg('taskId', () => String, { nullable: true }) taskId?: string,
     @Arg('limit', () => Int, { nullable: true }) limit?: number,
   ) {
     const principal = requireBuyer(ctx);
-    return receivedQueries.list(ctx.app.readModels, principal.org, { ...(taskId ? { taskId } : {}), limit: Math.min(Math.max(limit ?? 50, 1), 500) });
+    // Refused rather than quietly cut: a client asking for more than a page holds learns the page size.
+    if (limit !== undefined && limit !== null && (limit < 1 || limit > MAX_RECEIVED_PAGE)) throw new AppError('VALIDATION_ERROR', `limit must be between 1 and ${MAX_RECEIVED_PAGE}`, 'limit');
+    return receivedQueries.list(ctx.app.readModels, principal.org, { ...(taskId ? { taskId } : {}), limit: limit ?? 50 });
   }
 
   @Query(() => GraphQLJSONObject, { nullable: true, description: 'The latest task status senders reported to this buyer (a late, older status never replaces a newer one).' })
