@@ -1,5 +1,6 @@
 import type { FastifyReply } from 'fastify';
-import { AppError, httpStatusOf } from '../shared/errors';
+import { AppError, httpStatusOf, retryAfterOf } from '../shared/errors';
+import { adcpError as adcpErrorOf } from '../wire/adcp3/errors';
 
 /** An error as one binding answers it: status, headers and body. */
 export interface ErrorAnswer {
@@ -34,7 +35,7 @@ const jsonRpcShape: Shape = (err, status) => {
   const rpcCode = err.message.includes('not valid JSON') ? -32700 : status >= 500 ? -32603 : -32600;
   const adcpError =
     err.code === 'RATE_LIMITED'
-      ? { code: 'RATE_LIMITED', message: err.message, recovery: 'transient', retry_after: retryAfterOf(err) }
+      ? adcpErrorOf(err)
       : { code: status >= 500 ? 'SERVICE_UNAVAILABLE' : 'INVALID_REQUEST', message: err.message, recovery: status >= 500 ? 'transient' : 'correctable' };
   return { jsonrpc: '2.0', error: { code: rpcCode, message: err.message, data: { adcp_error: adcpError } }, id: null };
 };
@@ -85,12 +86,6 @@ export function sendRegistryError(reply: FastifyReply, err: AppError): FastifyRe
 /** Answers an error in the shape of the URL's binding. */
 export function errorSenderFor(url: string): (reply: FastifyReply, err: AppError) => FastifyReply {
   return (reply, err) => sendAnswer(reply, errorAnswerFor(url, err));
-}
-
-/** Seconds a refused client should wait: what the limit said, else 30. */
-export function retryAfterOf(err: AppError): number {
-  const given = err.details?.retry_after;
-  return typeof given === 'number' && given > 0 ? given : 30;
 }
 
 /** A fault of ours (logged by the caller), masked in the shape of the URL's binding. */

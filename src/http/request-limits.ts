@@ -20,7 +20,6 @@ declare module 'fastify' {
   }
 }
 
-
 /** Who a limit counts against: the key (its role's limit), or the client address when anonymous. */
 export function budgetOwner(principal: Principal | null, ip: string): { id: string; role: LimitedRole } {
   return principal ? { id: `key:${principal.keyId}`, role: principal.role } : { id: `ip:${ip}`, role: 'anonymous' };
@@ -107,7 +106,7 @@ export function registerRequestLimits(
   });
 }
 
+/** The binding's 429, whose Retry-After comes from the error's retry_after (http/errors). */
 function refuse(req: FastifyRequest, reply: FastifyReply, message: string, verdict: BudgetVerdict): FastifyReply {
-  reply.header('retry-after', String(verdict.resetSeconds));
   return errorSenderFor(req.url)(reply, rateLimited(message, verdict));
 }

@@ -64,3 +64,9 @@ export const httpStatusOf: Record<ErrorCode, number> = {
   VERSION_UNSUPPORTED: 400,
   UNAVAILABLE: 503,
 };
+
+/** Seconds a refused client should wait: what the refusal said (`details.retry_after`), else 30. */
+export function retryAfterOf(err: AppError): number {
+  const given = err.details?.retry_after;
+  return typeof given === 'number' && given > 0 ? given : 30;
+}

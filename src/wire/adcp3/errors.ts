@@ -1,4 +1,4 @@
-import type { AppError, ErrorCode } from '../../shared/errors';
+import { retryAfterOf, type AppError, type ErrorCode } from '../../shared/errors';
 import { isObject } from '../../shared/objects';
 
 /** AdCP's `core/error.json`: what a buyer's agent reads to decide whether and how to retry. */
@@ -51,14 +51,13 @@ export function adcpError(err: AppError, options: { fieldPrefixToDrop?: string }
   const prefix = options.fieldPrefixToDrop;
   const field = err.field && prefix && err.field.startsWith(prefix) ? err.field.slice(prefix.length) : err.field;
   const details = err.details && Object.fromEntries(Object.entries(err.details).filter(([k]) => k !== 'resource' && k !== 'action' && k !== 'retry_after'));
-  const retryAfter = typeof err.details?.retry_after === 'number' ? err.details.retry_after : 30;
   return {
     code,
     message: err.message,
     recovery: RECOVERY[code] ?? 'correctable',
     ...(field ? { field } : {}),
     ...(details && Object.keys(details).length ? { details } : {}),
-    ...(code === 'SERVICE_UNAVAILABLE' || code === 'RATE_LIMITED' ? { retry_after: retryAfter } : {}),
+    ...(code === 'SERVICE_UNAVAILABLE' || code === 'RATE_LIMITED' ? { retry_after: retryAfterOf(err) } : {}),
   };
 }
 
