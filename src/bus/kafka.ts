@@ -1,6 +1,7 @@
 import { Kafka, logLevel, type Consumer as KafkaConsumer, type Producer } from 'kafkajs';
 import type { EventStore, StoredEvent, Subscription } from '../eventstore/port';
-import type { ReadModelStore } from '../readmodel/port';
+import { LeaseKeeper, Leases } from '../readmodel/leases';
+import { CheckpointMovedError, type ReadModelStore } from '../readmodel/port';
 import type { Bus, BusHandler, Consumer } from './port';
 
 export interface KafkaBusOptions {
@@ -12,6 +13,8 @@ export interface KafkaBusOptions {
   partitions?: number;
   /** Run the relay (store → topic). Off for processes that only consume. */
   relay?: boolean;
+  /** How long the relay's lease lasts unrenewed: how soon another instance takes over from a dead one. */
+  relayLeaseMs?: number;
   onError?: (err: unknown, where: string) => void;
 }
 
@@ -21,12 +24,18 @@ export interface KafkaBusOptions {
  * (per-stream order), headers = type, position, event id — and change-feed entries to the feed
  * topic, key = entity id, in the same send; the checkpoint moves only after the
  * broker acknowledged, so a crash republishes rather than loses. Consumer groups read the topic.
+ *
+ * Instances sharing a database and a topic run one relay between them: the holder of the topic's
+ * lease (readmodel/leases.ts), taken over by another instance within `relayLeaseMs` of the
+ * holder's death. Each event is then published once, except around a hand-over (what the old
+ * holder sent after its last checkpoint is sent again), and consumers dedupe those.
  */
 export class KafkaBus implements Bus {
   readonly kind = 'kafka';
   private kafka: Kafka;
   private producer?: Producer;
   private relaySub?: Subscription;
+  private relayLease?: LeaseKeeper;
   private consumers = new Set<KafkaBusConsumer>();
   private published = 0;
 
@@ -57,11 +66,28 @@ export class KafkaBus implements Bus {
     if (this.options.relay === false) return;
     this.producer = this.kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
     await this.producer.connect();
-    const name = `kafka-relay:${this.options.topic}`;
+    // One relay per topic across every instance sharing the database: the lease holder's.
+    this.relayLease = new LeaseKeeper(await Leases.open(this.checkpoints), this.checkpointName, { start: () => this.startRelay(), stop: () => this.stopRelay() }, {
+      ttlMs: this.options.relayLeaseMs ?? 3000,
+      onError: (err) => this.options.onError?.(err, 'kafka-relay-lease'),
+    });
+    await this.relayLease.start();
+  }
+
+  private get checkpointName(): string {
+    return `kafka-relay:${this.options.topic}`;
+  }
+
+  /** Publishes the log from the shared checkpoint on: run only while this instance holds the lease. */
+  private async startRelay(): Promise<void> {
+    const name = this.checkpointName;
     let from = (await this.checkpoints.getCheckpoint(name)).position;
-    this.published = from;
+    this.published = Math.max(this.published, from);
     this.relaySub = this.store.subscribe(
-      async (events) => {
+      async (batch) => {
+        // Past what the checkpoint says was published (it may have moved on under a lease overlap).
+        const events = batch.filter((e) => e.position > from);
+        if (events.length === 0) return;
         const topicMessages = [
           {
             topic: this.options.topic,
@@ -81,12 +107,30 @@ export class KafkaBus implements Bus {
         }
         await this.producer!.sendBatch({ acks: -1, topicMessages });
         const to = events[events.length - 1]!.position;
-        await this.checkpoints.applyBatch(name, from, to, []);
-        from = to;
-        this.published = to;
+        try {
+          await this.checkpoints.applyBatch(name, from, to, []);
+          from = to;
+        } catch (err) {
+          if (!(err instanceof CheckpointMovedError)) throw err;
+          // Another relay (the lease's previous or next holder) moved it: go on from where it got
+          // to. Retrying this batch instead would publish it again, and again, without end.
+          from = Math.max(from, (await this.checkpoints.getCheckpoint(name)).position);
+        }
+        this.published = Math.max(this.published, from);
       },
       { fromPosition: from + 1, batchSize: 500, onError: (err) => this.options.onError?.(err, 'kafka-relay') },
     );
+  }
+
+  private async stopRelay(): Promise<void> {
+    const sub = this.relaySub;
+    this.relaySub = undefined;
+    await sub?.stop();
+  }
+
+  /** Whether this instance's relay is the one publishing the log (it holds the topic's lease). */
+  get relaying(): boolean {
+    return this.relayLease?.held ?? false;
   }
 
   consumer(group: string): Consumer {
@@ -100,7 +144,7 @@ export class KafkaBus implements Bus {
   }
 
   async close(): Promise<void> {
-    await this.relaySub?.stop();
+    await this.relayLease?.close();
     await Promise.all([...this.consumers].map((c) => c.stop()));
     await this.producer?.disconnect().catch(() => {});
   }
