@@ -1,4 +1,4 @@
-import { HeaderMap, type ApolloServerPlugin, type GraphQLRequestListener } from '@apollo/server';
+import { HeaderMap, type ApolloServerPlugin, type GraphQLRequestContextDidResolveOperation, type GraphQLRequestContextWillSendResponse, type GraphQLRequestListener, type GraphQLResponse } from '@apollo/server';
 import type { FastifyReply, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
 import type { Principal } from '../application/api-keys';
 import { GraphQLError } from 'graphql';
@@ -7,7 +7,7 @@ import type { ResourceLimits } from '../config';
 import { budgetOwner, rateLimitHeaderValues } from '../http/request-limits';
 import type { BudgetVerdict, SharedBudgets } from '../http/shared-budgets';
 import type { GraphQLContext } from './context';
-import { hasMoreTokensThan, operationCost, TOKENS_PER_POINT } from './cost';
+import { hasMoreTokensThan, operationCost, TOKENS_PER_POINT, type OperationCost } from './cost';
 import { authenticate } from '../http/auth';
 
 /** What every GraphQL answer says of its price, so a client can pace itself (as Shopify's do). */
@@ -101,51 +101,71 @@ function costExtension(requested: number | null, limits: ResourceLimits, points:
 export function costLimitsPlugin(limits: ResourceLimits, budgets: SharedBudgets): ApolloServerPlugin<GraphQLContext> {
   const { maxCost, maxDepth } = limits.graphql;
   // One listener for every request (its state lives in the request's context): no closures to
-  // allocate per request.
-  const listener: GraphQLRequestListener<GraphQLContext> = {
-    async didResolveOperation({ document, operation, request, contextValue, schema }) {
+  // allocate per request. Both hooks answer synchronously unless a budget is being refreshed
+  // (rare): no promise per request either. Apollo's types ask for promises, but it awaits whatever a hook returns, inside the
+  // try that turns a throw into the error response (requestPipeline: Promise.all over the hooks).
+  const hooks = {
+    didResolveOperation({ document, operation, request, contextValue, schema }: GraphQLRequestContextDidResolveOperation<GraphQLContext>): Promise<void> | undefined {
       if (!operation) return; // Apollo refuses a document without the named operation itself
       const cost = operationCost(schema, document, operation, request.variables);
       if (!cost) return; // the variables do not fit: execution refuses it, having run nothing
-      const priced = contextValue.priced;
-      priced.cost = cost;
+      contextValue.priced.cost = cost;
       const { bucket, limit } = pointsOf(limits, contextValue.principal, contextValue.clientAddress);
-      // Refusing an operation for its size is work too: it is charged the most one may cost.
-      if (cost.depth > maxDepth || cost.total > maxCost) await budgets.spend(bucket, maxCost, 60);
-      if (cost.depth > maxDepth) {
-        throw new GraphQLError(`This operation nests ${cost.depth} levels deep; the most allowed is ${maxDepth}.`, {
-          extensions: { code: 'MAX_DEPTH_EXCEEDED', depth: cost.depth, maximumDepth: maxDepth, http: { status: 400 } },
-        });
-      }
-      if (cost.total > maxCost) {
-        throw new GraphQLError(`This operation costs ${cost.total} points, more than ${maxCost}, the most one operation may cost. Ask for fewer fields, items or aliases in one operation.`, {
-          extensions: { code: 'MAX_COST_EXCEEDED', cost: cost.total, maximumCost: maxCost, http: { status: 400 } },
-        });
-      }
+      if (cost.depth > maxDepth || cost.total > maxCost) return refuseForSize(bucket, cost);
       const pending = budgets.take(bucket, cost.total, limit, 60);
-      const points = (priced.points = pending instanceof Promise ? await pending : pending);
-      if (!points.allowed) {
-        throw new GraphQLError(`This operation costs ${cost.total} points and ${points.remaining} of your ${points.limit} per ${points.windowSeconds} s are left; try again in ${points.resetSeconds} s.`, {
-          extensions: { code: 'THROTTLED', cost: cost.total, http: { status: 429, headers: new HeaderMap([['retry-after', String(points.resetSeconds)]]) } },
-        });
-      }
+      if (pending instanceof Promise) return pending.then((points) => admit(contextValue, cost, points));
+      admit(contextValue, cost, pending);
+      return;
     },
-    async willSendResponse({ response, contextValue }) {
-      let points = contextValue.priced.points;
-      if (!points) {
-        const { bucket, limit } = pointsOf(limits, contextValue.principal, contextValue.clientAddress);
-        const pending = budgets.peek(bucket, limit, 60);
-        points = pending instanceof Promise ? await pending : pending;
+    willSendResponse({ response, contextValue }: GraphQLRequestContextWillSendResponse<GraphQLContext>): Promise<void> | undefined {
+      const points = contextValue.priced.points;
+      if (points) {
+        addCost(response, contextValue, points);
+        return;
       }
-      if (response.body.kind === 'single') {
-        const result = response.body.singleResult;
-        result.extensions = { ...result.extensions, cost: costExtension(contextValue.priced.cost?.total ?? null, limits, points) };
-      }
-      const [policy, state] = budgetHeaders(contextValue.requestBudget, points);
-      response.http.headers.set('ratelimit-policy', policy);
-      response.http.headers.set('ratelimit', state);
+      const { bucket, limit } = pointsOf(limits, contextValue.principal, contextValue.clientAddress);
+      const pending = budgets.peek(bucket, limit, 60);
+      if (pending instanceof Promise) return pending.then((p) => addCost(response, contextValue, p));
+      addCost(response, contextValue, pending);
+      return;
     },
   };
+  const listener = hooks as GraphQLRequestListener<GraphQLContext>;
+
+  /** Refusing an operation for its size is work too: it is charged the most one may cost. */
+  async function refuseForSize(bucket: string, cost: OperationCost): Promise<never> {
+    await budgets.spend(bucket, maxCost, 60);
+    if (cost.depth > maxDepth) {
+      throw new GraphQLError(`This operation nests ${cost.depth} levels deep; the most allowed is ${maxDepth}.`, {
+        extensions: { code: 'MAX_DEPTH_EXCEEDED', depth: cost.depth, maximumDepth: maxDepth, http: { status: 400 } },
+      });
+    }
+    throw new GraphQLError(`This operation costs ${cost.total} points, more than ${maxCost}, the most one operation may cost. Ask for fewer fields, items or aliases in one operation.`, {
+      extensions: { code: 'MAX_COST_EXCEEDED', cost: cost.total, maximumCost: maxCost, http: { status: 400 } },
+    });
+  }
+
+  function admit(contextValue: GraphQLContext, cost: OperationCost, points: BudgetVerdict): void {
+    contextValue.priced.points = points;
+    if (!points.allowed) {
+      throw new GraphQLError(`This operation costs ${cost.total} points and ${points.remaining} of your ${points.limit} per ${points.windowSeconds} s are left; try again in ${points.resetSeconds} s.`, {
+        extensions: { code: 'THROTTLED', cost: cost.total, http: { status: 429, headers: new HeaderMap([['retry-after', String(points.resetSeconds)]]) } },
+      });
+    }
+  }
+
+  function addCost(response: GraphQLResponse, contextValue: GraphQLContext, points: BudgetVerdict): void {
+    if (response.body.kind === 'single') {
+      const result = response.body.singleResult;
+      const cost = costExtension(contextValue.priced.cost?.total ?? null, limits, points);
+      if (result.extensions) result.extensions = { ...result.extensions, cost };
+      else result.extensions = { cost };
+    }
+    const [policy, state] = budgetHeaders(contextValue.requestBudget, points);
+    response.http.headers.set('ratelimit-policy', policy);
+    response.http.headers.set('ratelimit', state);
+  }
+
   return {
     async requestDidStart() {
       return listener;

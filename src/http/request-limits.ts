@@ -30,7 +30,15 @@ export function budgetOwner(principal: Principal | null, ip: string): { id: stri
  * what each allows per window, and what is left of it and for how long.
  */
 export function rateLimitHeaderValues(budgets: ReadonlyArray<readonly [string, BudgetVerdict]>): [policy: string, state: string] {
-  return [budgets.map(([name, v]) => `"${name}";q=${v.limit};w=${v.windowSeconds}`).join(', '), budgets.map(([name, v]) => `"${name}";r=${v.remaining};t=${v.resetSeconds}`).join(', ')];
+  // Plain concatenation: this runs on every counted request.
+  let policy = '';
+  let state = '';
+  for (const [name, v] of budgets) {
+    const sep = policy === '' ? '' : ', ';
+    policy += `${sep}"${name}";q=${v.limit};w=${v.windowSeconds}`;
+    state += `${sep}"${name}";r=${v.remaining};t=${v.resetSeconds}`;
+  }
+  return [policy, state];
 }
 
 /**
