@@ -22,17 +22,35 @@ import { LocalWake, pollingSubscription, type WakeSource } from './subscription'
 pg.types.setTypeParser(20, (v) => Number(v));
 
 const CHANNEL = 'adcp_events';
+/** How often, at most, an instance tells the others it appended (their wake-up latency bound). */
+const BROADCAST_EVERY_MS = 5;
 
 /**
  * Schema and the one-round-trip append function.
  *
- * Global positions must become visible in order, or a reader could pass position 6 while 5 is
- * still uncommitted and skip it for good. A sequence alone does not give that (positions are
- * handed out at insert time, commits land in any order), and filtering on the oldest open
- * transaction is not enough either (an older transaction can take a higher position). So each
- * append takes one transaction-scoped advisory lock before it inserts and holds it until commit:
- * positions are assigned and committed in the same order, and `readAll` is a plain range scan.
- * The cost is one commit at a time per database, measured by `npm run bench`.
+ * Appends run concurrently; what readers must never do is pass a position whose transaction has
+ * not committed yet and skip it for good once it does. Two things make that hold without a
+ * database-wide lock held to commit (which made every append wait for the one before it to
+ * commit, fsync included):
+ *
+ * - each append takes its positions and its transaction id (`xid8`) together, in a critical
+ *   section of a few microseconds (a session advisory lock released before the rows are even
+ *   written), so position order and transaction-id order agree: an event at a lower position
+ *   belongs to a transaction with a lower or equal id;
+ * - readers take the log up to its first gap, a position not visible (yet) between two that
+ *   are. A gap is an append still running, or one rolled back (a lost race, a bad event). Past a
+ *   gap they take an event only once its transaction and every older one have ended
+ *   (`transaction_id < pg_snapshot_xmin(pg_current_snapshot())`, the test Emmett and Marten's
+ *   newer daemons read with): by the first point, the gap's owner is then one of those, so the
+ *   gap is for good. Whatever a reader takes is therefore a prefix of the log as it will stay.
+ *
+ * Commits land in any order; readers wait only at a gap, for the appends older than the event
+ * after it to end. (xids are cluster-wide: a long transaction anywhere on the server delays a
+ * gap's resolution until it ends; without gaps, nothing waits.)
+ *
+ * Appends do not NOTIFY inside their transaction: a notification takes a database-wide lock from
+ * commit to its end, which would serialise commits again. The store notifies after commit,
+ * coalesced (PgWake.broadcast).
  */
 export const POSTGRES_SCHEMA = `
 CREATE TABLE IF NOT EXISTS events (
@@ -43,43 +61,69 @@ CREATE TABLE IF NOT EXISTS events (
   type           TEXT NOT NULL,
   data           JSONB NOT NULL,
   metadata       JSONB NOT NULL,
+  transaction_id XID8 NOT NULL DEFAULT '0',
   UNIQUE (stream_id, stream_version)
 );
-CREATE TABLE IF NOT EXISTS streams (
-  stream_id TEXT PRIMARY KEY,
-  version   BIGINT NOT NULL
-);
+-- Logs written before appends ran concurrently: their events have all committed (id 0 is older
+-- than any running transaction).
+ALTER TABLE events ADD COLUMN IF NOT EXISTS transaction_id XID8 NOT NULL DEFAULT '0';
 -- p_expected: >= 0 exact version, -1 any, -2 exists, (no_stream is 0).
-CREATE OR REPLACE FUNCTION adcp_append(
-  p_stream TEXT, p_expected BIGINT, p_ids UUID[], p_types TEXT[], p_data JSONB[], p_meta JSONB[]
-) RETURNS TABLE (next_version BIGINT, last_position BIGINT) LANGUAGE plpgsql AS $$
+-- p_events: a JSON array of {"id", "type", "data", "meta"} (one parameter: no array literals to
+-- escape and parse for every event).
+CREATE OR REPLACE FUNCTION adcp_append_events(p_stream TEXT, p_expected BIGINT, p_events JSONB)
+RETURNS TABLE (next_version BIGINT, last_position BIGINT) LANGUAGE plpgsql AS $$
 DECLARE
+  v_count BIGINT := jsonb_array_length(p_events);
   v_current BIGINT;
-  v_last BIGINT;
+  v_first BIGINT;
+  v_xid XID8;
 BEGIN
-  -- Upsert-and-lock the stream row: a concurrent appender to the same stream waits here.
-  INSERT INTO streams AS s (stream_id, version) VALUES (p_stream, 0)
-    ON CONFLICT (stream_id) DO UPDATE SET version = s.version
-    RETURNING s.version INTO v_current;
+  -- The stream's version is its last event's: no row of its own to write. Two appenders that
+  -- both read version n both write n + 1, and the unique (stream_id, stream_version) index lets
+  -- one commit; the other fails with unique_violation, which the adapter reports as a conflict
+  -- (or, for an append that expects any version, tries again).
+  SELECT coalesce(max(e.stream_version), 0) INTO v_current FROM events e WHERE e.stream_id = p_stream;
   IF (p_expected >= 0 AND v_current <> p_expected) OR (p_expected = -2 AND v_current = 0) THEN
     RAISE EXCEPTION USING ERRCODE = 'AD409', MESSAGE = 'wrong expected version', DETAIL = v_current::text;
   END IF;
-  IF coalesce(array_length(p_ids, 1), 0) = 0 THEN
+  IF v_count = 0 THEN
     RETURN QUERY SELECT v_current, coalesce((SELECT max(e.position) FROM events e), 0)::BIGINT;
     RETURN;
   END IF;
-  -- Serialise position assignment with commit order (see above); released at commit/rollback.
-  PERFORM pg_advisory_xact_lock(4242002);
-  INSERT INTO events (event_id, stream_id, stream_version, type, data, metadata)
-    SELECT t.id, p_stream, v_current + t.ord, t.type, t.data, t.meta
-    FROM unnest(p_ids, p_types, p_data, p_meta) WITH ORDINALITY AS t(id, type, data, meta, ord)
+  -- The transaction's id and its positions, taken together (see above). This must come before
+  -- the transaction's first write, which would assign its id outside the section. Only this
+  -- section draws from the sequence, so the positions of one append are consecutive. A session
+  -- lock outlives a failed transaction: the adapter closes a connection whose append failed
+  -- in any other way than a version conflict (raised above, before the lock).
+  PERFORM pg_advisory_lock(4242002);
+  v_xid := pg_current_xact_id();
+  v_first := nextval('events_position_seq');
+  IF v_count > 1 THEN
+    PERFORM setval('events_position_seq', v_first + v_count - 1);
+  END IF;
+  PERFORM pg_advisory_unlock(4242002);
+  INSERT INTO events (position, transaction_id, event_id, stream_id, stream_version, type, data, metadata)
+    SELECT v_first + t.ord - 1, v_xid, (t.e->>'id')::uuid, p_stream, v_current + t.ord, t.e->>'type', t.e->'data', t.e->'meta'
+    FROM jsonb_array_elements(p_events) WITH ORDINALITY AS t(e, ord)
     ORDER BY t.ord;
-  SELECT currval(pg_get_serial_sequence('events', 'position')) INTO v_last;
-  UPDATE streams SET version = v_current + array_length(p_ids, 1) WHERE stream_id = p_stream;
-  PERFORM pg_notify('${CHANNEL}', '');
-  RETURN QUERY SELECT v_current + array_length(p_ids, 1), v_last;
+  RETURN QUERY SELECT v_current + v_count, v_first + v_count - 1;
 END $$;
+-- The previous signature, for instances not yet upgraded: the same append, so every append keeps
+-- taking its positions in the section above.
+CREATE OR REPLACE FUNCTION adcp_append(
+  p_stream TEXT, p_expected BIGINT, p_ids UUID[], p_types TEXT[], p_data JSONB[], p_meta JSONB[]
+) RETURNS TABLE (next_version BIGINT, last_position BIGINT) LANGUAGE sql AS $$
+  SELECT * FROM adcp_append_events(p_stream, p_expected, coalesce((
+    SELECT jsonb_agg(jsonb_build_object('id', t.id, 'type', t.type, 'data', t.data, 'meta', t.meta) ORDER BY t.ord)
+    FROM unnest(p_ids, p_types, p_data, p_meta) WITH ORDINALITY AS t(id, type, data, meta, ord)), '[]'::jsonb))
+$$;
 `;
+
+/**
+ * Whether an event's transaction and every older one have ended (see POSTGRES_SCHEMA): a gap
+ * before such an event is for good (a rolled-back append), not an append still running.
+ */
+const SETTLED = 'transaction_id < pg_snapshot_xmin(pg_current_snapshot())';
 
 interface Row {
   position: number;
@@ -115,6 +159,10 @@ export interface PostgresEventStoreOptions {
 class PgWake implements WakeSource {
   private local = new LocalWake();
   private client?: pg.Client;
+  private broadcasting = false;
+  private broadcastAgain = false;
+  private broadcastTimer?: NodeJS.Timeout;
+  private lastBroadcast = 0;
   private closed = false;
 
   constructor(private connectionString: string) {}
@@ -142,8 +190,47 @@ class PgWake implements WakeSource {
     this.local.notify();
   }
 
+  /**
+   * Tells the other instances' subscribers that something was appended: after commit, one
+   * notification at a time and at most one per BROADCAST_EVERY_MS (appends meanwhile share the
+   * next one), since each is a transaction of its own. This instance's own subscribers hear it too,
+   * which costs them one read.
+   */
+  broadcast(): void {
+    if (this.broadcastTimer || this.broadcasting) {
+      this.broadcastAgain = true;
+      return;
+    }
+    const wait = this.lastBroadcast + BROADCAST_EVERY_MS - Date.now();
+    if (wait > 0) {
+      this.broadcastTimer = setTimeout(() => {
+        this.broadcastTimer = undefined;
+        this.broadcast();
+      }, wait);
+      this.broadcastTimer.unref();
+      return;
+    }
+    const client = this.client;
+    if (!client) return; // not listening (yet, or reconnecting): the poll interval covers it
+    this.broadcasting = true;
+    this.lastBroadcast = Date.now();
+    // On the listening connection, so no append waits for a pooled one; not durable, so its
+    // commit does not wait for a WAL flush (a lost notification costs one poll interval).
+    client
+      .query(`BEGIN; SET LOCAL synchronous_commit TO off; NOTIFY ${CHANNEL}; COMMIT`)
+      .catch(() => {})
+      .finally(() => {
+        this.broadcasting = false;
+        if (this.broadcastAgain) {
+          this.broadcastAgain = false;
+          this.broadcast();
+        }
+      });
+  }
+
   async close(): Promise<void> {
     this.closed = true;
+    clearTimeout(this.broadcastTimer);
     await this.client?.end().catch(() => {});
   }
 }
@@ -154,6 +241,8 @@ export class PostgresEventStore implements EventStore {
   private wake: PgWake;
   private listening?: Promise<void>;
   private pollIntervalMs: number;
+  /** The highest position this instance appended (committed, maybe not yet visible to readers). */
+  private committed = 0;
 
   private constructor(private options: PostgresEventStoreOptions) {
     this.pool = new pg.Pool({ connectionString: options.connectionString, max: options.poolSize ?? 10 });
@@ -186,26 +275,44 @@ export class PostgresEventStore implements EventStore {
     validateAppend(streamId, events, expected);
     const code = expected === 'any' ? -1 : expected === 'exists' ? -2 : expected === 'no_stream' ? 0 : expected;
     const now = new Date().toISOString();
-    try {
-      const { rows } = await this.pool.query<{ next_version: number; last_position: number }>(
-        'SELECT next_version, last_position FROM adcp_append($1, $2, $3::uuid[], $4::text[], $5::jsonb[], $6::jsonb[])',
-        [
-          streamId,
-          code,
-          events.map((e) => e.id ?? newEventId()),
-          events.map((e) => e.type),
-          events.map((e) => storedJson(e.data)),
-          events.map((e) => storedJson({ time: now, ...e.metadata })),
-        ],
-      );
-      const row = rows[0]!;
-      if (events.length > 0) this.wake.notifyLocal();
-      return { nextVersion: row.next_version, position: row.last_position };
-    } catch (err) {
-      const e = err as { code?: string; detail?: string };
-      if (e.code === 'AD409') throw new ConcurrencyError(streamId, expected, Number(e.detail));
-      throw err;
+    // One JSON array of the events, from the already serialised (and checked) data and metadata.
+    let batch = '[';
+    for (let i = 0; i < events.length; i++) {
+      const e = events[i]!;
+      batch += `${i ? ',' : ''}{"id":${JSON.stringify(e.id ?? newEventId())},"type":${JSON.stringify(e.type)},"data":${storedJson(e.data)},"meta":${storedJson({ time: now, ...e.metadata })}}`;
     }
+    const params = [streamId, code, batch + ']'];
+    let row: { next_version: number; last_position: number } | undefined;
+    // An append expecting any version that lost a race for the stream's next version reads it
+    // again and retries; a few rounds settle even a stream every appender writes to.
+    for (let attempt = 1; !row; attempt++) {
+      const client = await this.pool.connect();
+      try {
+        const { rows } = await client.query<{ next_version: number; last_position: number }>('SELECT next_version, last_position FROM adcp_append_events($1, $2, $3::jsonb)', params);
+        row = rows[0]!;
+        client.release();
+      } catch (err) {
+        const e = err as { code?: string; detail?: string; constraint?: string };
+        const lostRace = e.code === '23505' && e.constraint === 'events_stream_id_stream_version_key';
+        // Both are raised before the function's session lock, or after its release; any other
+        // failure may have come while it was held: that connection is closed, which releases it.
+        client.release(e.code === 'AD409' || lostRace ? undefined : (err as Error));
+        if (e.code === 'AD409') throw new ConcurrencyError(streamId, expected, Number(e.detail));
+        if (!lostRace) throw err;
+        if (expected !== 'any' || attempt >= 20) throw new ConcurrencyError(streamId, expected, await this.versionOf(streamId));
+      }
+    }
+    if (events.length > 0) {
+      this.committed = Math.max(this.committed, row.last_position);
+      this.wake.notifyLocal();
+      this.wake.broadcast();
+    }
+    return { nextVersion: row.next_version, position: row.last_position };
+  }
+
+  private async versionOf(streamId: string): Promise<number> {
+    const { rows } = await this.pool.query<{ v: number | null }>('SELECT max(stream_version) AS v FROM events WHERE stream_id = $1', [streamId]);
+    return rows[0]?.v ?? 0;
   }
 
   async readStream(streamId: string, options: ReadStreamOptions = {}): Promise<StoredEvent[]> {
@@ -218,12 +325,21 @@ export class PostgresEventStore implements EventStore {
   }
 
   async readAll(options: ReadAllOptions = {}): Promise<StoredEvent[]> {
-    const { rows } = await this.pool.query<Row>(
-      `SELECT ${COLUMNS} FROM events
+    const from = options.fromPosition ?? 0;
+    const { rows } = await this.pool.query<Row & { settled: boolean }>(
+      `SELECT ${COLUMNS}, ${SETTLED} AS settled FROM events
         WHERE position >= $1 ORDER BY position LIMIT $2`,
-      [options.fromPosition ?? 0, options.limit ?? 1000],
+      [from, options.limit ?? 1000],
     );
-    return rows.map(toStored);
+    // Up to the first gap whose owner may still be running (see POSTGRES_SCHEMA).
+    const events: StoredEvent[] = [];
+    let previous = Math.max(0, from - 1);
+    for (const r of rows) {
+      if (r.position !== previous + 1 && !r.settled) break;
+      events.push(toStored(r));
+      previous = r.position;
+    }
+    return events;
   }
 
   async headPosition(): Promise<number> {
@@ -241,6 +357,7 @@ export class PostgresEventStore implements EventStore {
         headPosition: () => this.headPosition(),
         wake: this.wake,
         pollIntervalMs: this.pollIntervalMs,
+        committedHead: () => this.committed,
       },
       handler,
       options,

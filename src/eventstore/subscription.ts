@@ -11,6 +11,12 @@ interface Deps {
   wake: WakeSource;
   /** Upper bound on how long a live subscription waits without a wake signal. */
   pollIntervalMs: number;
+  /**
+   * The highest position this process knows committed, where reads may lag behind commits (the
+   * PostgreSQL adapter shows an event only once every older transaction has ended). While the
+   * subscription is below it, it reads again soon rather than waiting for the next signal.
+   */
+  committedHead?: () => number;
 }
 
 /**
@@ -49,6 +55,9 @@ export function pollingSubscription(deps: Deps, handler: BatchHandler, options: 
       wakeUp = done;
     });
 
+  // How long to wait before reading again for a committed event not yet visible: from 1 ms,
+  // doubling up to the poll interval, back to 1 ms after progress.
+  let settling = 1;
   const loop = (async () => {
     let target = await deps.headPosition().catch(() => 0);
     if (target < next) markCaughtUp();
@@ -72,7 +81,14 @@ export function pollingSubscription(deps: Deps, handler: BatchHandler, options: 
         markCaughtUp();
         target = 0;
       }
-      if (!stopped) await sleep(deps.pollIntervalMs);
+      if (events.length > 0) settling = 1;
+      if (stopped) break;
+      if (deps.committedHead && next <= deps.committedHead()) {
+        await sleep(settling);
+        settling = Math.min(deps.pollIntervalMs, settling * 2);
+      } else {
+        await sleep(deps.pollIntervalMs);
+      }
     }
   })();
 

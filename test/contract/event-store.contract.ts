@@ -150,6 +150,37 @@ export function eventStoreContract(name: string, factory: StoreFactory): void {
       expect(positions).toEqual((await store.readAll({ limit: 1000 })).map((e) => e.position));
     });
 
+    it('under contention (8 appenders on two handles), a live subscriber sees every event once, in position order', async () => {
+      const other = factory.second ? await factory.second(store) : store;
+      if (other !== store) others.push(other);
+      const seen: StoredEvent[] = [];
+      const sub = store.subscribe(async (batch) => void seen.push(...batch), { batchSize: 50 });
+      await sub.caughtUp;
+      // Appends to shared and to own streams, of one and of several events: commits land in any order.
+      const appended = await Promise.all(
+        Array.from({ length: 8 }, async (_, w) => {
+          const handle = w % 2 ? other : store;
+          let n = 0;
+          for (let i = 0; i < 40; i++) {
+            const events = Array.from({ length: 1 + (i % 3) }, (_, k) => ev('Contended', { w, i, k }));
+            await handle.append(i % 4 === 0 ? 'contended-shared' : `contended-${w}`, events);
+            n += events.length;
+          }
+          return n;
+        }),
+      );
+      const total = appended.reduce((a, b) => a + b, 0);
+      await eventually(() => seen.length >= total, 30_000, `${total} events delivered`);
+      await sub.stop();
+      const positions = seen.map((e) => e.position);
+      expect(positions).toHaveLength(total);
+      for (let i = 1; i < positions.length; i++) expect(positions[i]!).toBeGreaterThan(positions[i - 1]!);
+      expect(positions).toEqual((await store.readAll({ limit: 10_000 })).map((e) => e.position));
+      const shared = (await store.readStream('contended-shared')).map((e) => e.streamVersion);
+      expect(shared).toEqual(shared.map((_, i) => i + 1));
+      expect(shared).toHaveLength(8 * 19); // per appender: i = 0, 4, …, 36 with 1 + i % 3 events each
+    });
+
     it('subscribes from a position and retries a failing batch', async () => {
       for (let i = 0; i < 10; i++) await store.append('retry', [ev('E', { i })]);
       const all = await store.readAll();

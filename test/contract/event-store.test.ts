@@ -5,8 +5,10 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { MemoryEventStore } from '../../src/eventstore/memory';
 import { PostgresEventStore } from '../../src/eventstore/postgres';
+import type { Subscription } from '../../src/eventstore/port';
 import { SqliteEventStore } from '../../src/eventstore/sqlite';
-import { KURRENTDB_URL, PG_ADMIN_URL, createTestDatabase, describeWith } from '../support/infra';
+import pg from 'pg';
+import { KURRENTDB_URL, PG_ADMIN_URL, createTestDatabase, describeWith, eventually } from '../support/infra';
 import { eventStoreContract } from './event-store.contract';
 
 const run = promisify(execFile);
@@ -45,6 +47,38 @@ describeWith('PostgreSQL', !!PG_ADMIN_URL, 'postgres adapter', () => {
       db = undefined;
     },
   });
+
+  it('shows no event past an older append still open, so a reader never skips it when it commits later', async () => {
+    const pgdb = await createTestDatabase();
+    const store = await PostgresEventStore.connect({ connectionString: pgdb.url, pollIntervalMs: 20 });
+    const slow = new pg.Client({ connectionString: pgdb.url });
+    await slow.connect();
+    let sub: Subscription | undefined;
+    try {
+      await store.append('before', [{ type: 'Before', data: {} }]);
+      // An append that takes its position first and commits last.
+      await slow.query('BEGIN');
+      const held = await slow.query<{ last_position: string }>(
+        `SELECT last_position FROM adcp_append('slow', -1, ARRAY[gen_random_uuid()], ARRAY['Slow'], ARRAY['{}'::jsonb], ARRAY['{}'::jsonb])`,
+      );
+      const fast = await store.append('fast', [{ type: 'Fast', data: {} }]);
+      expect(fast.position).toBeGreaterThan(Number(held.rows[0]!.last_position));
+      const seen: string[] = [];
+      sub = store.subscribe(async (batch) => void seen.push(...batch.map((e) => e.type)));
+      await sub.caughtUp;
+      // Committed, but behind an open transaction with a lower position: not shown yet, to anyone.
+      expect((await store.readAll()).map((e) => e.type)).toEqual(['Before']);
+      expect(seen).toEqual(['Before']);
+      await slow.query('COMMIT');
+      await eventually(() => seen.length === 3, 10_000, 'both appends delivered');
+      expect(seen).toEqual(['Before', 'Slow', 'Fast']);
+    } finally {
+      await sub?.stop();
+      await slow.end();
+      await store.close();
+      await pgdb.drop();
+    }
+  }, 60_000);
 });
 
 // KurrentDB has no package on this machine: the suite runs only where KURRENTDB_URL points at one.
