@@ -26,6 +26,7 @@ import { PostgresReadModelStore } from './readmodel/postgres';
 import { SqliteReadModelStore } from './readmodel/sqlite';
 import { OAuthService } from './oauth/service';
 import { SigningKeystore } from './signing/keystore';
+import { AttemptClaims } from './webhooks/attempt-claims';
 import { WebhookDeliveryWorker } from './webhooks/delivery-worker';
 import { WebhookPoster } from './webhooks/http-poster';
 import { WebhookReceiver } from './webhooks/receiver/receiver';
@@ -174,6 +175,8 @@ export async function startApp(
     projections,
     keys: signingKeys,
     poster: new WebhookPoster({ allowPrivate: config.allowPrivateWebhookUrls }),
+    // An attempt is the POST (10 s at most) and its append: a claim outlasts it comfortably.
+    claims: await AttemptClaims.open(readModels, 30_000),
     log,
   });
   await webhooks.start();

@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { INSTANCE_ID } from '../shared/instance-id';
 import type { ReadModelStore } from './port';
 
 const DDL = [
@@ -19,14 +19,16 @@ const DDL = [
  * lengthens a hand-over by that much, which NTP keeps to milliseconds against leases of seconds.
  */
 export class Leases {
-  /** Who this instance is, as a lease holder (unique per process start). */
-  readonly holder = `${process.pid}-${randomUUID()}`;
+  private constructor(
+    private readonly db: ReadModelStore,
+    /** Who this instance is, as a lease holder. */
+    readonly holder: string,
+  ) {}
 
-  private constructor(private readonly db: ReadModelStore) {}
-
-  static async open(db: ReadModelStore): Promise<Leases> {
+  /** `holder` defaults to this process; tests pass their own to play several instances. */
+  static async open(db: ReadModelStore, holder = INSTANCE_ID): Promise<Leases> {
     await db.migrate(DDL);
-    return new Leases(db);
+    return new Leases(db, holder);
   }
 
   /** Takes or renews the lease for `ttlMs` from `now`; true when this instance holds it. */

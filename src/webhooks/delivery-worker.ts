@@ -9,6 +9,7 @@ import type { ReadModelStore } from '../readmodel/port';
 import type { SigningKeystore } from '../signing/keystore';
 import { hmacHeaders } from '../signing/legacy-hmac';
 import { signWebhook } from '../signing/webhook-signer';
+import type { AttemptClaims } from './attempt-claims';
 import type { WebhookPoster } from './http-poster';
 
 export interface DeliveryWorkerDeps {
@@ -17,6 +18,8 @@ export interface DeliveryWorkerDeps {
   projections: ProjectionRunner;
   keys: SigningKeystore;
   poster: WebhookPoster;
+  /** Which instance makes each attempt, when several share the database. */
+  claims: AttemptClaims;
   log: Pick<Logger, 'warn' | 'error'>;
   /** Attempts in flight at once. */
   concurrency?: number;
@@ -39,10 +42,12 @@ export function authHeaders(s: Scheduled, body: Buffer, keys: SigningKeystore): 
 }
 
 /**
- * Sends due webhook attempts. The queue is the `webhooks` read model; each attempt's outcome is
- * appended to the delivery's stream at the version it read, so two instances racing on one
- * delivery record it once (and the receiver dedupes the at-most-one extra POST by
- * idempotency_key). A crash between POST and append repeats that attempt: at-least-once.
+ * Sends due webhook attempts. The queue is the `webhooks` read model, shared by the instances;
+ * before it POSTs, an instance claims the attempt (AttemptClaims), so each attempt is made by one
+ * instance, and by another only if the first died in the middle of it. Each outcome is appended
+ * to the delivery's stream at the version it read, so an outcome is recorded once. A crash
+ * between POST and append repeats that attempt (at-least-once; receivers dedupe by
+ * idempotency_key).
  *
  * The state of recently seen deliveries is kept in memory (from the events this instance
  * appended or its projections applied), which spares a stream read per attempt and lets the
@@ -193,6 +198,16 @@ export class WebhookDeliveryWorker {
     const { state, version } = cached;
     // The queue is a read model and may lag the stream: the stream decides whether it is due.
     if (state.state !== 'pending' || (state.nextAttemptAt && Date.parse(state.nextAttemptAt) > Date.now())) return;
+    if (!(await this.deps.claims.claim(streamId, version))) {
+      // Another instance is making this attempt; what it records is read afresh next time.
+      this.known.delete(streamId);
+      return;
+    }
+    // Claimed; but the instance whose claim expired may have recorded the attempt before dying.
+    if ((await this.deps.store.readStream(streamId, { fromVersion: version + 1, limit: 1 })).length > 0) {
+      this.known.delete(streamId);
+      return;
+    }
     const body = Buffer.from(state.scheduled.body);
     const startedAt = new Date().toISOString();
     const outcome = await this.deps.poster.post(state.scheduled.url, authHeaders(state.scheduled, body, this.deps.keys), body);
@@ -202,7 +217,9 @@ export class WebhookDeliveryWorker {
       await this.deps.store.append(streamId, events.map((e) => ({ type: e.type, data: e.data, metadata: { time: now, principal: 'webhook-worker' } })), {
         expectedVersion: version,
       });
-      this.known.set(streamId, { state: events.reduce<WebhookState>((s, e) => webhookDecider.evolve(s, e), state), version: version + events.length });
+      const next = events.reduce<WebhookState>((s, e) => webhookDecider.evolve(s, e), state);
+      this.known.set(streamId, { state: next, version: version + events.length });
+      if (next.state !== 'pending') await this.deps.claims.finished(streamId);
     } catch (err) {
       this.known.delete(streamId);
       if (!(err instanceof ConcurrencyError)) throw err; // another instance recorded this attempt

@@ -4,6 +4,7 @@ import { loadConfig } from '../../src/config';
 import type { Projection } from '../../src/projections/projection';
 import { ProjectionRunner } from '../../src/projections/runner';
 import { SigningKeystore } from '../../src/signing/keystore';
+import { AttemptClaims } from '../../src/webhooks/attempt-claims';
 import { WebhookDeliveryWorker } from '../../src/webhooks/delivery-worker';
 import { WebhookPoster } from '../../src/webhooks/http-poster';
 import { startTestGateway, tempDir } from '../support/gateway';
@@ -46,6 +47,7 @@ describe('webhook delivery and a replaying projection runner', () => {
       projections,
       keys: new SigningKeystore({ file: config.webhookSigning.keysFile }, 'request-signing'),
       poster: new WebhookPoster({ allowPrivate: true }),
+      claims: await AttemptClaims.open(readModels, 30_000),
       log: { warn: () => {}, error: () => {} } as never,
     });
     try {

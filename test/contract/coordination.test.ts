@@ -5,6 +5,7 @@ import { LeaseKeeper, Leases } from '../../src/readmodel/leases';
 import type { ReadModelStore } from '../../src/readmodel/port';
 import { PostgresReadModelStore } from '../../src/readmodel/postgres';
 import { SqliteReadModelStore } from '../../src/readmodel/sqlite';
+import { AttemptClaims } from '../../src/webhooks/attempt-claims';
 import { PG_ADMIN_URL, createTestDatabase, describeWith, eventually } from '../support/infra';
 
 interface Instances {
@@ -15,7 +16,7 @@ interface Instances {
 }
 
 async function twoInstances(a: ReadModelStore, b: ReadModelStore, cleanup: () => Promise<void>): Promise<Instances> {
-  return { a: await Leases.open(a), b: await Leases.open(b), cleanup };
+  return { a: await Leases.open(a, 'instance-a'), b: await Leases.open(b, 'instance-b'), cleanup };
 }
 
 /** The lease table: written once, run against every read-model store. */
@@ -70,6 +71,74 @@ function leaseContract(name: string, open: () => Promise<Instances>): void {
     });
   });
 }
+
+/** Webhook attempt claims (the same shared tables, the same two instances). */
+function attemptClaimsContract(name: string, open: () => Promise<{ a: ReadModelStore; b: ReadModelStore; cleanup: () => Promise<void> }>): void {
+  describe(`webhook attempt claims: ${name}`, () => {
+    let dbs: Awaited<ReturnType<typeof open>>;
+    let a: AttemptClaims;
+    let b: AttemptClaims;
+    beforeEach(async () => {
+      dbs = await open();
+      a = await AttemptClaims.open(dbs.a, 30_000, 'instance-a');
+      b = await AttemptClaims.open(dbs.b, 30_000, 'instance-b');
+    });
+    afterEach(() => dbs.cleanup());
+
+    it('one instance per attempt; another only once the claim expired; a later attempt supersedes at once', async () => {
+      const t = 1_000_000;
+      expect(await a.claim('wh-1', 1, t)).toBe(true);
+      expect(await b.claim('wh-1', 1, t + 1000)).toBe(false);
+      expect(await a.claim('wh-1', 1, t + 1000)).toBe(true); // its own, again: until t + 31 s
+      expect(await b.claim('wh-1', 1, t + 30_001)).toBe(false);
+      expect(await b.claim('wh-1', 1, t + 31_001)).toBe(true); // a died mid-attempt
+      expect(await a.claim('wh-1', 1, t + 31_002)).toBe(false);
+      // The next attempt (after b recorded this one) is anyone's, whatever the clock says.
+      expect(await a.claim('wh-1', 2, t + 31_003)).toBe(true);
+      expect(await b.claim('wh-1', 1, t + 90_000)).toBe(false); // an attempt already superseded
+    });
+
+    it('of concurrent claims on one attempt from two instances, one instance wins; a finished delivery leaves nothing behind', async () => {
+      const wins = await Promise.all(Array.from({ length: 20 }, (_, i) => (i % 2 ? a : b).claim('wh-race', 3).then((won) => (won ? i % 2 : -1))));
+      expect(new Set(wins.filter((w) => w >= 0)).size).toBe(1);
+      await a.finished('wh-race');
+      expect(await dbs.a.query('SELECT * FROM webhook_attempt_claims WHERE stream_id = ?', ['wh-race'])).toEqual([]);
+    });
+  });
+}
+
+async function twoSqliteStores() {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'adcp-claims-'));
+  const file = path.join(dir, 'rm.sqlite');
+  const [a, b] = [new SqliteReadModelStore(file), new SqliteReadModelStore(file)];
+  return {
+    a,
+    b,
+    cleanup: async () => {
+      await a.close();
+      await b.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+attemptClaimsContract('sqlite', twoSqliteStores);
+
+describeWith('PostgreSQL', Boolean(PG_ADMIN_URL), 'webhook attempt claims in PostgreSQL', () => {
+  attemptClaimsContract('postgres', async () => {
+    const db = await createTestDatabase('adcp_claims');
+    const [a, b] = [await PostgresReadModelStore.connect(db.url), await PostgresReadModelStore.connect(db.url)];
+    return {
+      a,
+      b,
+      cleanup: async () => {
+        await a.close();
+        await b.close();
+        await db.drop();
+      },
+    };
+  });
+});
 
 leaseContract('sqlite', async () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'adcp-leases-'));
