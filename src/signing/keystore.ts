@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, type JsonWebKey } from 'node:crypto';
+import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, type JsonWebKey, randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import type { SignatureAlgorithm, WebhookSigningKey } from './webhook-signer';
 
@@ -143,8 +143,23 @@ export class SigningKeystore {
 
 function readOrCreate(file: string): string {
   // Synchronous on purpose: it runs once, at start, before the server listens.
-  if (!fs.existsSync(file)) writeKeyFile(file, [generateKey('ed25519', new Date())]);
+  if (!fs.existsSync(file)) createKeyFile(file, [generateKey('ed25519', new Date())]);
   return fs.readFileSync(file, 'utf8');
+}
+
+/**
+ * Writes the first key file unless one appeared meanwhile: instances starting together on a shared
+ * data directory all end up with the one that was linked in first, never each with its own.
+ */
+function createKeyFile(file: string, keys: StoredKey[]): void {
+  const tmp = staged(file, keys);
+  try {
+    fs.linkSync(tmp, file);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+  } finally {
+    fs.unlinkSync(tmp);
+  }
 }
 
 function generateKey(alg: SignatureAlgorithm, now: Date): StoredKey {
@@ -160,8 +175,14 @@ export function jwkThumbprint(k: { kty: string; crv: string; x: string; y?: stri
 }
 
 function writeKeyFile(file: string, keys: StoredKey[]): void {
+  fs.renameSync(staged(file, keys), file);
+}
+
+/** The key file's new content, written beside it (readable by its owner only); returns its path. */
+function staged(file: string, keys: StoredKey[]): string {
   fs.mkdirSync(path.dirname(file), { recursive: true });
-  const tmp = `${file}.${process.pid}.tmp`;
+  // Random, not the pid alone: containers sharing a volume are all pid 1.
+  const tmp = `${file}.${process.pid}-${randomBytes(6).toString('hex')}.tmp`;
   fs.writeFileSync(tmp, JSON.stringify({ keys }, null, 2) + '\n', { mode: 0o600 });
-  fs.renameSync(tmp, file);
+  return tmp;
 }

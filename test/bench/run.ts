@@ -1,3 +1,4 @@
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -408,6 +409,82 @@ async function graphqlMediaBuyById(dir: string): Promise<void> {
   }
 }
 
+const BIN = path.join(__dirname, '..', '..', '..', 'bin', 'adcp-gateway.js');
+
+/** A buyer key issued by the real CLI on `env`'s stores. */
+function issueKeyWithCli(env: Record<string, string>): string {
+  return execFileSync(process.execPath, [BIN, 'keys', 'create', '--org', 'bench', '--role', 'buyer'], { env: { PATH: process.env.PATH ?? '', ...env }, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+}
+
+/** `adcp-gateway serve` as a child process on a loopback port, once it is ready. */
+async function serveChild(env: Record<string, string>): Promise<{ url: string; child: ChildProcess; stop: () => Promise<void> }> {
+  const child = spawn(process.execPath, [BIN, 'serve'], { env: { PATH: process.env.PATH ?? '', ...env, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'info' }, stdio: ['ignore', 'ignore', 'pipe'] });
+  const url = await new Promise<string>((resolve, reject) => {
+    let err = '';
+    child.stderr!.on('data', (c: Buffer) => {
+      err += c.toString('utf8');
+      const m = /"url":"(http:\/\/[^"]+)".*"msg":"adcp-gateway listening"/.exec(err);
+      if (m) resolve(m[1]!);
+    });
+    child.once('exit', (code) => reject(new Error(`a bench gateway exited (${code}) before listening:\n${err}`)));
+  });
+  child.stderr!.resume();
+  for (let i = 0; i < 500 && (await fetch(`${url}/readyz`)).status !== 200; i++) await new Promise((r) => setTimeout(r, 20));
+  const exited = new Promise((r) => child.once('exit', r));
+  return {
+    url,
+    child,
+    stop: async () => {
+      child.kill('SIGTERM');
+      await exited;
+    },
+  };
+}
+
+/**
+ * create_media_buy over REST on PostgreSQL + Kafka, with one gateway and with three on the same
+ * database and topic (18 clients in all, spread evenly), in the same run. On a 2-core machine the
+ * three share the cores with PostgreSQL, the broker and the load generator: the row shows what
+ * scale-out costs or gains here, not what more machines would give.
+ */
+async function scaleOut(): Promise<void> {
+  const pgUrl = await postgresUrl();
+  const brokers = process.env.KAFKA_BROKERS;
+  if (!pgUrl || !brokers) {
+    process.stderr.write('bench: scale-out needs PostgreSQL and KAFKA_BROKERS (scripts/kafka.sh start prints it); skipping\n');
+    return;
+  }
+  const count = n(3000);
+  const create = createMediaBuyBody();
+  const measure = async (instances: number): Promise<number> => {
+    const dbName = `adcp_bench_scale_${Math.random().toString(36).slice(2, 8)}`;
+    const admin = new pg.Client({ connectionString: pgUrl });
+    await admin.connect();
+    await admin.query(`CREATE DATABASE ${dbName}`);
+    const u = new URL(pgUrl);
+    u.pathname = `/${dbName}`;
+    const topic = `adcp.bench.${dbName}`;
+    const env = { EVENT_STORE_URL: u.toString(), KAFKA_BROKERS: brokers, KAFKA_TOPIC: topic, KAFKA_FEED_TOPIC: `${topic}.feed`, APPROVAL_POLICY: 'never', ...ROOMY_LIMITS };
+    const gateways: Awaited<ReturnType<typeof serveChild>>[] = [];
+    try {
+      const key = issueKeyWithCli({ ...env, DATA_DIR: fs.mkdtempSync(path.join(os.tmpdir(), 'adcp-bench-key-')) });
+      for (let i = 0; i < instances; i++) gateways.push(await serveChild({ ...env, DATA_DIR: fs.mkdtempSync(path.join(os.tmpdir(), 'adcp-bench-scale-')) }));
+      const load = (total: number, round: string) =>
+        Promise.all(gateways.map((gw, i) => runLoad({ url: gw.url, key, path: '/api/tasks/create_media_buy', body: create, count: Math.ceil(total / instances), concurrency: 18 / instances, prefix: `${round}-${i}-` })));
+      await load(Math.ceil(count / 5), 'warm');
+      const t = process.hrtime.bigint();
+      await load(count, 'run');
+      return (Math.ceil(count / instances) * instances) / (Number(process.hrtime.bigint() - t) / 1e9);
+    } finally {
+      for (const gw of gateways) await gw.stop();
+      await admin.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
+      await admin.end();
+    }
+  };
+  const { value, baseline, ratio } = await compare(2, () => measure(3), () => measure(1));
+  emit({ name: 'create_media_buy_rest_postgres_kafka_3_instances', value, unit: 'commands/s', baseline, ratio, target: 'baseline: one instance on the same database and broker, same run (2 cores: see README)' });
+}
+
 /**
  * What the resource limits cost: the same loads on two gateways in one run, one with
  * RESOURCE_LIMITS=off (the baseline) and one with every limit on but budgets too roomy to refuse,
@@ -419,24 +496,10 @@ async function graphqlMediaBuyById(dir: string): Promise<void> {
  * while CPU time per request is what the limits add to. Rounds alternate the two sides.
  */
 async function limitsOverhead(dir: string): Promise<void> {
-  const { spawn, execFileSync } = await import('node:child_process');
-  const bin = path.join(__dirname, '..', '..', '..', 'bin', 'adcp-gateway.js');
   const start = async (name: string, env: Record<string, string>) => {
-    const base = { PATH: process.env.PATH ?? '', DATA_DIR: path.join(dir, name), APPROVAL_POLICY: 'never', ...env };
-    const key = execFileSync(process.execPath, [bin, 'keys', 'create', '--org', 'bench', '--role', 'buyer'], { env: base, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
-    const child = spawn(process.execPath, [bin, 'serve'], { env: { ...base, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'info' }, stdio: ['ignore', 'ignore', 'pipe'] });
-    const url = await new Promise<string>((resolve, reject) => {
-      let err = '';
-      child.stderr!.on('data', (c: Buffer) => {
-        err += c.toString('utf8');
-        const m = /"url":"(http:\/\/[^"]+)".*"msg":"adcp-gateway listening"/.exec(err);
-        if (m) resolve(m[1]!);
-      });
-      child.once('exit', (code) => reject(new Error(`a bench gateway exited (${code}) before listening:\n${err}`)));
-    });
-    child.stderr!.resume();
-    for (let i = 0; i < 500 && (await fetch(`${url}/readyz`)).status !== 200; i++) await new Promise((r) => setTimeout(r, 20));
-    return { url, key, child };
+    const base = { DATA_DIR: path.join(dir, name), APPROVAL_POLICY: 'never', ...env };
+    const key = issueKeyWithCli(base);
+    return { key, ...(await serveChild(base)) };
   };
   const on = await start('limits-on', ROOMY_LIMITS);
   const off = await start('limits-off', { RESOURCE_LIMITS: 'off' });
@@ -465,9 +528,7 @@ async function limitsOverhead(dir: string): Promise<void> {
     emit({ name: 'limits_graphql_media_buy_by_id', value: r.value, unit: 'requests/cpu-s', baseline: r.baseline, ratio: r.ratio, target: 'ratio >= 0.97 (baseline: the same gateway with RESOURCE_LIMITS=off)' });
   } finally {
     for (const side of [on, off]) {
-      const exited = new Promise((r) => side.child.once('exit', r));
-      side.child.kill('SIGTERM');
-      await exited;
+      await side.stop();
     }
   }
 }
@@ -853,7 +914,7 @@ async function postgresAppend(adminUrl: string): Promise<void> {
 }
 
 /** What `bench <name>` selects by substring (one benchmark may emit several lines). */
-export const BENCH_NAMES = ['append', 'create_media_buy', 'mcp', 'graphql_media_buy_by_id', 'limits', 'webhook_signed_delivery', 'webhook_verification', 'brand_bulk_resolve_100_p99', 'readall', 'rebuild', 'memory', 'postgres'];
+export const BENCH_NAMES = ['append', 'create_media_buy', 'mcp', 'graphql_media_buy_by_id', 'limits', 'webhook_signed_delivery', 'webhook_verification', 'brand_bulk_resolve_100_p99', 'readall', 'rebuild', 'memory', 'postgres', 'scale_out'];
 
 export async function runBenchmarks(args: string[]): Promise<void> {
   const only = args.find((a) => !a.startsWith('-'));
@@ -881,6 +942,7 @@ export async function runBenchmarks(args: string[]): Promise<void> {
       if (url) await postgresAppend(url);
       else process.stderr.write('bench: no PostgreSQL reachable; skipping postgres_append_single_event\n');
     }
+    if (want('scale_out') || want('postgres_kafka')) await scaleOut();
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }

@@ -50,6 +50,21 @@ describe('webhook signing keys: keystore, /.well-known discovery, @adcp/sdk inte
     }
   });
 
+  it('instances starting together on one data directory all sign with the one key file made first', async () => {
+    const dir = tempDir();
+    const file = path.join(dir, 'webhook-signing-keys.json');
+    const keystore = require.resolve('../../src/signing/keystore');
+    const kids = await Promise.all(
+      Array.from({ length: 6 }, async () =>
+        (await run(process.execPath, ['-e', `const { SigningKeystore } = require(${JSON.stringify(keystore)}); process.stdout.write(new SigningKeystore({ file: ${JSON.stringify(file)} }, 'webhook-signing').activeKey().kid)`])).stdout,
+      ),
+    );
+    const stored = (JSON.parse(fs.readFileSync(file, 'utf8')) as { keys: { kid: string }[] }).keys;
+    expect(stored).toHaveLength(1);
+    expect(new Set(kids)).toEqual(new Set([stored[0]!.kid]));
+    expect(fs.readdirSync(dir)).toEqual(['webhook-signing-keys.json']); // no staging file left behind
+  });
+
   it('publishes adcp_use request-signing by default (the spec); SDK 6.11 refuses that purpose, hence the setting', async () => {
     const gw = await startTestGateway();
     try {
