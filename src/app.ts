@@ -27,6 +27,7 @@ import { SqliteReadModelStore } from './readmodel/sqlite';
 import { OAuthService } from './oauth/service';
 import { SigningKeystore } from './signing/keystore';
 import { AttemptClaims } from './webhooks/attempt-claims';
+import { Leases } from './readmodel/leases';
 import { WebhookDeliveryWorker } from './webhooks/delivery-worker';
 import { WebhookPoster } from './webhooks/http-poster';
 import { WebhookReceiver } from './webhooks/receiver/receiver';
@@ -150,7 +151,8 @@ export async function startApp(
     : new EmbeddedBus(store, readModels, (err, group) => log.error({ err, group }, 'consumer failed; retrying'));
   await publishCatalog(store, config.catalogFile ?? DEMO_CATALOG, { now: new Date().toISOString(), principal: 'system' });
   await importComplianceBundles(store, [...sdkComplianceDirs(), ...config.complianceDirs], log);
-  const projections = new ProjectionRunner(store, readModels, options.projections ?? allProjections, log);
+  // Instances sharing the read models take turns applying: one applier, the others follow.
+  const projections = new ProjectionRunner(store, readModels, options.projections ?? allProjections, log, undefined, { leases: await Leases.open(readModels), ttlMs: 3000 });
   const cache = new QueryCache();
   const mediaBuyCache = new MediaBuyCache();
   // Rows this instance writes drop their cached copies at once; rows another instance (or a

@@ -1,5 +1,6 @@
 import type { EventStore, StoredEvent, Subscription } from '../eventstore/port';
 import { CheckpointMovedError, type CheckpointMove, type ReadModelStore } from '../readmodel/port';
+import { LeaseKeeper, type Leases } from '../readmodel/leases';
 import { handlesEvent, statementsFor, type Projection } from './projection';
 
 /** Where `projections rebuild` records that it rewrote read models (event `ProjectionsRebuilt`). */
@@ -30,6 +31,13 @@ interface Cursor {
  * checkpoint lazily (every 1,000 events or second, and at stop): replaying such events after a
  * crash writes nothing either. If another instance or a rebuild moved a checkpoint, the whole
  * batch rolls back and the runner resumes from what is stored.
+ *
+ * Instances sharing the read models (one PostgreSQL database) elect one applier with a lease;
+ * the others follow: they read the same batches, wait until the stored checkpoints show the
+ * applier wrote what the batch changes, then drop their cached rows and release their
+ * read-your-writes waits as if they had written it themselves. Without that, every instance
+ * applied every batch, and the losers of each checkpoint race restarted (three instances made
+ * fewer commands per second than one).
  */
 export class ProjectionRunner {
   private sub?: Subscription;
@@ -46,6 +54,11 @@ export class ProjectionRunner {
    * replays are never announced as news.
    */
   private notifiedUpTo = 0;
+  /** Applier: writes the read models. Follower: waits for the applier's writes (see above). */
+  private mode: 'applier' | 'follower' = 'applier';
+  /** Bumped at each restart: a follower still waiting on a batch of an older subscription gives up. */
+  private generation = 0;
+  private keeper?: LeaseKeeper;
 
   constructor(
     private store: EventStore,
@@ -53,16 +66,44 @@ export class ProjectionRunner {
     readonly projections: readonly Projection[],
     private log?: Logger,
     private batchSize = 1000,
+    /** One applier among the instances sharing the read models; absent: this runner applies. */
+    private readonly applierLease?: { leases: Leases; ttlMs: number },
   ) {}
 
   /** Creates tables, rebuilds projections whose version changed, and starts following the log. */
   async start(): Promise<void> {
+    for (const p of this.projections) await this.readModels.migrate(p.ddl[this.readModels.dialect]);
+    if (!this.applierLease) {
+      await this.resetChangedVersions();
+      await this.follow();
+      return;
+    }
+    this.keeper = new LeaseKeeper(this.applierLease.leases, 'projections-applier', { start: () => this.become('applier'), stop: () => this.become('follower') }, {
+      ttlMs: this.applierLease.ttlMs,
+      onError: (err) => this.log?.warn({ err }, 'projection applier lease: could not renew'),
+    });
+    this.mode = 'follower';
+    await this.keeper.start(); // becomes the applier at once when the lease is free
+    if (!this.sub) await this.follow();
+  }
+
+  private async become(mode: 'applier' | 'follower'): Promise<void> {
+    if (this.stopped) return;
+    this.mode = mode;
+    if (mode === 'applier') await this.resetChangedVersions();
+    if (this.sub) await this.restart();
+    else await this.follow();
+  }
+
+  /** A projection whose code changed since its rows were written is rebuilt from position 0. */
+  private async resetChangedVersions(): Promise<void> {
     for (const p of this.projections) {
       const cp = await this.readModels.getCheckpoint(p.name);
-      if (cp.position > 0 && cp.version !== p.version) await this.readModels.reset(p.name, p.tables);
-      await this.readModels.migrate(p.ddl[this.readModels.dialect]);
+      if (cp.position > 0 && cp.version !== p.version) {
+        await this.readModels.reset(p.name, p.tables);
+        await this.readModels.migrate(p.ddl[this.readModels.dialect]);
+      }
     }
-    await this.follow();
   }
 
   private async follow(): Promise<void> {
@@ -73,7 +114,8 @@ export class ProjectionRunner {
       this.notifiedUpTo = Math.max(this.notifiedUpTo, stored);
     }
     const from = Math.min(...[...this.cursors.values()].map((c) => c.seen));
-    this.sub = this.store.subscribe((events) => this.apply(events), {
+    const generation = this.generation;
+    this.sub = this.store.subscribe((events) => this.apply(events, generation), {
       fromPosition: from + 1,
       batchSize: this.batchSize,
       onError: (err) => {
@@ -89,7 +131,7 @@ export class ProjectionRunner {
     });
   }
 
-  private async apply(events: StoredEvent[]): Promise<void> {
+  private async apply(events: StoredEvent[], generation: number): Promise<void> {
     const to = events[events.length - 1]!.position;
     const now = Date.now();
     const moves: CheckpointMove[] = [];
@@ -100,13 +142,18 @@ export class ProjectionRunner {
       const lazy = statements.length === 0 && to - c.persisted < 1000 && now - c.persistedAt < 1000;
       if (!lazy) moves.push({ name: p.name, from: c.persisted, to, statements, version: p.version });
     }
-    if (moves.length > 0) await this.readModels.applyBatches(moves);
-    if (moves.some((m) => m.statements.length > 0)) for (const listener of this.writtenListeners) listener(events);
+    const writes = moves.filter((m) => m.statements.length > 0);
+    if (this.mode === 'applier') {
+      if (moves.length > 0) await this.readModels.applyBatches(moves);
+    } else if (!(await this.appliedByApplier(events, writes, generation))) {
+      return; // this subscription was replaced meanwhile (a restart, or this instance became the applier)
+    }
+    if (writes.length > 0) for (const listener of this.writtenListeners) listener(events);
     if (events.some((e) => e.type === 'ProjectionsRebuilt' && e.position > this.notifiedUpTo)) for (const listener of this.resyncListeners) listener();
     for (const p of this.projections) {
       const c = this.cursors.get(p.name)!;
-      if (moves.some((m) => m.name === p.name)) {
-        c.persisted = to;
+      if (this.mode === 'follower' || moves.some((m) => m.name === p.name)) {
+        c.persisted = Math.max(c.persisted, to);
         c.persistedAt = now;
       }
       c.seen = Math.max(c.seen, to);
@@ -115,6 +162,25 @@ export class ProjectionRunner {
     this.notifiedUpTo = Math.max(this.notifiedUpTo, to);
     if (fresh.length > 0) for (const listener of this.appliedListeners) listener(fresh);
     for (const w of this.waiters) if (this.caughtUpWith(w.position)) w.resolve();
+  }
+
+  /**
+   * A follower's wait: until the stored checkpoint of every projection with rows to write in this
+   * batch has reached the last event it writes for (the applier stores those at once; only
+   * checkpoints with nothing to write move lazily). False when the subscription was replaced.
+   */
+  private async appliedByApplier(events: readonly StoredEvent[], writes: readonly CheckpointMove[], generation: number): Promise<boolean> {
+    const needed = writes.map((m) => {
+      const p = this.projections.find((x) => x.name === m.name)!;
+      return { name: m.name, upTo: events.reduce((last, e) => (handlesEvent(p, e.type) ? e.position : last), 0) };
+    });
+    for (let pause = 1; ; pause = Math.min(100, pause * 2)) {
+      if (this.stopped || generation !== this.generation) return false;
+      if (needed.length === 0) return true;
+      const stored = new Map((await this.readModels.query<{ name: string; position: number | string }>('SELECT name, position FROM checkpoints')).map((r) => [r.name, Number(r.position)]));
+      if (needed.every((n) => (stored.get(n.name) ?? 0) >= n.upTo)) return true;
+      await new Promise((r) => setTimeout(r, pause));
+    }
   }
 
   /** Calls `listener` with each batch once the read models show it (e.g. to drop cached rows). */
@@ -178,6 +244,7 @@ export class ProjectionRunner {
   private async restart(): Promise<void> {
     const sub = this.sub;
     this.sub = undefined;
+    this.generation++;
     await sub?.stop();
     if (this.stopped) return;
     for (const listener of this.resyncListeners) listener();
@@ -205,7 +272,13 @@ export class ProjectionRunner {
     await this.restarting;
     await this.sub?.stop();
     this.sub = undefined;
-    // Persist the lazily kept checkpoints so a restart does not re-read what was seen.
+    if (this.mode === 'applier') await this.persistLazyCheckpoints();
+    // Then hand the lease over at once: the next applier starts from what is stored.
+    await this.keeper?.close();
+  }
+
+  /** Persist the lazily kept checkpoints so a restart does not re-read what was seen. */
+  private async persistLazyCheckpoints(): Promise<void> {
     const moves: CheckpointMove[] = [];
     for (const p of this.projections) {
       const c = this.cursors.get(p.name);

@@ -7,6 +7,7 @@ import { SqliteEventStore } from '../../src/eventstore/sqlite';
 import type { Projection } from '../../src/projections/projection';
 import { ProjectionRunner, rebuildProjection } from '../../src/projections/runner';
 import { CheckpointMovedError, ProjectionWriteError, type ReadModelStore } from '../../src/readmodel/port';
+import { Leases } from '../../src/readmodel/leases';
 import { PostgresReadModelStore } from '../../src/readmodel/postgres';
 import { SqliteReadModelStore } from '../../src/readmodel/sqlite';
 import { PG_ADMIN_URL, createTestDatabase, describeWith, eventually } from '../support/infra';
@@ -58,6 +59,31 @@ function projectionContract(name: string, open: () => Promise<Engines>): void {
 
     const total = async (rm: ReadModelStore) =>
       Number((await rm.query<{ n: number }>('SELECT COALESCE(SUM(n), 0) AS n FROM tally_totals'))[0]!.n);
+
+    it('one applier among instances: the other follows (its waits and cache drops wait for the applier\'s writes) and takes over when the applier stops', async () => {
+      const rm2 = await e.second();
+      extra.push(rm2);
+      const lease = async (rm: ReadModelStore, holder: string) => ({ leases: await Leases.open(rm, holder), ttlMs: 300 });
+      const a = new ProjectionRunner(e.store, e.rm, [tally], undefined, 1000, await lease(e.rm, 'a'));
+      const b = new ProjectionRunner(e.store, rm2, [tally], undefined, 1000, await lease(rm2, 'b'));
+      const heardByB: number[] = [];
+      b.onWritten((events) => heardByB.push(...events.map((x) => x.position)));
+      await a.start();
+      await b.start();
+      for (let i = 0; i < 30; i++) await e.store.append(`f-${i % 3}`, [{ type: 'Counted', data: {} }]);
+      const head = await e.store.headPosition();
+      await b.waitFor(head, 15_000);
+      // b says it is caught up only once the rows are there, and it wrote none of them itself.
+      expect(b.caughtUpWith(head)).toBe(true);
+      expect(await total(rm2)).toBe(30);
+      expect(heardByB).toContain(head);
+      expect((await (await Leases.open(rm2, 'observer')).holderOf('projections-applier'))?.holder).toBe('a');
+      await a.stop();
+      await e.store.append('f-after', [{ type: 'Counted', data: {} }]);
+      await eventually(async () => (await total(rm2)) === 31, 15_000, 'the follower applies once the applier is gone');
+      expect(Number((await e.rm.query<{ n: number }>('SELECT COUNT(*) AS n FROM tally_seen'))[0]!.n)).toBe(31); // each event once
+      await b.stop();
+    });
 
     it('applies each event once, skips unhandled types, and commits the checkpoint with the rows', async () => {
       for (let i = 0; i < 50; i++) await e.store.append(`s-${i % 5}`, [{ type: i % 10 === 0 ? 'Other' : 'Counted', data: {} }]);
