@@ -128,11 +128,6 @@ export class KafkaBus implements Bus {
     await sub?.stop();
   }
 
-  /** Whether this instance's relay is the one publishing the log (it holds the topic's lease). */
-  get relaying(): boolean {
-    return this.relayLease?.held ?? false;
-  }
-
   consumer(group: string): Consumer {
     const c = new KafkaBusConsumer(group, this.kafka, this.options);
     this.consumers.add(c);

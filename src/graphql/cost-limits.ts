@@ -102,8 +102,9 @@ export function costLimitsPlugin(limits: ResourceLimits, budgets: SharedBudgets)
   const { maxCost, maxDepth } = limits.graphql;
   // One listener for every request (its state lives in the request's context): no closures to
   // allocate per request. Both hooks answer synchronously unless a budget is being refreshed
-  // (rare): no promise per request either. Apollo's types ask for promises, but it awaits whatever a hook returns, inside the
-  // try that turns a throw into the error response (requestPipeline: Promise.all over the hooks).
+  // (rare): no promise per request either. Apollo's types ask for promises, but it awaits
+  // whatever a hook returns, inside the try that turns a throw into the error response
+  // (requestPipeline: Promise.all over the hooks).
   const hooks = {
     didResolveOperation({ document, operation, request, contextValue, schema }: GraphQLRequestContextDidResolveOperation<GraphQLContext>): Promise<void> | undefined {
       if (!operation) return; // Apollo refuses a document without the named operation itself

@@ -43,8 +43,8 @@ export function registerWorkCaps(fastify: FastifyInstance, limits: Pick<Resource
   });
 
   fastify.addHook('onSend', (req, reply, payload, done) => {
-    // Answered: out of the sweep's way now, so a finished request is not kept alive (and promoted
-    // to the old generation) until the next sweep.
+    // Answered: out of the sweep's way now, so a finished request and its reply are not kept
+    // alive until the next sweep (up to SWEEP_MS).
     deadlines.delete(req);
     // What the request cost the gateway, for clients pacing themselves and for the limits' tests.
     reply.header('server-timing', `app;dur=${Math.round(reply.elapsedTime * 10) / 10}`);

@@ -77,7 +77,7 @@ export class LeaseKeeper {
     private readonly leases: Leases,
     private readonly name: string,
     private readonly work: LeasedWork,
-    private readonly options: { ttlMs: number; onError: (err: unknown) => void; onChange?: (held: boolean) => void },
+    private readonly options: { ttlMs: number; onError: (err: unknown) => void },
   ) {}
 
   /** Makes the first claim (and starts the work if it holds), then keeps the lease in the background. */
@@ -103,11 +103,9 @@ export class LeaseKeeper {
       try {
         if (holds && !this.running) {
           this.running = true;
-          this.options.onChange?.(true);
           await this.work.start();
         } else if (!holds && this.running) {
           this.running = false;
-          this.options.onChange?.(false);
           await this.work.stop();
         }
       } catch (err) {
