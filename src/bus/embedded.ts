@@ -1,5 +1,5 @@
 import type { EventStore, Subscription } from '../eventstore/port';
-import { CheckpointMovedError, type ReadModelStore } from '../readmodel/port';
+import { moveSharedCheckpoint, type ReadModelStore } from '../readmodel/port';
 import type { Bus, BusHandler, Consumer } from './port';
 
 /** A checkpointed catch-up reader over the event store per consumer group. */
@@ -50,14 +50,8 @@ class EmbeddedConsumer implements Consumer {
         await handler(fresh);
         const to = events[events.length - 1]!.position;
         // Checkpoint after the handler: a crash in between redelivers the batch (at-least-once).
-        try {
-          await this.checkpoints.applyBatch(name, from, to, []);
-          from = to;
-        } catch (err) {
-          if (!(err instanceof CheckpointMovedError)) throw err;
-          // Another consumer of the same group moved it; continue from wherever it got to.
-          from = Math.max(from, (await this.checkpoints.getCheckpoint(name)).position);
-        }
+        // Another consumer of the same group may have moved it meanwhile.
+        from = await moveSharedCheckpoint(this.checkpoints, name, from, to);
       },
       { fromPosition: from + 1, onError: (err) => this.onError?.(err, this.group) },
     );

@@ -1,7 +1,7 @@
 import { Kafka, logLevel, type Consumer as KafkaConsumer, type Producer } from 'kafkajs';
 import type { EventStore, StoredEvent, Subscription } from '../eventstore/port';
 import { LeaseKeeper, Leases } from '../readmodel/leases';
-import { CheckpointMovedError, type ReadModelStore } from '../readmodel/port';
+import { moveSharedCheckpoint, type ReadModelStore } from '../readmodel/port';
 import type { Bus, BusHandler, Consumer } from './port';
 
 export interface KafkaBusOptions {
@@ -107,15 +107,8 @@ export class KafkaBus implements Bus {
         }
         await this.producer!.sendBatch({ acks: -1, topicMessages });
         const to = events[events.length - 1]!.position;
-        try {
-          await this.checkpoints.applyBatch(name, from, to, []);
-          from = to;
-        } catch (err) {
-          if (!(err instanceof CheckpointMovedError)) throw err;
-          // Another relay (the lease's previous or next holder) moved it: go on from where it got
-          // to. Retrying this batch instead would publish it again, and again, without end.
-          from = Math.max(from, (await this.checkpoints.getCheckpoint(name)).position);
-        }
+        // Another relay (the lease's previous or next holder) may have moved it meanwhile.
+        from = await moveSharedCheckpoint(this.checkpoints, name, from, to);
         this.published = Math.max(this.published, from);
       },
       { fromPosition: from + 1, batchSize: 500, onError: (err) => this.options.onError?.(err, 'kafka-relay') },

@@ -64,6 +64,22 @@ export class CheckpointMovedError extends Error {
   }
 }
 
+/**
+ * Moves a checkpoint that several instances may move (a consumer group's, the Kafka relay's) from
+ * `from` to `to`; when another instance moved it first, goes on from wherever that one got to.
+ * Resolves with the position to continue from. (Failing the batch instead would have it handled
+ * again, and for the relay published again, without end.)
+ */
+export async function moveSharedCheckpoint(store: ReadModelStore, name: string, from: number, to: number): Promise<number> {
+  try {
+    await store.applyBatch(name, from, to, []);
+    return to;
+  } catch (err) {
+    if (!(err instanceof CheckpointMovedError)) throw err;
+    return Math.max(from, (await store.getCheckpoint(name)).position);
+  }
+}
+
 export const CHECKPOINTS_DDL = `CREATE TABLE IF NOT EXISTS checkpoints (
   name     TEXT PRIMARY KEY,
   position BIGINT NOT NULL,
