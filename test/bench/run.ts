@@ -457,14 +457,9 @@ async function scaleOut(): Promise<void> {
   const count = n(3000);
   const create = createMediaBuyBody();
   const measure = async (instances: number): Promise<number> => {
-    const dbName = `adcp_bench_scale_${Math.random().toString(36).slice(2, 8)}`;
-    const admin = new pg.Client({ connectionString: pgUrl });
-    await admin.connect();
-    await admin.query(`CREATE DATABASE ${dbName}`);
-    const u = new URL(pgUrl);
-    u.pathname = `/${dbName}`;
-    const topic = `adcp.bench.${dbName}`;
-    const env = { EVENT_STORE_URL: u.toString(), KAFKA_BROKERS: brokers, KAFKA_TOPIC: topic, KAFKA_FEED_TOPIC: `${topic}.feed`, APPROVAL_POLICY: 'never', ...ROOMY_LIMITS };
+    const db = await scratchDatabase(pgUrl, 'adcp_bench_scale');
+    const topic = `adcp.bench.${db.name}`;
+    const env = { EVENT_STORE_URL: db.url, KAFKA_BROKERS: brokers, KAFKA_TOPIC: topic, KAFKA_FEED_TOPIC: `${topic}.feed`, APPROVAL_POLICY: 'never', ...ROOMY_LIMITS };
     const gateways: Awaited<ReturnType<typeof serveChild>>[] = [];
     try {
       const key = issueKeyWithCli({ ...env, DATA_DIR: fs.mkdtempSync(path.join(os.tmpdir(), 'adcp-bench-key-')) });
@@ -477,8 +472,7 @@ async function scaleOut(): Promise<void> {
       return (Math.ceil(count / instances) * instances) / (Number(process.hrtime.bigint() - t) / 1e9);
     } finally {
       for (const gw of gateways) await gw.stop();
-      await admin.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
-      await admin.end();
+      await db.drop();
     }
   };
   const { value, baseline, ratio } = await compare(2, () => measure(3), () => measure(1));
@@ -863,17 +857,12 @@ async function postgresUrl(): Promise<string | undefined> {
 
 /** 8 concurrent single-event appenders: the adapter's function call vs a bare INSERT per round trip. */
 async function postgresAppend(adminUrl: string): Promise<void> {
-  const dbName = `adcp_bench_${Math.random().toString(36).slice(2, 8)}`;
-  const admin = new pg.Client({ connectionString: adminUrl });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE ${dbName}`);
-  const u = new URL(adminUrl);
-  u.pathname = `/${dbName}`;
+  const db = await scratchDatabase(adminUrl, 'adcp_bench');
   const count = n(4000);
   const workers = 8;
   try {
-    const store = await PostgresEventStore.connect({ connectionString: u.toString(), poolSize: workers });
-    const pool = new pg.Pool({ connectionString: u.toString(), max: workers });
+    const store = await PostgresEventStore.connect({ connectionString: db.url, poolSize: workers });
+    const pool = new pg.Pool({ connectionString: db.url, max: workers });
     await pool.query(`CREATE TABLE raw_events (position BIGSERIAL PRIMARY KEY, event_id UUID NOT NULL UNIQUE, stream_id TEXT NOT NULL,
       stream_version BIGINT NOT NULL, type TEXT NOT NULL, data JSONB NOT NULL, metadata JSONB NOT NULL, UNIQUE (stream_id, stream_version))`);
     let rawVersion = 0;
@@ -908,9 +897,26 @@ async function postgresAppend(adminUrl: string): Promise<void> {
     await pool.end();
     await store.close();
   } finally {
-    await admin.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
-    await admin.end();
+    await db.drop();
   }
+}
+
+/** A fresh database on the server at `adminUrl`, for one bench, and how to drop it. */
+async function scratchDatabase(adminUrl: string, prefix: string): Promise<{ name: string; url: string; drop: () => Promise<void> }> {
+  const name = `${prefix}_${Math.random().toString(36).slice(2, 8)}`;
+  const admin = new pg.Client({ connectionString: adminUrl });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${name}`);
+  const u = new URL(adminUrl);
+  u.pathname = `/${name}`;
+  return {
+    name,
+    url: u.toString(),
+    drop: async () => {
+      await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await admin.end();
+    },
+  };
 }
 
 /** What `bench <name>` selects by substring (one benchmark may emit several lines). */
@@ -942,7 +948,7 @@ export async function runBenchmarks(args: string[]): Promise<void> {
       if (url) await postgresAppend(url);
       else process.stderr.write('bench: no PostgreSQL reachable; skipping postgres_append_single_event\n');
     }
-    if (want('scale_out') || want('postgres_kafka')) await scaleOut();
+    if (want('scale_out')) await scaleOut();
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }
