@@ -8,25 +8,23 @@ import { SqliteReadModelStore } from '../../src/readmodel/sqlite';
 import { AttemptClaims } from '../../src/webhooks/attempt-claims';
 import { PG_ADMIN_URL, createTestDatabase, describeWith, eventually } from '../support/infra';
 
-interface Instances {
-  /** Two lease tables' views on one database: two gateway instances. */
-  a: Leases;
-  b: Leases;
+/** Two read-model stores on one database: two gateway instances. */
+interface TwoStores {
+  a: ReadModelStore;
+  b: ReadModelStore;
   cleanup: () => Promise<void>;
 }
 
-async function twoInstances(a: ReadModelStore, b: ReadModelStore, cleanup: () => Promise<void>): Promise<Instances> {
-  return { a: await Leases.open(a, 'instance-a'), b: await Leases.open(b, 'instance-b'), cleanup };
-}
-
 /** The lease table: written once, run against every read-model store. */
-function leaseContract(name: string, open: () => Promise<Instances>): void {
+function leaseContract(name: string, open: () => Promise<TwoStores>): void {
   describe(`leases: ${name}`, () => {
-    let l: Instances;
+    let dbs: TwoStores;
+    let l: { a: Leases; b: Leases };
     beforeEach(async () => {
-      l = await open();
+      dbs = await open();
+      l = { a: await Leases.open(dbs.a, 'instance-a'), b: await Leases.open(dbs.b, 'instance-b') };
     });
-    afterEach(() => l.cleanup());
+    afterEach(() => dbs.cleanup());
 
     it('one holder at a time: renewals hold it, the other instance gets it only once it expires', async () => {
       const t = 1_000_000;
@@ -73,9 +71,9 @@ function leaseContract(name: string, open: () => Promise<Instances>): void {
 }
 
 /** Webhook attempt claims (the same shared tables, the same two instances). */
-function attemptClaimsContract(name: string, open: () => Promise<{ a: ReadModelStore; b: ReadModelStore; cleanup: () => Promise<void> }>): void {
+function attemptClaimsContract(name: string, open: () => Promise<TwoStores>): void {
   describe(`webhook attempt claims: ${name}`, () => {
-    let dbs: Awaited<ReturnType<typeof open>>;
+    let dbs: TwoStores;
     let a: AttemptClaims;
     let b: AttemptClaims;
     beforeEach(async () => {
@@ -107,8 +105,8 @@ function attemptClaimsContract(name: string, open: () => Promise<{ a: ReadModelS
   });
 }
 
-async function twoSqliteStores() {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'adcp-claims-'));
+async function twoSqliteStores(): Promise<TwoStores> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'adcp-coordination-'));
   const file = path.join(dir, 'rm.sqlite');
   const [a, b] = [new SqliteReadModelStore(file), new SqliteReadModelStore(file)];
   return {
@@ -122,43 +120,24 @@ async function twoSqliteStores() {
   };
 }
 
-attemptClaimsContract('sqlite', twoSqliteStores);
-
-describeWith('PostgreSQL', Boolean(PG_ADMIN_URL), 'webhook attempt claims in PostgreSQL', () => {
-  attemptClaimsContract('postgres', async () => {
-    const db = await createTestDatabase('adcp_claims');
-    const [a, b] = [await PostgresReadModelStore.connect(db.url), await PostgresReadModelStore.connect(db.url)];
-    return {
-      a,
-      b,
-      cleanup: async () => {
-        await a.close();
-        await b.close();
-        await db.drop();
-      },
-    };
-  });
-});
-
-leaseContract('sqlite', async () => {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'adcp-leases-'));
-  const file = path.join(dir, 'rm.sqlite');
-  const [a, b] = [new SqliteReadModelStore(file), new SqliteReadModelStore(file)];
-  return twoInstances(a, b, async () => {
-    await a.close();
-    await b.close();
-    fs.rmSync(dir, { recursive: true, force: true });
-  });
-});
-
-describeWith('PostgreSQL', Boolean(PG_ADMIN_URL), 'leases in PostgreSQL', () => {
-  leaseContract('postgres', async () => {
-    const db = await createTestDatabase('adcp_lease');
-    const [a, b] = [await PostgresReadModelStore.connect(db.url), await PostgresReadModelStore.connect(db.url)];
-    return twoInstances(a, b, async () => {
+async function twoPostgresStores(): Promise<TwoStores> {
+  const db = await createTestDatabase('adcp_coordination');
+  const [a, b] = [await PostgresReadModelStore.connect(db.url), await PostgresReadModelStore.connect(db.url)];
+  return {
+    a,
+    b,
+    cleanup: async () => {
       await a.close();
       await b.close();
       await db.drop();
-    });
-  });
+    },
+  };
+}
+
+leaseContract('sqlite', twoSqliteStores);
+attemptClaimsContract('sqlite', twoSqliteStores);
+
+describeWith('PostgreSQL', Boolean(PG_ADMIN_URL), 'leases and webhook attempt claims in PostgreSQL', () => {
+  leaseContract('postgres', twoPostgresStores);
+  attemptClaimsContract('postgres', twoPostgresStores);
 });
