@@ -898,7 +898,8 @@ async function postgresAppend(adminUrl: string): Promise<void> {
     // slower, and whichever side went first paid for it.
     await bare();
     await ours();
-    const { value, baseline, ratio } = await compare(5, ours, bare);
+    // Rounds of ~1 s each on this VM vary by ±15 %: seven, for a median that holds still.
+    const { value, baseline, ratio } = await compare(7, ours, bare);
     emit({ name: 'postgres_append_single_event', value, unit: 'events/s', baseline, ratio });
     await pool.end();
     await store.close();
