@@ -497,6 +497,10 @@ async function limitsOverhead(dir: string): Promise<void> {
   };
   const on = await start('limits-on', ROOMY_LIMITS);
   const off = await start('limits-off', { RESOURCE_LIMITS: 'off' });
+  // The control: a second gateway configured exactly as `on`. Two identical processes on this VM
+  // differ by a few per cent on their own; the control row says by how much in this run, which is
+  // the smallest difference the limits rows can show.
+  const twin = await start('limits-on-twin', ROOMY_LIMITS);
   try {
     const create = createMediaBuyBody();
     let round = 0;
@@ -514,14 +518,18 @@ async function limitsOverhead(dir: string): Promise<void> {
       if (buys.length < 100) throw new Error(`the limits bench found ${buys.length} buys to read (${res.status})`);
       return buys.map((b) => JSON.stringify({ query: 'query Buy($request: JSONObject) { mediaBuys(request: $request) }', variables: { request: { media_buy_ids: [b.media_buy_id] } } }));
     };
-    const [bodiesOn, bodiesOff] = [await bodiesOf(on), await bodiesOf(off)];
+    await creates(twin); // the twin's buys, for its reads below
+    const [bodiesOn, bodiesOff, bodiesTwin] = [await bodiesOf(on), await bodiesOf(off), await bodiesOf(twin)];
     const reads = (side: typeof on, bodies: string[]) => perCpuSecond(side.child.pid!, n(8000), () => runLoad({ url: side.url, key: side.key, path: '/graphql', bodies, count: n(8000), concurrency: 16, refuse: '"errors"' }));
     await reads(on, bodiesOn);
     await reads(off, bodiesOff);
+    await reads(twin, bodiesTwin);
     const r = await compare(5, () => reads(on, bodiesOn), () => reads(off, bodiesOff));
     emit({ name: 'limits_graphql_media_buy_by_id', value: r.value, unit: 'requests/cpu-s', baseline: r.baseline, ratio: r.ratio, target: 'ratio >= 0.97 (baseline: the same gateway with RESOURCE_LIMITS=off)' });
+    const aa = await compare(5, () => reads(on, bodiesOn), () => reads(twin, bodiesTwin));
+    emit({ name: 'limits_graphql_control_same_config', value: aa.value, unit: 'requests/cpu-s', baseline: aa.baseline, ratio: aa.ratio, target: 'ratio near 1: how far two identical gateways differ in this run (the resolution of the rows above)' });
   } finally {
-    for (const side of [on, off]) {
+    for (const side of [on, off, twin]) {
       await side.stop();
     }
   }
