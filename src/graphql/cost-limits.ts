@@ -1,5 +1,5 @@
 import { HeaderMap, type ApolloServerPlugin, type GraphQLRequestContextDidResolveOperation, type GraphQLRequestContextWillSendResponse, type GraphQLRequestListener, type GraphQLResponse } from '@apollo/server';
-import type { FastifyReply, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
+import type { FastifyReply, FastifyRequest, preHandlerHookHandler } from 'fastify';
 import type { Principal } from '../application/api-keys';
 import { GraphQLError } from 'graphql';
 import type { App } from '../app';
@@ -26,12 +26,12 @@ export const maxTokensFor = (limits: ResourceLimits) => limits.graphql.maxCost *
 /** The caller's GraphQL points: the bucket they are counted in and their role's budget. */
 function pointsOf(limits: ResourceLimits, principal: Principal | null, clientAddress: string): { bucket: string; limit: number } {
   const owner = budgetOwner(principal, clientAddress);
-  return { bucket: `graphql-points:${owner.id}`, limit: limits.graphql.pointsPerMinute[owner.role] };
+  return { bucket: owner.points, limit: limits.graphql.pointsPerMinute[owner.role] };
 }
 
 /** The `RateLimit` headers with both budgets: the request rate (when counted) and the points. */
 function budgetHeaders(requests: BudgetVerdict | undefined, points: BudgetVerdict): [policy: string, state: string] {
-  return rateLimitHeaderValues(requests ? [['requests', requests], ['graphql-points', points]] : [['graphql-points', points]]);
+  return requests ? rateLimitHeaderValues('requests', requests, 'graphql-points', points) : rateLimitHeaderValues('graphql-points', points);
 }
 
 /**
@@ -64,24 +64,29 @@ export function refuseWhenPointsSpent(limits: ResourceLimits, budgets: SharedBud
  * before Apollo hashes, parses and validates all of it (the 800 KB probe took seconds of that).
  * Like every operation refused for its size, it is charged the most one operation may cost.
  */
-export function refuseOversizedDocuments(app: App, limits: ResourceLimits, budgets: SharedBudgets): preHandlerAsyncHookHandler {
+export function refuseOversizedDocuments(app: App, limits: ResourceLimits, budgets: SharedBudgets): preHandlerHookHandler {
   const maxTokens = maxTokensFor(limits);
-  return async (req, reply) => {
+  // Callback style: an async hook would cost a promise on every GraphQL request, and only the
+  // refusal has anything to wait for.
+  return (req, reply, done) => {
     const query = (req.body as { query?: unknown } | undefined)?.query ?? (req.query as { query?: unknown } | undefined)?.query;
-    if (typeof query !== 'string' || !hasMoreTokensThan(query, maxTokens)) return;
+    if (typeof query !== 'string' || !hasMoreTokensThan(query, maxTokens)) return done();
+    refuseOversized(req, reply, maxTokens).catch((err: unknown) => done(err as Error));
+  };
+  async function refuseOversized(req: FastifyRequest, reply: FastifyReply, maxTokens: number): Promise<void> {
     const { bucket, limit } = pointsOf(limits, await authenticate(req, app).catch(() => null), req.ip);
     await budgets.spend(bucket, limits.graphql.maxCost, 60);
     const points = await budgets.peek(bucket, limit, 60);
     const message = `This operation costs more than ${limits.graphql.maxCost} points, the most one operation may cost: its document alone has more than ${maxTokens} tokens (1 point per ${TOKENS_PER_POINT}). Ask for less in one operation.`;
     const [policy, state] = budgetHeaders(req.requestBudget ?? undefined, points);
-    return reply
+    void reply
       .status(400)
       .headers({ 'ratelimit-policy': policy, ratelimit: state })
       .send({
         errors: [{ message, extensions: { code: 'MAX_COST_EXCEEDED', maximumCost: limits.graphql.maxCost } }],
         extensions: { cost: costExtension(null, limits, points) },
       });
-  };
+  }
 }
 
 function costExtension(requested: number | null, limits: ResourceLimits, points: BudgetVerdict): CostExtension {
@@ -168,8 +173,7 @@ export function costLimitsPlugin(limits: ResourceLimits, budgets: SharedBudgets)
   }
 
   return {
-    async requestDidStart() {
-      return listener;
-    },
+    // Not async: Apollo awaits what this returns, and a promise per request is work for nothing.
+    requestDidStart: (() => listener) as unknown as NonNullable<ApolloServerPlugin<GraphQLContext>['requestDidStart']>,
   };
 }

@@ -1,5 +1,4 @@
 import {
-  getArgumentValues,
   getDirectiveValues,
   getNamedType,
   GraphQLIncludeDirective,
@@ -20,6 +19,8 @@ import {
   type GraphQLSchema,
   type OperationDefinitionNode,
   type SelectionSetNode,
+  valueFromASTUntyped,
+  type FieldNode,
 } from 'graphql';
 import { isObject } from '../shared/objects';
 
@@ -73,25 +74,45 @@ function requestedItems(args: Record<string, unknown>): number | undefined {
   return undefined;
 }
 
-/** A field's price, given its arguments (read only where they matter) and its selections' price. */
-function fieldPoints(parent: GraphQLObjectType, field: GraphQLField<unknown, unknown>, args: () => Record<string, unknown>, children: number): number {
+/** The arguments that size a list (read by requestedItems); no other argument changes a price. */
+const SIZE_ARGUMENTS = new Set(['first', 'limit', 'request', 'domains']);
+
+/**
+ * The size arguments a field was given, as plain values (variables substituted, defaults applied).
+ * Not coerced as execution will coerce them: requestedItems only believes finite numbers and
+ * arrays, so a value that would not coerce prices as one not given, and execution refuses it.
+ * graphql-js's getArgumentValues coerces every argument, which cost most of a by-id query's price.
+ */
+function sizeArguments(field: GraphQLField<unknown, unknown>, node: FieldNode, variables: Record<string, unknown>): Record<string, unknown> | undefined {
+  let args: Record<string, unknown> | undefined;
+  for (const arg of field.args) {
+    if (!SIZE_ARGUMENTS.has(arg.name)) continue;
+    const given = node.arguments?.find((a) => a.name.value === arg.name);
+    const value = given ? valueFromASTUntyped(given.value, variables) : arg.defaultValue;
+    if (value !== undefined) (args ??= {})[arg.name] = value;
+  }
+  return args;
+}
+
+/** A field's price, given its size arguments and its selections' price. */
+function fieldPoints(parent: GraphQLObjectType, field: GraphQLField<unknown, unknown>, args: Record<string, unknown> | undefined, children: number): number {
   if (parent.name === 'Mutation') return MUTATION_POINTS + children;
   const returnsList = isListType(getNullableType(field.type));
   const perItem = isLeafType(getNamedType(field.type)) ? 1 : 1 + children;
   if (parent.name === 'Query') {
-    const items = (field.args.length ? requestedItems(args()) : undefined) ?? (returnsList ? ROOT_PAGE : undefined);
+    const items = (args ? requestedItems(args) : undefined) ?? (returnsList ? ROOT_PAGE : undefined);
     return 1 + (items === undefined ? children : items * perItem);
   }
   if (isLeafType(getNamedType(field.type))) return 0;
   if (!returnsList) return perItem;
-  const items = field.args.some((a) => a.name === 'first' || a.name === 'limit') ? requestedItems(args()) : undefined;
-  return (items ?? ASSUMED_NESTED_LIST) * perItem;
+  return ((args ? requestedItems(args) : undefined) ?? ASSUMED_NESTED_LIST) * perItem;
 }
 
 /**
  * Prices a selection set on `parent`. Written for this rather than taken from
  * graphql-query-complexity, which builds a TypeInfo and a ValidationContext per call: ~13 µs for
- * a one-field query, where this walk takes about one (the limits must cost under 3 % of a request).
+ * a one-field query, where this walk takes well under one (the limits must cost under 3 % of a
+ * request).
  */
 function selectionPoints(schema: GraphQLSchema, parent: GraphQLObjectType, set: SelectionSetNode, ctx: { fragments: Map<string, FragmentDefinitionNode>; variables: Record<string, unknown>; spreads: number }): number {
   let total = 0;
@@ -107,7 +128,7 @@ function selectionPoints(schema: GraphQLSchema, parent: GraphQLObjectType, set: 
       if (!field) continue;
       const named = getNamedType(field.type);
       const children = s.selectionSet && isObjectType(named) ? selectionPoints(schema, named, s.selectionSet, ctx) : 0;
-      total += fieldPoints(parent, field, () => getArgumentValues(field, s, ctx.variables), children);
+      total += fieldPoints(parent, field, field.args.length ? sizeArguments(field, s, ctx.variables) : undefined, children);
     } else {
       const fragment = s.kind === Kind.INLINE_FRAGMENT ? s : ctx.fragments.get(s.name.value);
       // Validation refuses fragment cycles and unknown fragments; the count keeps this walk finite regardless.
@@ -126,29 +147,51 @@ function included(node: SelectionNode, variables: Record<string, unknown>): bool
   return getDirectiveValues(GraphQLIncludeDirective, node, variables)?.if !== false;
 }
 
-function fragmentsOf(document: DocumentNode): Map<string, FragmentDefinitionNode> {
-  const fragments = new Map<string, FragmentDefinitionNode>();
-  for (const d of document.definitions) if (d.kind === Kind.FRAGMENT_DEFINITION) fragments.set(d.name.value, d);
-  return fragments;
+/** What a parsed document always costs, whatever its variables: computed once per document. */
+interface DocumentFacts {
+  tokens: number;
+  fragments: Map<string, FragmentDefinitionNode>;
+  /** Per operation: its depth, and the defaults of its variables (applied as execution will). */
+  operations: WeakMap<OperationDefinitionNode, { depth: number; defaults: [string, unknown][] }>;
 }
 
-const documentFacts = new WeakMap<DocumentNode, { tokens: number }>();
+// Apollo hands the same DocumentNode for a repeated query (its parsed-document cache), so a
+// client's usual operations are walked for these once.
+const documentFacts = new WeakMap<DocumentNode, DocumentFacts>();
 
-/** Tokens in a parsed document (Apollo hands the same node for a repeated query: counted once). */
-export function tokenCount(document: DocumentNode): number {
+function factsOf(document: DocumentNode): DocumentFacts {
   let facts = documentFacts.get(document);
   if (!facts) {
     let tokens = 0;
     for (let t = document.loc?.startToken; t && t.kind !== '<EOF>'; t = t.next ?? undefined) if (t.kind !== '<SOF>') tokens++;
-    facts = { tokens };
+    const fragments = new Map<string, FragmentDefinitionNode>();
+    for (const d of document.definitions) if (d.kind === Kind.FRAGMENT_DEFINITION) fragments.set(d.name.value, d);
+    facts = { tokens, fragments, operations: new WeakMap() };
     documentFacts.set(document, facts);
   }
-  return facts.tokens;
+  return facts;
+}
+
+function operationFacts(document: DocumentNode, operation: OperationDefinitionNode): { depth: number; defaults: [string, unknown][] } {
+  const facts = factsOf(document);
+  let op = facts.operations.get(operation);
+  if (!op) {
+    const defaults: [string, unknown][] = [];
+    for (const v of operation.variableDefinitions ?? []) if (v.defaultValue) defaults.push([v.variable.name.value, valueFromASTUntyped(v.defaultValue)]);
+    op = { depth: selectionDepth(document, operation), defaults };
+    facts.operations.set(operation, op);
+  }
+  return op;
+}
+
+/** Tokens in a parsed document (counted once per document). */
+export function tokenCount(document: DocumentNode): number {
+  return factsOf(document).tokens;
 }
 
 /** The deepest nesting of selection sets in the operation, through its fragments. */
 export function selectionDepth(document: DocumentNode, operation: OperationDefinitionNode): number {
-  const fragments = fragmentsOf(document);
+  const { fragments } = factsOf(document);
   const walk = (set: SelectionSetNode, visiting: Set<string>): number => {
     let deepest = 0;
     for (const s of set.selections) {
@@ -166,20 +209,29 @@ export function selectionDepth(document: DocumentNode, operation: OperationDefin
 }
 
 /**
- * Prices the operation with its variables. Undefined when the variables do not fit the operation
- * (execution then reports that, and nothing is run to pay for).
+ * Prices the operation with its variables (before execution has coerced them); undefined when
+ * they do not fit its directives (execution then reports that, and nothing is run to pay for).
+ * The depth and the document's share are known per document; the fields' share is walked each
+ * time, since list sizes may come from variables (for a one-field query, well under 1 µs).
  */
 export function operationCost(schema: GraphQLSchema, document: DocumentNode, operation: OperationDefinitionNode, variables: Record<string, unknown> | undefined): OperationCost | undefined {
   const root = operation.operation === 'mutation' ? schema.getMutationType() : operation.operation === 'subscription' ? schema.getSubscriptionType() : schema.getQueryType();
   if (!root) return undefined;
-  const doc = Math.ceil(tokenCount(document) / TOKENS_PER_POINT);
+  const facts = factsOf(document);
+  const { depth, defaults } = operationFacts(document, operation);
+  let values = variables ?? {};
+  if (defaults.length) {
+    values = { ...values };
+    for (const [name, value] of defaults) if (values[name] === undefined) values[name] = value;
+  }
+  const doc = Math.ceil(facts.tokens / TOKENS_PER_POINT);
   let fields: number;
   try {
-    fields = selectionPoints(schema, root, operation.selectionSet, { fragments: fragmentsOf(document), variables: variables ?? {}, spreads: 0 });
+    fields = selectionPoints(schema, root, operation.selectionSet, { fragments: facts.fragments, variables: values, spreads: 0 });
   } catch {
-    return undefined; // arguments that do not coerce: execution refuses them with their own error
+    return undefined; // an @skip / @include condition that does not coerce: execution refuses it
   }
-  return { total: doc + fields, document: doc, fields, depth: selectionDepth(document, operation) };
+  return { total: doc + fields, document: doc, fields, depth };
 }
 
 /**

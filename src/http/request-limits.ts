@@ -20,23 +20,64 @@ declare module 'fastify' {
   }
 }
 
+/** Who a limit counts against, and the names of their buckets in the shared budgets. */
+export interface BudgetOwner {
+  id: string;
+  role: LimitedRole;
+  /** Their request rate's bucket. */
+  requests: string;
+  /** Their GraphQL points' bucket. */
+  points: string;
+  /** Failed authentications from their address (meaningful for an address only). */
+  authFailures: string;
+}
+
+// The same owner (and so the same bucket strings, whose hashes V8 keeps) for every request of a
+// client: a bucket name built per request would be hashed again at each budget lookup.
+const keyOwners = new Map<string, BudgetOwner>();
+const addressOwners = new Map<string, BudgetOwner>();
+const MAX_CACHED_OWNERS = 10_000;
+
+function cachedOwner(cache: Map<string, BudgetOwner>, key: string, id: string, role: LimitedRole): BudgetOwner {
+  let owner = cache.get(key);
+  if (!owner) {
+    if (cache.size >= MAX_CACHED_OWNERS) cache.clear();
+    owner = { id, role, requests: `requests:${id}`, points: `graphql-points:${id}`, authFailures: `auth-failures:${key}` };
+    cache.set(key, owner);
+  }
+  return owner;
+}
+
 /** Who a limit counts against: the key (its role's limit), or the client address when anonymous. */
-export function budgetOwner(principal: Principal | null, ip: string): { id: string; role: LimitedRole } {
-  return principal ? { id: `key:${principal.keyId}`, role: principal.role } : { id: `ip:${ip}`, role: 'anonymous' };
+export function budgetOwner(principal: Principal | null, ip: string): BudgetOwner {
+  // A key's role never changes; its id is a UUID, never an address.
+  return principal ? cachedOwner(keyOwners, principal.keyId, `key:${principal.keyId}`, principal.role) : cachedOwner(addressOwners, ip, `ip:${ip}`, 'anonymous');
+}
+
+// `"name";q=limit;w=window` for each budget in force: a few strings, made once each (keyed by
+// name, then limit: no key string to build per request).
+const policies = new Map<string, Map<number, { windowSeconds: number; policy: string }>>();
+function policyOf(name: string, v: BudgetVerdict): string {
+  let byLimit = policies.get(name);
+  if (!byLimit) policies.set(name, (byLimit = new Map()));
+  const known = byLimit.get(v.limit);
+  if (known?.windowSeconds === v.windowSeconds) return known.policy;
+  const policy = `"${name}";q=${v.limit};w=${v.windowSeconds}`;
+  if (byLimit.size < 100) byLimit.set(v.limit, { windowSeconds: v.windowSeconds, policy });
+  return policy;
 }
 
 /**
- * `RateLimit-Policy` and `RateLimit` (draft-ietf-httpapi-ratelimit-headers) for the named budgets:
- * what each allows per window, and what is left of it and for how long.
+ * `RateLimit-Policy` and `RateLimit` (draft-ietf-httpapi-ratelimit-headers) for one budget, or
+ * two: what each allows per window, and what is left of it and for how long.
  */
-export function rateLimitHeaderValues(budgets: ReadonlyArray<readonly [string, BudgetVerdict]>): [policy: string, state: string] {
-  // Plain concatenation: this runs on every counted request.
-  let policy = '';
-  let state = '';
-  for (const [name, v] of budgets) {
-    const sep = policy === '' ? '' : ', ';
-    policy += `${sep}"${name}";q=${v.limit};w=${v.windowSeconds}`;
-    state += `${sep}"${name}";r=${v.remaining};t=${v.resetSeconds}`;
+export function rateLimitHeaderValues(name: string, v: BudgetVerdict, secondName?: string, second?: BudgetVerdict): [policy: string, state: string] {
+  // Plain concatenation, no arrays: this runs on every counted request.
+  let policy = policyOf(name, v);
+  let state = `"${name}";r=${v.remaining};t=${v.resetSeconds}`;
+  if (secondName !== undefined && second) {
+    policy += `, ${policyOf(secondName, second)}`;
+    state += `, "${secondName}";r=${second.remaining};t=${second.resetSeconds}`;
   }
   return [policy, state];
 }
@@ -54,12 +95,12 @@ export class AuthFailureThrottle {
 
   /** Undefined while the address may try; else its verdict (the seconds until it may try again). */
   blocked(address: string): BudgetVerdict | undefined | Promise<BudgetVerdict | undefined> {
-    const room = this.budgets.peek(`auth-failures:${address}`, this.perMinute, 60);
+    const room = this.budgets.peek(budgetOwner(null, address).authFailures, this.perMinute, 60);
     return room instanceof Promise ? room.then((r) => (r.allowed ? undefined : r)) : room.allowed ? undefined : room;
   }
 
   record(address: string): void | Promise<void> {
-    return this.budgets.spend(`auth-failures:${address}`, 1, 60);
+    return this.budgets.spend(budgetOwner(null, address).authFailures, 1, 60);
   }
 }
 
@@ -84,35 +125,58 @@ export function registerRequestLimits(
   admitted?: (req: FastifyRequest, reply: FastifyReply, principal: Principal | null) => boolean,
 ): void {
   fastify.decorateRequest('requestBudget', null);
-  // One await (the credential, which the route would wait for anyway); the budgets answer at once.
-  fastify.addHook('onRequest', async (req, reply) => {
-    if (!isLimitedPath(req.url)) return;
-    if (req.headers.authorization !== undefined) {
-      const pending = authFailures.blocked(req.ip);
-      const blocked = pending instanceof Promise ? await pending : pending;
-      if (blocked) return refuse(req, reply, `too many failed authentications from this address; try again in ${blocked.resetSeconds} s`, blocked);
-    }
-    let principal: Principal | null = null;
-    try {
-      principal = await authenticate(req, app);
-    } catch (err) {
-      // The route answers the failure in its own words; here it only counts.
-      if (err instanceof AppError && err.code === 'UNAUTHENTICATED') await authFailures.record(req.ip);
-      return;
-    }
+  const ratePerMinute = limits.requestsPerMinute;
+
+  // Callback style, chained on the credential's promise (which the route waits for anyway): an
+  // async hook would add a promise and a turn of the microtask queue to every request, and the
+  // budgets nearly always answer at once.
+  fastify.addHook('onRequest', (req, reply, done) => {
+    if (!isLimitedPath(req.url)) return done();
+    if (req.headers.authorization === undefined) return identify(req, reply, done);
+    const pending = authFailures.blocked(req.ip);
+    if (!(pending instanceof Promise)) return pending ? refuseFailing(req, reply, pending) : identify(req, reply, done);
+    pending.then((blocked) => (blocked ? refuseFailing(req, reply, blocked) : identify(req, reply, done)), done);
+  });
+
+  function refuseFailing(req: FastifyRequest, reply: FastifyReply, blocked: BudgetVerdict): void {
+    refuse(req, reply, `too many failed authentications from this address; try again in ${blocked.resetSeconds} s`, blocked);
+  }
+
+  function identify(req: FastifyRequest, reply: FastifyReply, done: HookDone): void {
+    authenticate(req, app).then(
+      (principal) => count(req, reply, principal, done),
+      (err: unknown) => {
+        // The route answers the failure in its own words; here it only counts.
+        const counted = err instanceof AppError && err.code === 'UNAUTHENTICATED' ? authFailures.record(req.ip) : undefined;
+        if (counted instanceof Promise) counted.then(() => done(), done);
+        else done();
+      },
+    );
+  }
+
+  function count(req: FastifyRequest, reply: FastifyReply, principal: Principal | null, done: HookDone): void {
     const owner = budgetOwner(principal, req.ip);
-    const pending = budgets.take(`requests:${owner.id}`, 1, limits.requestsPerMinute[owner.role], 60);
-    const verdict = pending instanceof Promise ? await pending : pending;
+    const pending = budgets.take(owner.requests, 1, ratePerMinute[owner.role], 60);
+    if (pending instanceof Promise) pending.then((verdict) => decide(req, reply, principal, owner, verdict, done), done);
+    else decide(req, reply, principal, owner, pending, done);
+  }
+
+  function decide(req: FastifyRequest, reply: FastifyReply, principal: Principal | null, owner: BudgetOwner, verdict: BudgetVerdict, done: HookDone): void {
     req.requestBudget = verdict;
-    const [policy, state] = rateLimitHeaderValues([['requests', verdict]]);
+    const [policy, state] = rateLimitHeaderValues('requests', verdict);
     reply.header('ratelimit-policy', policy).header('ratelimit', state);
     if (!verdict.allowed) {
       const who = owner.role === 'anonymous' ? 'an anonymous client' : `a ${owner.role} key`;
-      return refuse(req, reply, `request rate limit reached (${verdict.limit} per ${verdict.windowSeconds} s for ${who}); try again in ${verdict.resetSeconds} s`, verdict);
+      refuse(req, reply, `request rate limit reached (${verdict.limit} per ${verdict.windowSeconds} s for ${who}); try again in ${verdict.resetSeconds} s`, verdict);
+      return;
     }
-    if (admitted?.(req, reply, principal)) return reply;
-  });
+    // Answered by the next step (refused): the hook must not go on.
+    if (!admitted?.(req, reply, principal)) done();
+  }
 }
+
+/** A callback-style hook's `done`. */
+type HookDone = (err?: Error) => void;
 
 /** The binding's 429, whose Retry-After comes from the error's retry_after (http/errors). */
 function refuse(req: FastifyRequest, reply: FastifyReply, message: string, verdict: BudgetVerdict): FastifyReply {

@@ -57,25 +57,27 @@ export class SharedBudgets {
    * request's admission then costs a map lookup, not a turn of the event loop.
    */
   take(bucket: string, cost: number, limit: number, windowSeconds: number): BudgetVerdict | Promise<BudgetVerdict> {
-    const entry = this.entryFor(bucket, windowSeconds);
-    return entry instanceof Promise ? entry.then((e) => this.decide(bucket, e, cost, limit)) : this.decide(bucket, entry, cost, limit);
+    const now = this.now();
+    const entry = this.entryFor(bucket, windowSeconds, now);
+    return entry instanceof Promise ? entry.then((e) => this.decide(bucket, e, cost, limit, this.now())) : this.decide(bucket, entry, cost, limit, now);
   }
 
   /** Whether any of the budget is left (without spending it); at once when fresh, like take. */
   peek(bucket: string, limit: number, windowSeconds: number): BudgetVerdict | Promise<BudgetVerdict> {
-    const entry = this.entryFor(bucket, windowSeconds);
-    return entry instanceof Promise ? entry.then((e) => this.verdict(e, limit)) : this.verdict(entry, limit);
+    const now = this.now();
+    const entry = this.entryFor(bucket, windowSeconds, now);
+    return entry instanceof Promise ? entry.then((e) => this.verdict(e, limit, this.now())) : this.verdict(entry, limit, now);
   }
 
   /** Counts `cost` whatever is left (failures to count, which happened anyway). */
   spend(bucket: string, cost: number, windowSeconds: number): void | Promise<void> {
-    const entry = this.entryFor(bucket, windowSeconds);
+    const entry = this.entryFor(bucket, windowSeconds, this.now());
     if (!(entry instanceof Promise)) return this.spendLocally(bucket, entry, cost, Infinity);
     return entry.then((e) => this.spendLocally(bucket, e, cost, Infinity));
   }
 
-  private decide(bucket: string, entry: Entry, cost: number, limit: number): BudgetVerdict {
-    const verdict = this.verdict(entry, limit);
+  private decide(bucket: string, entry: Entry, cost: number, limit: number, now: number): BudgetVerdict {
+    const verdict = this.verdict(entry, limit, now);
     if (!verdict.allowed || verdict.remaining < cost) {
       verdict.allowed = false;
       return verdict;
@@ -85,9 +87,9 @@ export class SharedBudgets {
     return verdict;
   }
 
-  private verdict(entry: Entry, limit: number): BudgetVerdict {
+  private verdict(entry: Entry, limit: number, now: number): BudgetVerdict {
     const left = Math.max(0, limit - entry.spent - entry.pending - entry.inFlight);
-    const resetSeconds = Math.max(1, entry.window + entry.windowSeconds - Math.floor(this.now() / 1000));
+    const resetSeconds = Math.max(1, entry.window + entry.windowSeconds - Math.floor(now / 1000));
     return { allowed: left > 0, limit, remaining: left, resetSeconds, windowSeconds: entry.windowSeconds };
   }
 
@@ -96,8 +98,7 @@ export class SharedBudgets {
   }
 
   /** The bucket's entry for the current window; a promise only while it is brought up to date. */
-  private entryFor(bucket: string, windowSeconds: number): Entry | Promise<Entry> {
-    const now = this.now();
+  private entryFor(bucket: string, windowSeconds: number, now: number): Entry | Promise<Entry> {
     const window = windowStartOf(windowSeconds, now);
     let entry = this.entries.get(bucket);
     if (!entry || entry.window !== window) {

@@ -6,6 +6,23 @@ import { errorAnswerFor, errorSenderFor } from './errors';
 /** How often overdue requests are looked for: one timer for all of them, not one per request. */
 const SWEEP_MS = 100;
 
+/** A request being timed: a link in the list of unanswered requests, oldest first. */
+interface Timed {
+  req: FastifyRequest;
+  reply: FastifyReply;
+  /** When its time is up (ms since the epoch). */
+  at: number;
+  prev: Timed | undefined;
+  next: Timed | undefined;
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** This request's place among the unanswered ones (work caps), while it is timed. */
+    timed: Timed | null;
+  }
+}
+
 /**
  * Caps on the work one request may make the gateway do, on every binding:
  *
@@ -16,25 +33,38 @@ const SWEEP_MS = 100;
  *   (RESPONSE_TOO_LARGE, 422), so one request cannot make the gateway stream gigabytes.
  */
 export function registerWorkCaps(fastify: FastifyInstance, limits: Pick<ResourceLimits, 'requestTimeBudgetMs' | 'maxResponseBytes'>): void {
-  const deadlines = new Map<FastifyRequest, { reply: FastifyReply; at: number }>();
+  // Every request gets the same time budget, so arrival order is deadline order: a list that
+  // requests join at the tail and leave from anywhere (each knows its link) keeps them sorted
+  // without a map or a heap, and the sweep stops at the first request still within its time.
+  let oldest: Timed | undefined;
+  let newest: Timed | undefined;
+  const leave = (t: Timed) => {
+    if (t.prev) t.prev.next = t.next;
+    else oldest = t.next;
+    if (t.next) t.next.prev = t.prev;
+    else newest = t.prev;
+    t.req.timed = null;
+  };
   const sweep = setInterval(() => {
     const now = Date.now();
-    for (const [req, { reply, at }] of deadlines) {
+    for (let t = oldest; t && t.at <= now; t = t.next) {
+      leave(t);
+      const { req, reply } = t;
       // Answered without onSend (a hijacked reply, a socket gone): nothing left to time.
-      if (reply.sent || reply.raw.headersSent) {
-        deadlines.delete(req);
-        continue;
-      }
-      if (at > now) continue;
-      deadlines.delete(req);
+      if (reply.sent || reply.raw.headersSent) continue;
       req.log.warn({ url: req.url, budgetMs: limits.requestTimeBudgetMs }, 'request over its time budget: answered 503');
       errorSenderFor(req.url)(reply, new AppError('UNAVAILABLE', `the request took longer than ${limits.requestTimeBudgetMs} ms, the most one request may take; try again later`));
     }
   }, SWEEP_MS);
   sweep.unref();
 
+  fastify.decorateRequest('timed', null);
   fastify.addHook('onRequest', (req, reply, done) => {
-    deadlines.set(req, { reply, at: Date.now() + limits.requestTimeBudgetMs });
+    const t: Timed = { req, reply, at: Date.now() + limits.requestTimeBudgetMs, prev: newest, next: undefined };
+    if (newest) newest.next = t;
+    else oldest = t;
+    newest = t;
+    req.timed = t;
     done();
   });
   fastify.addHook('onClose', (_instance, done) => {
@@ -44,8 +74,8 @@ export function registerWorkCaps(fastify: FastifyInstance, limits: Pick<Resource
 
   fastify.addHook('onSend', (req, reply, payload, done) => {
     // Answered: out of the sweep's way now, so a finished request and its reply are not kept
-    // alive until the next sweep (up to SWEEP_MS).
-    deadlines.delete(req);
+    // alive until their deadline.
+    if (req.timed) leave(req.timed);
     // What the request cost the gateway, for clients pacing themselves and for the limits' tests.
     reply.header('server-timing', `app;dur=${Math.round(reply.elapsedTime * 10) / 10}`);
     // A string's UTF-8 size is at most 3 bytes per UTF-16 unit: most answers need no count at all.
