@@ -1,0 +1,381 @@
+import { createHash, createPublicKey, timingSafeEqual, verify, type JsonWebKey, type KeyObject } from 'node:crypto';
+import { parseDictionary, serializeInnerList, type InnerList } from 'structured-headers';
+import { LRUCache } from 'lru-cache';
+import { canonicalTarget, MalformedTargetUriError, type CanonicalTarget } from './canonical-url';
+import { duplicateKeys } from './strict-json';
+import { MAX_SIGNATURE_VALIDITY_SECONDS, type SignatureAlgorithm } from './webhook-signer';
+
+/**
+ * One RFC 9421 verifier for AdCP's two signing profiles, webhooks (seller → buyer) and requests
+ * (buyer → seller): the same checklist (security.mdx), with what differs between them (tag,
+ * covered components, key purpose, error-code namespace, body checks) in a SignatureProfile.
+ */
+export interface SignatureProfile {
+  /** The error-code namespace: `<prefix>_signature_*`, `<prefix>_target_uri_malformed`. */
+  prefix: 'webhook' | 'request';
+  tag: string;
+  /** Components every signature must cover. */
+  mandatory: readonly string[];
+  /** `content-type` must be covered too when there is a body (requests). */
+  contentTypeWithBody: boolean;
+  /** Whether `content-digest` must, may or must not be covered. */
+  contentDigest: 'required' | 'either' | 'forbidden';
+  /** The `adcp_use` values whose keys may sign this profile. */
+  purposes: ReadonlySet<string>;
+  /** A raw (non-A-label) host on the wire is refused at parsing (requests), not canonicalized. */
+  asciiHostOnly: boolean;
+  /** Step 14: refuse a body whose JSON has duplicate keys (webhooks). */
+  strictJsonBody: boolean;
+  /** Live nonces one keyid may hold when the caller sets no cap. */
+  defaultPerKeyidCap: number;
+}
+
+export class SignatureVerificationError<C extends string = string> extends Error {
+  constructor(
+    readonly code: C,
+    readonly step: string,
+    message?: string,
+  ) {
+    super(message ?? code);
+  }
+}
+
+/** Seen (keyid, nonce) pairs for the validity window; shared by every endpoint of a receiver. */
+export interface ReplayStore {
+  /** How many live nonces this keyid holds (the per-keyid cap, step 9a). */
+  count(keyid: string, now: number): Promise<number>;
+  has(keyid: string, nonce: string, now: number): Promise<boolean>;
+  /** Records the pair until `expiresAt` (unix seconds); false when it was already there. */
+  insert(keyid: string, nonce: string, expiresAt: number, now: number): Promise<boolean>;
+}
+
+/** A single-process replay store (the CLI, tests). Receivers that run as several instances use the database one. */
+export class MemoryReplayStore implements ReplayStore {
+  private seen = new Map<string, Map<string, number>>();
+  private sweptAt = new Map<string, number>();
+  async count(keyid: string, now: number): Promise<number> {
+    const m = this.seen.get(keyid);
+    if (!m) return 0;
+    // Expired entries are dropped at most once a second per keyid, not on every count.
+    if ((this.sweptAt.get(keyid) ?? 0) < now) {
+      this.sweptAt.set(keyid, now);
+      for (const [n, exp] of m) if (exp <= now) m.delete(n);
+    }
+    return m.size;
+  }
+  async has(keyid: string, nonce: string, now: number): Promise<boolean> {
+    const exp = this.seen.get(keyid)?.get(nonce);
+    return exp !== undefined && exp > now;
+  }
+  async insert(keyid: string, nonce: string, expiresAt: number, now: number): Promise<boolean> {
+    if (await this.has(keyid, nonce, now)) return false;
+    const m = this.seen.get(keyid) ?? new Map<string, number>();
+    m.set(nonce, expiresAt);
+    this.seen.set(keyid, m);
+    return true;
+  }
+}
+
+export interface VerifierOptions {
+  /** The sender's key by keyid (the JWKS its brand.json names, refetched once on a miss by the caller). */
+  resolveKey(keyid: string): Promise<JsonWebKey | undefined>;
+  replay: ReplayStore;
+  /** Revoked kids and whether the revocation list is past its refresh deadline. */
+  revocation?: { revokedKids: ReadonlySet<string>; stale: boolean };
+  /** Live nonces one keyid may hold before it is refused (the profile's default otherwise). */
+  perKeyidCap?: number;
+  /** Unix seconds (default: now). */
+  now?: number;
+}
+
+export interface SignedRequest {
+  method: string;
+  /** The URL as received (scheme, host, path and query). */
+  url: string;
+  headers: Record<string, string | string[] | undefined>;
+  body: Buffer | string;
+}
+
+export interface VerifiedSignature {
+  keyid: string;
+  alg: SignatureAlgorithm;
+  nonce: string;
+  created: number;
+  expires: number;
+}
+
+const SKEW_SECONDS = 60;
+/** A receiver sees the same few endpoint URLs over and over. */
+const canonicalTargets = new LRUCache<string, CanonicalTarget>({ max: 1000 });
+/** Imported keys per JWK object (resolvers hand out the same object while it is cached). */
+const publicKeys = new WeakMap<object, KeyObject>();
+const ALGORITHMS: ReadonlySet<string> = new Set(['ed25519', 'ecdsa-p256-sha256']);
+
+const fail = (code: string, step: string, message?: string): never => {
+  throw new SignatureVerificationError(code, step, message);
+};
+
+/** Header values by lowercase name (repeated lines joined as HTTP does). */
+export function lowerHeaders(h: SignedRequest['headers']): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const [k, v] of Object.entries(h)) if (v !== undefined) out.set(k.toLowerCase(), Array.isArray(v) ? v.join(', ') : v);
+  return out;
+}
+
+/** Top-level members of an RFC 8941 dictionary as [key, raw value], in order (parsers keep only the last duplicate). */
+function dictionaryMembers(value: string): [string, string][] {
+  const members: [string, string][] = [];
+  let depth = 0;
+  let quoted = false;
+  let start = 0;
+  const take = (end: number) => {
+    const member = value.slice(start, end).trim();
+    const eq = member.search(/[=;]/);
+    members.push(eq < 0 ? [member, ''] : [member.slice(0, eq), member[eq] === '=' ? member.slice(eq + 1) : '']);
+  };
+  for (let i = 0; i < value.length; i++) {
+    const c = value[i];
+    if (quoted) {
+      if (c === '\\') i++;
+      else if (c === '"') quoted = false;
+    } else if (c === '"') quoted = true;
+    else if (c === '(') depth++;
+    else if (c === ')') depth--;
+    else if (c === ',' && depth === 0) {
+      take(i);
+      start = i + 1;
+    }
+  }
+  take(value.length);
+  return members;
+}
+
+const dictionaryKeys = (value: string) => dictionaryMembers(value).map(([k]) => k);
+
+const SF_STRING = '"[\\x20\\x21\\x23-\\x5B\\x5D-\\x7E]*"';
+/** An inner list of plain strings with integer / plain-string parameters, exactly as RFC 8941 serializes it. */
+const CANONICAL_SIG_INPUT = new RegExp(`^\\(((?:${SF_STRING}(?: ${SF_STRING})*)?)\\)((?:;[a-z*][a-z0-9_.*-]*=(?:-?\\d{1,15}|${SF_STRING}))*)$`);
+
+/** A Signature or Signature-Input header that does not parse (step 1, in the profile's namespace). */
+class MalformedHeader extends Error {}
+
+/**
+ * sig1's covered components, parameters and serialized `@signature-params`. The common,
+ * canonically serialized form is read directly (its text is its serialization); anything else
+ * goes through the full RFC 8941 parser and is re-serialized.
+ */
+function parseSig1(raw: string): { components: unknown[]; params: Map<string, unknown>; serialized: string } {
+  const m = CANONICAL_SIG_INPUT.exec(raw);
+  if (m) {
+    const components = [...m[1]!.matchAll(/"([^"]*)"/g)].map((x) => x[1]!);
+    const params = new Map<string, unknown>();
+    for (const p of m[2]!.matchAll(/;([a-z*][a-z0-9_.*-]*)=(-?\d{1,15}|"[^"]*")/g)) {
+      if (params.has(p[1]!)) throw new MalformedHeader(`parameter ${p[1]} appears twice`);
+      params.set(p[1]!, p[2]!.startsWith('"') ? p[2]!.slice(1, -1) : Number(p[2]));
+    }
+    return { components, params, serialized: raw };
+  }
+  const member = parseDictionary(`sig1=${raw}`).get('sig1');
+  if (!member || !Array.isArray(member[0])) throw new Error('sig1 is not an inner list');
+  const list = member as InnerList;
+  return { components: list[0].map(([item]) => item), params: list[1] as Map<string, unknown>, serialized: serializeInnerList(list) };
+}
+
+/**
+ * webhook-v1 binary values are unpadded base64url, though standard base64 is accepted as
+ * published vectors and older SDKs use it; a token mixing the two alphabets is malformed.
+ */
+function decodeBinary(token: string): Buffer | undefined {
+  if (!/^[A-Za-z0-9+/=_-]*$/.test(token)) return undefined;
+  if (/[-_]/.test(token) && /[+/]/.test(token)) return undefined;
+  if (/=/.test(token) && /[-_]/.test(token)) return undefined;
+  return Buffer.from(token, /[-_]/.test(token) ? 'base64url' : 'base64');
+}
+
+/** The `sig1` member of the Signature header (sf-binary with a base64url payload), strictly. */
+function signatureValue(value: string): Buffer {
+  const keys = dictionaryKeys(value);
+  if (new Set(keys).size !== keys.length) throw new MalformedHeader('duplicate Signature label');
+  for (const member of value.split(',')) {
+    const m = /^\s*([a-z*][a-z0-9_.*-]*)=:([^:]*):\s*$/.exec(member);
+    if (!m) throw new MalformedHeader('Signature is not a dictionary of byte sequences');
+    if (m[1] === 'sig1') {
+      const bytes = decodeBinary(m[2]!);
+      if (!bytes || bytes.length === 0) throw new MalformedHeader('Signature value is not base64url');
+      return bytes;
+    }
+  }
+  throw new MalformedHeader('no sig1 member in Signature');
+}
+
+/** Step 8: what the key may be used for. Undefined when it fits, else why not. */
+function keyMisfit(jwk: JsonWebKey & { adcp_use?: string; key_ops?: string[] }, alg: string, profile: SignatureProfile): string | undefined {
+  if (jwk.use !== undefined && jwk.use !== 'sig') return 'JWK use is not sig';
+  if (jwk.key_ops !== undefined && !jwk.key_ops.includes('verify')) return 'JWK key_ops lacks verify';
+  if (!profile.purposes.has(jwk.adcp_use ?? '')) return `adcp_use ${jwk.adcp_use ?? '(absent)'} cannot sign ${profile.prefix}s`;
+  const fits = alg === 'ed25519' ? jwk.kty === 'OKP' && jwk.crv === 'Ed25519' && (jwk.alg === undefined || jwk.alg === 'EdDSA') : jwk.kty === 'EC' && jwk.crv === 'P-256' && (jwk.alg === undefined || jwk.alg === 'ES256');
+  return fits ? undefined : `the key does not fit alg ${alg}`;
+}
+
+/** Covered fields with one value by definition (RFC 9110, RFC 9530): a second one is ambiguous. */
+function multiValued(headers: Map<string, string>, components: readonly unknown[]): string | undefined {
+  if (components.includes('content-type') && /,(?=(?:[^"]*"[^"]*")*[^"]*$)/.test(headers.get('content-type') ?? '')) return 'Content-Type has more than one value';
+  if (components.includes('content-digest')) {
+    const keys = dictionaryKeys(headers.get('content-digest') ?? '').map((k) => k.toLowerCase());
+    if (new Set(keys).size !== keys.length) return 'Content-Digest names one algorithm twice';
+  }
+  return undefined;
+}
+
+/**
+ * The AdCP verifier checklist (security.mdx, "Verifier checklist" for requests and for webhooks),
+ * in its order: header parsing (1), parameters (2–5), covered components (6), key resolution and
+ * purpose (7–8), revocation and the per-keyid cap before any signature work (9, 9a), the signature
+ * over a base rebuilt from canonical components (10), the digest of the received bytes (11),
+ * replay (12–13, the nonce recorded only once everything else passed) and, for webhooks,
+ * duplicate JSON keys (14). Throws SignatureVerificationError with the spec's code.
+ */
+export async function verifySignature(req: SignedRequest, profile: SignatureProfile, options: VerifierOptions): Promise<VerifiedSignature> {
+  const now = options.now ?? Math.floor(Date.now() / 1000);
+  const body = typeof req.body === 'string' ? Buffer.from(req.body) : req.body;
+  const code = (suffix: string) => `${profile.prefix}_signature_${suffix}`;
+  const malformed = (step: string, message: string) => fail(code('header_malformed'), step, message);
+
+  // 1. Signature-Input and Signature, both present, strictly parsed; only `sig1` counts.
+  const headers = lowerHeaders(req.headers);
+  const inputHeader = headers.get('signature-input');
+  const sigHeader = headers.get('signature');
+  if (!inputHeader || !sigHeader) malformed('1', 'Signature-Input and Signature must come together');
+  const inputMembers = dictionaryMembers(inputHeader!);
+  if (new Set(inputMembers.map(([k]) => k)).size !== inputMembers.length) malformed('1', 'duplicate Signature-Input label');
+  let sig1: ReturnType<typeof parseSig1>;
+  let signature: Buffer;
+  try {
+    // Other labels are ignored, but the header as a whole must still be a valid dictionary.
+    if (inputMembers.length > 1) parseDictionary(inputHeader!);
+    const raw = inputMembers.find(([k]) => k === 'sig1')?.[1];
+    if (raw === undefined) throw new MalformedHeader('no sig1 in Signature-Input');
+    sig1 = parseSig1(raw);
+    signature = signatureValue(sigHeader!);
+  } catch (err) {
+    return malformed('1', err instanceof MalformedHeader ? err.message : 'Signature-Input is not a valid RFC 8941 dictionary with sig1');
+  }
+  const components = sig1.components;
+  if (components.some((c) => typeof c !== 'string')) malformed('1', 'covered components must be strings');
+  const ambiguous = multiValued(headers, components);
+  if (ambiguous) malformed('1', ambiguous);
+  // A raw U-label host could canonicalize two ways (UTS-46 variants): refused, not guessed at.
+  if (profile.asciiHostOnly && /^[^:]*:\/\/[^/?#]*[^\x00-\x7f]/.test(req.url)) malformed('1', 'the host must be in A-label (punycode) form');
+  const params = sig1.params;
+
+  // A string parameter sent as a bare token (keyid=abc) is not the profile's serialization.
+  for (const k of ['nonce', 'keyid', 'alg', 'tag']) if (params.has(k) && typeof params.get(k) !== 'string') malformed('1', `${k} must be a quoted string`);
+
+  // 2. Every parameter present, with the right types.
+  const str = (k: string) => (typeof params.get(k) === 'string' ? (params.get(k) as string) : undefined);
+  const int = (k: string) => (Number.isInteger(params.get(k)) ? (params.get(k) as number) : undefined);
+  const [created, expires, nonce, keyid, alg, tag] = [int('created'), int('expires'), str('nonce'), str('keyid'), str('alg'), str('tag')];
+  if (created === undefined || expires === undefined || !nonce || !keyid || !alg || tag === undefined) {
+    fail(code('params_incomplete'), '2', 'created, expires, nonce, keyid, alg and tag are all required');
+  }
+  // 3–5. Profile tag, algorithm allowlist, validity window.
+  if (tag !== profile.tag) fail(code('tag_invalid'), '3', `tag must be ${profile.tag}`);
+  if (!ALGORITHMS.has(alg!)) fail(code('alg_not_allowed'), '4', `alg ${alg} is not allowed`);
+  if (expires! <= created! || created! > now + SKEW_SECONDS || expires! < now - SKEW_SECONDS || expires! - created! > MAX_SIGNATURE_VALIDITY_SECONDS) {
+    fail(code('window_invalid'), '5', 'signature outside its validity window');
+  }
+  // 6. The components the profile fixes, and content-digest as its policy says.
+  for (const c of profile.mandatory) if (!components.includes(c)) fail(code('components_incomplete'), '6', `${c} is not covered`);
+  if (profile.contentTypeWithBody && body.length > 0 && !components.includes('content-type')) fail(code('components_incomplete'), '6', 'content-type is not covered, and there is a body');
+  const digestCovered = components.includes('content-digest');
+  if (profile.contentDigest === 'required' && !digestCovered) fail(code('components_incomplete'), '6', 'content-digest is not covered');
+  if (profile.contentDigest === 'forbidden' && digestCovered) fail(code('components_unexpected'), '6', 'content-digest must not be covered here');
+
+  // 7–8. The key, and what it may be used for.
+  const jwk = await options.resolveKey(keyid!);
+  if (!jwk) fail(code('key_unknown'), '7', `unknown keyid ${keyid}`);
+  const misfit = keyMisfit(jwk!, alg!, profile);
+  if (misfit) fail(code('key_purpose_invalid'), '8', misfit);
+
+  // 9, 9a. Revocation and the per-keyid cap, before spending anything on crypto.
+  if (options.revocation?.revokedKids.has(keyid!)) fail(code('key_revoked'), '9', `key ${keyid} is revoked`);
+  if (options.revocation?.stale) fail(code('revocation_stale'), '9', 'the revocation list is stale');
+  if ((await options.replay.count(keyid!, now)) >= (options.perKeyidCap ?? profile.defaultPerKeyidCap)) fail(code('rate_abuse'), '9a', `too many live nonces for ${keyid}`);
+
+  // 10. Rebuild the base from canonical values and check the signature.
+  const uriMalformed = `${profile.prefix}_target_uri_malformed`;
+  let target: { targetUri: string; authority: string };
+  try {
+    target = canonicalTargets.get(req.url) ?? canonicalTargets.set(req.url, canonicalTarget(req.url)).get(req.url)!;
+    const host = headers.get('host');
+    if (host !== undefined && canonicalTarget(`${target.targetUri.split(':')[0]}://${host}/`).authority !== target.authority) {
+      fail(uriMalformed, '10', 'Host does not match the signed authority');
+    }
+  } catch (err) {
+    if (err instanceof SignatureVerificationError) throw err;
+    if (err instanceof MalformedTargetUriError) return fail(uriMalformed, '10', err.message);
+    throw err;
+  }
+  const value = (c: string): string => {
+    switch (c) {
+      case '@method':
+        return req.method.toUpperCase();
+      case '@target-uri':
+        return target.targetUri;
+      case '@authority':
+        return target.authority;
+      default: {
+        const v = headers.get(c);
+        if (v === undefined) fail(code('components_incomplete'), '10', `covered header ${c} is missing`);
+        return v!.trim();
+      }
+    }
+  };
+  const base = [...(components as string[]).map((c) => `"${c}": ${value(c)}`), `"@signature-params": ${sig1.serialized}`].join('\n');
+  let key = publicKeys.get(jwk!);
+  if (!key) {
+    try {
+      const { kty, crv, x, y } = jwk as { kty: string; crv: string; x: string; y?: string };
+      key = createPublicKey({ key: { kty, crv, x, ...(y ? { y } : {}) }, format: 'jwk' });
+      publicKeys.set(jwk!, key);
+    } catch {
+      return fail(code('key_purpose_invalid'), '8', 'the JWK is not a usable public key');
+    }
+  }
+  const ok = alg === 'ed25519' ? verify(null, Buffer.from(base), key, signature) : verify('sha256', Buffer.from(base), { key, dsaEncoding: 'ieee-p1363' }, signature);
+  if (!ok) fail(code('invalid'), '10', 'signature does not verify');
+
+  // 11. Content-Digest over the exact bytes received, when it is covered.
+  if (digestCovered) {
+    const digestHeader = value('content-digest');
+    let claimed: Buffer | undefined;
+    try {
+      const keys = dictionaryKeys(digestHeader);
+      if (keys.filter((k) => k === 'sha-256').length !== 1) throw new Error('one sha-256 member required');
+      const m = /(?:^|,)\s*sha-256=:([^:]*):/.exec(digestHeader);
+      claimed = m ? decodeBinary(m[1]!) : undefined;
+    } catch {
+      claimed = undefined;
+    }
+    if (!claimed) malformed('11', 'Content-Digest needs one sha-256 byte sequence');
+    const actual = createHash('sha256').update(body).digest();
+    if (claimed!.length !== actual.length || !timingSafeEqual(claimed!, actual)) fail(code('digest_mismatch'), '11', 'Content-Digest does not match the body');
+  }
+
+  // 12–13. Replay: the atomic insert is the check (a nonce already there was seen), and it keeps
+  // this one for the rest of its window, before the body is looked at (step 14).
+  if (!(await options.replay.insert(keyid!, nonce!, expires! + SKEW_SECONDS, now))) fail(code('replayed'), '12', 'nonce already used');
+
+  // 14. A body a last-wins parser would read differently from a strict one.
+  if (profile.strictJsonBody) {
+    let dup: string[];
+    try {
+      dup = duplicateKeys(body.toString('utf8'));
+    } catch {
+      return fail(`${profile.prefix}_body_malformed`, '14', 'body is not JSON');
+    }
+    if (dup.length > 0) fail(`${profile.prefix}_body_malformed`, '14', `duplicate keys: ${dup.map((k) => JSON.stringify(k.slice(0, 32))).join(', ')}`);
+  }
+
+  return { keyid: keyid!, alg: alg as SignatureAlgorithm, nonce: nonce!, created: created!, expires: expires! };
+}
