@@ -39,6 +39,8 @@ import * as sandboxApprover from '../consumers/sandbox-approver';
 import { approveTask } from './application/approvals';
 import { AppError } from './shared/errors';
 import { SharedBudgets } from './http/shared-budgets';
+import { RequestSigning } from './http/request-signing';
+import { DatabaseReplayStore } from './webhooks/receiver/replay-store';
 import { AuthFailureThrottle } from './http/request-limits';
 
 export interface Metrics {
@@ -78,6 +80,8 @@ export interface App {
   budgets?: SharedBudgets;
   /** Failed credentials per client address, for the API bindings and the OAuth sign-in form. */
   authFailures?: AuthFailureThrottle;
+  /** Incoming request signatures (REQUEST_SIGNERS_FILE); absent: request signing is not offered. */
+  requestSigning?: RequestSigning;
 }
 
 export async function openEventStore(config: Config): Promise<EventStore> {
@@ -137,6 +141,8 @@ export async function startApp(
   log: Logger,
   options: { projections?: readonly Projection[]; clock?: () => Date } = {},
 ): Promise<App> {
+  // Checked before anything opens: a bad file stops the gateway with its reason, leaving nothing running.
+  const signers = config.requestSignersFile ? RequestSigning.read(config.requestSignersFile) : undefined;
   const signingKeys = new SigningKeystore(
     { file: config.webhookSigning.keysFile, inline: config.webhookSigning.inlineKeys },
     config.webhookSigning.purpose,
@@ -193,7 +199,9 @@ export async function startApp(
   const clock = options.clock ?? gatewayClock.now;
   const adServer = new DeliverySimulator(store, readModels, clock, log);
   await adServer.start();
-  const app: App = { config, store, readModels, cache, mediaBuyCache, bus, projections, metrics: createMetrics(), log, clock, gatewayClock, adServer, signingKeys, oauth, webhooks, receiver, brandCrawler, rateLimiter, ...(budgets ? { budgets } : {}), ...(authFailures ? { authFailures } : {}) };
+  // The nonces of signed requests live beside the receiver's, in the shared database: every instance refuses a replay.
+  const requestSigning = signers ? new RequestSigning(signers, await DatabaseReplayStore.open(readModels)) : undefined;
+  const app: App = { config, store, readModels, cache, mediaBuyCache, bus, projections, metrics: createMetrics(), log, clock, gatewayClock, adServer, signingKeys, oauth, webhooks, receiver, brandCrawler, rateLimiter, ...(budgets ? { budgets } : {}), ...(authFailures ? { authFailures } : {}), ...(requestSigning ? { requestSigning } : {}) };
   await bus.consumer(sandboxApprover.group).start(
     sandboxApprover.sandboxApprover({
       store,

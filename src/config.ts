@@ -103,6 +103,7 @@ const envSchema = z.object({
   ALLOW_PRIVATE_WEBHOOK_URLS: z.enum(['0', '1']).default('0'),
   WEBHOOK_KEY_PURPOSE: z.enum(['request-signing', 'webhook-signing']).default('request-signing'),
   WEBHOOK_SIGNING_KEYS_FILE: z.string().min(1).optional(),
+  REQUEST_SIGNERS_FILE: z.string().min(1).optional(),
   WEBHOOK_SIGNING_KEYS: z
     .string()
     .refine((s) => {
@@ -168,6 +169,8 @@ export interface Config {
   /** Test seam: live fetches (brand.json, JWKS, adagents.json) for these domains go to these origins. */
   originOverrides: ReadonlyMap<string, string>;
   webhookSigning: { purpose: 'request-signing' | 'webhook-signing'; keysFile: string; inlineKeys?: string };
+  /** Buyers whose agents sign their calls (RFC 9421), and which calls must be signed; unset: not offered. */
+  requestSignersFile?: string;
   oauth: OAuthConfig;
 }
 
@@ -289,6 +292,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       keysFile: path.resolve(e.WEBHOOK_SIGNING_KEYS_FILE ?? path.join(dataDir, 'webhook-signing-keys.json')),
       inlineKeys: e.WEBHOOK_SIGNING_KEYS,
     },
+    ...(e.REQUEST_SIGNERS_FILE ? { requestSignersFile: path.resolve(e.REQUEST_SIGNERS_FILE) } : {}),
     oauth: {
       issuer: e.OAUTH_ISSUER,
       jwksUri: e.OAUTH_JWKS_URI,

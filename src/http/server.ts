@@ -9,7 +9,8 @@ import type { App } from '../app';
 import type { GraphQLContext } from '../graphql/context';
 import { gatewaySchema } from '../graphql/schema';
 import { AppError, httpStatusOf } from '../shared/errors';
-import { jsonNestingDepth, MAX_JSON_DEPTH } from '../shared/json-depth';
+import { MAX_JSON_DEPTH } from '../shared/json-depth';
+import { strictJsonParser } from './json-body';
 import { hasNulEscape } from '../shared/nul';
 import { authenticate } from './auth';
 import { errorSenderFor, fromFastifyError, internalErrorBody } from './errors';
@@ -82,16 +83,8 @@ export async function buildServer(app: App): Promise<FastifyInstance> {
     },
   });
 
-  // JSON bodies as Fastify parses them (proto and constructor poisoning refused), but no deeper
-  // than MAX_JSON_DEPTH (a request nested thousands of levels would overflow later walks of it)
-  // and without U+0000 (the log refuses it: PostgreSQL cannot store it).
-  const parseJson = fastify.getDefaultJsonParser('error', 'error');
   fastify.removeContentTypeParser('application/json');
-  fastify.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) => {
-    if (jsonNestingDepth(body as string) > MAX_JSON_DEPTH) return done(new AppError('INVALID_REQUEST', `request body nests deeper than ${MAX_JSON_DEPTH} levels`), undefined);
-    if (hasNulEscape(body as string)) return done(new AppError('INVALID_REQUEST', 'request body contains U+0000 (NUL), which no field accepts'), undefined);
-    parseJson(req, body as string, done);
-  });
+  fastify.addContentTypeParser('application/json', { parseAs: 'string' }, strictJsonParser(fastify));
 
   // No route takes a NUL in its path or query (PostgreSQL cannot even compare one): refused first.
   fastify.addHook('onRequest', (req, reply, done) => {
@@ -129,6 +122,7 @@ export async function buildServer(app: App): Promise<FastifyInstance> {
 
   // authenticate() keeps each request's outcome here (the limits and the route share it).
   fastify.decorateRequest('principalOutcome', null);
+  fastify.decorateRequest('rawBody', null);
 
   fastify.get('/healthz', async () => ({ status: 'ok' }));
 

@@ -217,9 +217,14 @@ function keyMisfit(jwk: JsonWebKey & { adcp_use?: string; key_ops?: string[] }, 
   return fits ? undefined : `the key does not fit alg ${alg}`;
 }
 
+/** Whether a single-valued field arrived as several (a comma outside quoted strings). */
+export function hasSeveralValues(value: string): boolean {
+  return /,(?=(?:[^"]*"[^"]*")*[^"]*$)/.test(value);
+}
+
 /** Covered fields with one value by definition (RFC 9110, RFC 9530): a second one is ambiguous. */
 function multiValued(headers: Map<string, string>, components: readonly unknown[]): string | undefined {
-  if (components.includes('content-type') && /,(?=(?:[^"]*"[^"]*")*[^"]*$)/.test(headers.get('content-type') ?? '')) return 'Content-Type has more than one value';
+  if (components.includes('content-type') && hasSeveralValues(headers.get('content-type') ?? '')) return 'Content-Type has more than one value';
   if (components.includes('content-digest')) {
     const keys = dictionaryKeys(headers.get('content-digest') ?? '').map((k) => k.toLowerCase());
     if (new Set(keys).size !== keys.length) return 'Content-Digest names one algorithm twice';

@@ -1,11 +1,14 @@
 import { execFile } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import { promisify } from 'node:util';
 import { issueApiKey } from '../../src/application/api-keys';
 import { signBytes, type SignatureAlgorithm } from '../../src/signing/webhook-signer';
 import { ADCP_BIN, problemsOf, runStoryboards } from '../support/adcp-runner';
-import { startTestGateway } from '../support/gateway';
+import { ROOT, startTestGateway } from '../support/gateway';
 import { KAFKA_BROKERS, PG_ADMIN_URL, createTestDatabase, describeWith } from '../support/infra';
 import { runStoryboardWithJwks } from '../support/sdk-storyboard';
 
@@ -156,4 +159,59 @@ describe('webhook signatures and the signer, graded by @adcp/sdk', () => {
     const { stdout } = await run(process.execPath, args, { env: { PATH: process.env.PATH ?? '' } });
     expect(JSON.parse(stdout)).toMatchObject({ passed: true, kid: key.kid, step: { status: 'pass' } });
   }, 60_000);
+});
+
+/**
+ * Incoming request signatures, graded by @adcp/sdk as the signed-requests test kit
+ * (test-kits/signed-requests-runner.yaml) sets them up: the runner's test keys registered for a
+ * buyer organisation, test-revoked-2026 revoked, a per-keyid cap of 100, create_media_buy
+ * required signed. Each grading fills that key's nonce cap for the signatures' window, so each
+ * gets a gateway of its own.
+ */
+describe('request signing (RFC 9421), graded by @adcp/sdk', () => {
+  const signersFile = (): string => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'adcp-signers-'));
+    const kit = path.join(ROOT, 'node_modules', '@adcp', 'sdk', 'compliance', 'cache', '3.0.6', 'test-vectors', 'request-signing', 'keys.json');
+    const keys = (JSON.parse(fs.readFileSync(kit, 'utf8')) as { keys: Record<string, unknown>[] }).keys;
+    const file = path.join(dir, 'signers.json');
+    fs.writeFileSync(file, JSON.stringify({ covers_content_digest: 'either', required_for: ['create_media_buy'], per_keyid_cap: 100, signers: [{ org: 'conformance-runner', jwks: { keys }, revoked_kids: ['test-revoked-2026'] }] }));
+    return file;
+  };
+  const gateways: Awaited<ReturnType<typeof startTestGateway>>[] = [];
+  const gateway = async () => {
+    const gw = await startTestGateway({ REQUEST_SIGNERS_FILE: signersFile() });
+    gateways.push(gw);
+    return gw;
+  };
+  afterAll(async () => {
+    for (const gw of gateways) await gw.stop();
+  });
+
+  it('signed_requests storyboard, probes over MCP: no failed step', async () => {
+    const gw = await gateway();
+    const token = (await issueApiKey(gw.app.store, { org: 'conformance-runner', role: 'buyer' }, { now: new Date().toISOString() })).key;
+    await gw.app.projections.waitFor(gw.app.store.appendedUpTo());
+    // Three vectors no agent passes through SDK 6.11's storyboard path (test/conformance/signing
+    // runs all three against our verifier): 007 and 018 assume covers_content_digest 'required'
+    // and 'forbidden' (018 is byte for byte positive 002), and the storyboard path, unlike
+    // `adcp grade`, does not apply the agent's declared policy; 025's key cannot be presented to
+    // a black box, so the SDK grades it on its own library verifier and then asks the step for an
+    // HTTP 401 from a probe that never left the runner (status 0).
+    const skipVectors = ['007-missing-content-digest', '018-digest-covered-when-forbidden', '025-jwk-alg-crv-mismatch'];
+    const result = await runStoryboardWithJwks({ agentUrl: `${gw.url}/mcp`, token, storyboard: 'signed_requests', requestSigning: { transport: 'mcp', skipVectors } });
+    const failed = result.steps.filter((s) => !s.passed && !s.skipped).map((s) => `${s.step}: ${s.details}`);
+    expect({ failed, ran: result.passed }).toEqual({ failed: [], ran: expect.any(Number) });
+    // The rest ran, not skipped (4 URL-edge positives and the non-ASCII host cannot travel
+    // through one MCP endpoint).
+    expect(result.passed).toBeGreaterThanOrEqual(30);
+  }, 300_000);
+
+  it('adcp grade request-signing --transport mcp: passes', async () => {
+    const gw = await gateway();
+    const args = [ADCP_BIN, 'grade', 'request-signing', `${gw.url}/mcp`, '--allow-http', '--transport', 'mcp', '--covers-content-digest', 'either', '--json'];
+    const { stdout } = await run(process.execPath, args, { env: { PATH: process.env.PATH ?? '' }, maxBuffer: 16 * 1024 * 1024 });
+    const report = JSON.parse(stdout) as { passed: boolean; passed_count: number; failed_count: number };
+    expect(report).toMatchObject({ passed: true, failed_count: 0 });
+    expect(report.passed_count).toBeGreaterThanOrEqual(30);
+  }, 120_000);
 });

@@ -4,7 +4,9 @@ import { redatedComplianceDir } from './compliance-tree';
 
 /**
  * `@adcp/sdk`'s storyboard runner called programmatically, for what its CLI cannot do: check the
- * RFC 9421 signatures on the agent's webhooks against a JWKS (`webhook_signing`). Runs in a child
+ * RFC 9421 signatures on the agent's webhooks against a JWKS (`webhook_signing`), and send the
+ * signed-request probes through MCP (`request_signing.transport`; the CLI posts them to
+ * per-operation URLs, a binding this agent does not have). Runs in a child
  * Node process (the SDK needs ESM-only jose 6, which Jest cannot load); one JSON job on stdin,
  * one JSON answer on stdout.
  */
@@ -18,7 +20,18 @@ export interface ProgrammaticRun {
 const run = promisify(execFile);
 
 /** `skipPhases`: phase ids left out of the storyboard (e.g. a 90-second retry window a check does not need). */
-export async function runStoryboardWithJwks(job: { agentUrl: string; token: string; storyboard: string; jwks: Record<string, unknown>[]; skipPhases?: string[] }): Promise<ProgrammaticRun> {
+export interface ProgrammaticJob {
+  agentUrl: string;
+  token: string;
+  storyboard: string;
+  /** Keys the agent's webhooks must verify against. */
+  jwks?: Record<string, unknown>[];
+  skipPhases?: string[];
+  /** The runner's `request_signing` options (its signed-request probes). */
+  requestSigning?: Record<string, unknown>;
+}
+
+export async function runStoryboardWithJwks(job: ProgrammaticJob): Promise<ProgrammaticRun> {
   const child = run(process.execPath, [__filename, 'run'], {
     maxBuffer: 64 * 1024 * 1024,
     timeout: 600_000,
@@ -32,7 +45,7 @@ export async function runStoryboardWithJwks(job: { agentUrl: string; token: stri
 async function main(): Promise<void> {
   let input = '';
   for await (const chunk of process.stdin) input += chunk;
-  const job = JSON.parse(input) as { agentUrl: string; token: string; storyboard: string; jwks: Record<string, unknown>[]; skipPhases?: string[] };
+  const job = JSON.parse(input) as ProgrammaticJob;
   const testing = require('@adcp/sdk/testing') as {
     resolveBundleOrStoryboard(id: string): unknown[];
     runStoryboard(url: string, storyboard: unknown, options: Record<string, unknown>): Promise<{ storyboard_id?: string; phases?: { steps?: Record<string, unknown>[] }[] } & Record<string, unknown>>;
@@ -48,7 +61,8 @@ async function main(): Promise<void> {
       sandbox: true,
       webhook_receiver: { mode: 'loopback_mock' },
       contracts: ['webhook_receiver_runner'],
-      webhook_signing: { jwks: new StaticJwksResolver(job.jwks) },
+      ...(job.jwks ? { webhook_signing: { jwks: new StaticJwksResolver(job.jwks) } } : {}),
+      ...(job.requestSigning ? { request_signing: job.requestSigning } : {}),
     });
     const id = String(result.storyboard_id ?? job.storyboard);
     for (const phase of result.phases ?? []) {

@@ -30,6 +30,7 @@ export async function capabilities(app: App, origin: string): Promise<Record<str
     },
     creative: { has_creative_library: true, supports_compliance: false, supports_generation: false, supports_transformation: false },
     webhook_signing: { supported: true, profile: 'adcp/webhook-signing/v1', algorithms: ['ed25519'], legacy_hmac_fallback: true },
+    ...(app.requestSigning ? { request_signing: app.requestSigning.capability } : {}),
     identity: { key_origins: { webhook_signing: origin } },
     // The schema's enum names only the force_* and simulate_* scenarios; list_scenarios names them all.
     compliance_testing: { scenarios: CONTROLLER_SCENARIOS.filter((s) => /^(force_\w+_status|simulate_\w+)$/.test(s)) },

@@ -8,6 +8,8 @@ import { AppError } from '../../shared/errors';
 import { authenticate } from '../auth';
 import { publicOrigin } from '../well-known';
 import { callTool, toolList } from './tools';
+import { hasSeveralValues, SignatureVerificationError } from '../../signing/signature-verifier';
+import { isObject } from '../../shared/objects';
 
 export const MCP_PATH = '/mcp';
 
@@ -30,7 +32,7 @@ export function registerMcpRoutes(fastify: FastifyInstance, app: App): void {
   });
 
   for (const url of [MCP_PATH, `${MCP_PATH}/`]) {
-    fastify.post(url, (req, reply) => handlePost(app, req, reply));
+    fastify.post(url, { onRequest: (req, reply, done) => refuseAmbiguousSignedBody(app, req, reply, done) }, (req, reply) => handlePost(app, req, reply));
     // Stateless: no server-initiated stream to open (GET) and no session to end (DELETE).
     fastify.route({
       method: ['GET', 'DELETE', 'PUT', 'PATCH'],
@@ -41,7 +43,31 @@ export function registerMcpRoutes(fastify: FastifyInstance, app: App): void {
   }
 }
 
+/**
+ * A signed request whose Content-Type has two values is malformed (step 1 of the request
+ * checklist): answered as such here, since the body parser would otherwise refuse the media type
+ * (415) before the signature is looked at.
+ */
+function refuseAmbiguousSignedBody(app: App, req: FastifyRequest, reply: FastifyReply, done: () => void): void {
+  const contentType = req.headers['content-type'];
+  if (!app.requestSigning || req.headers['signature-input'] === undefined || contentType === undefined || !hasSeveralValues(contentType)) return done();
+  signatureRefused(reply, new SignatureVerificationError('request_signature_header_malformed', '1', 'Content-Type has more than one value'));
+}
+
 async function handlePost(app: App, req: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
+  // A signed request is judged by its signature first: a valid one is the caller's credential, a
+  // bad one is refused whatever else it carries, and an unsigned call the signing policy
+  // requires signed is refused before any bearer token is looked at.
+  let signer: Principal | undefined;
+  if (app.requestSigning) {
+    try {
+      const outcome = await app.requestSigning.verify(req, `${publicOrigin(app, req)}${req.url}`, req.rawBody ?? '', callOf(req.body));
+      if ('signer' in outcome) signer = outcome.signer;
+    } catch (err) {
+      if (!(err instanceof SignatureVerificationError)) throw err;
+      return signatureRefused(reply, err);
+    }
+  }
   let principal: Principal | null;
   try {
     principal = await authenticate(req, app);
@@ -49,7 +75,14 @@ async function handlePost(app: App, req: FastifyRequest, reply: FastifyReply): P
     if (!(err instanceof AppError) || err.code !== 'UNAUTHENTICATED') throw err;
     return unauthorized(app, req, reply, 'invalid_token', err.message);
   }
+  if (signer && principal && principal.org !== signer.org) {
+    return signatureRefused(reply, new SignatureVerificationError('request_signature_key_unknown', '7', `the signing key is not one of ${principal.org}'s`));
+  }
+  principal ??= signer ?? null;
   if (!principal) return unauthorized(app, req, reply, undefined, 'credentials are required: send an sk_ API key or an access token in the Authorization header');
+  if (!signer && app.requestSigning?.requiresSignature(principal.org)) {
+    return signatureRefused(reply, new SignatureVerificationError('request_signature_required', '0', `${principal.org} signs its calls: this one is unsigned`));
+  }
 
   const server = new Server({ name: 'adcp-gateway', version: '0.1.0' }, { capabilities: { tools: {} } });
   const ctx = { app, principal, requestId: req.id, origin: publicOrigin(app, req), wire: 'adcp3' as const };
@@ -78,6 +111,26 @@ async function handlePost(app: App, req: FastifyRequest, reply: FastifyReply): P
     await transport.close().catch(() => {});
     await server.close().catch(() => {});
   }
+}
+
+/** The AdCP tool (and JSON-RPC method) a request calls, for the signing policy. */
+function callOf(body: unknown): { operation?: string; protocolMethod?: string } {
+  if (!isObject(body) || typeof body.method !== 'string') return {};
+  const params = isObject(body.params) ? body.params : {};
+  const tool = body.method === 'tools/call' && typeof params.name === 'string' ? params.name : undefined;
+  // Through the generic tool, the task it runs is the operation.
+  const args = isObject(params.arguments) ? params.arguments : {};
+  const operation = tool === 'call_adcp_agent' && typeof args.task === 'string' ? args.task : tool;
+  return { protocolMethod: body.method, ...(operation ? { operation } : {}) };
+}
+
+/** A signature that does not verify: 401 with `WWW-Authenticate: Signature error="<code>"` (security.mdx). */
+function signatureRefused(reply: FastifyReply, err: SignatureVerificationError): FastifyReply {
+  const message = `request signature refused: ${err.message}`;
+  return reply
+    .status(401)
+    .header('www-authenticate', `Signature error="${err.code}"`)
+    .send({ jsonrpc: '2.0', error: { code: -32028, message, data: { adcp_error: { code: 'AUTH_REQUIRED', message, recovery: 'correctable', details: { signature_error: err.code } } } }, id: null });
 }
 
 /** RFC 6750 / RFC 9728: where a client finds how to get a token for this resource. */
