@@ -64,9 +64,8 @@ export class RequestSigning {
       if (signer.require_signature) this.requiredOrgs.add(signer.org);
       for (const kid of signer.revoked_kids) this.revoked.add(kid);
       for (const key of signer.jwks.keys) {
-        if (typeof key.kid !== 'string') continue;
         const jwk = Object.fromEntries(PUBLIC_MEMBERS.filter((m) => key[m] !== undefined).map((m) => [m, key[m]])) as JsonWebKey;
-        this.keys.set(key.kid, { jwk, org: signer.org });
+        this.keys.set(key.kid as string, { jwk, org: signer.org });
       }
     }
   }
@@ -81,6 +80,11 @@ export class RequestSigning {
     }
     const checked = signersFileSchema.safeParse(parsed);
     if (!checked.success) throw new Error(`REQUEST_SIGNERS_FILE ${file}: ${checked.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')}`);
+    // A key id names one key of one signer: a signature must not be able to act for two.
+    const kids = checked.data.signers.flatMap((s) => s.jwks.keys.map((k) => k.kid));
+    if (kids.some((kid) => typeof kid !== 'string')) throw new Error(`REQUEST_SIGNERS_FILE ${file}: every key needs a kid`);
+    const twice = kids.filter((kid, i) => kids.indexOf(kid) !== i);
+    if (twice.length) throw new Error(`REQUEST_SIGNERS_FILE ${file}: kid ${String(twice[0])} appears more than once`);
     return checked.data;
   }
 

@@ -117,10 +117,14 @@ describe('without REQUEST_SIGNERS_FILE', () => {
     }
   });
 
-  it('a signers file that does not parse stops the gateway at startup with its reason', async () => {
+  it.each([
+    ['no signers', { signers: [] }, /signers/],
+    ['a key without kid', { signers: [{ org: 'a', jwks: { keys: [{ kty: 'OKP' }] } }] }, /every key needs a kid/],
+    ['one kid for two signers', { signers: [{ org: 'a', jwks: { keys: [{ kid: 'k' }] } }, { org: 'b', jwks: { keys: [{ kid: 'k' }] } }] }, /kid k appears more than once/],
+  ])('a signers file with %s stops the gateway at startup with its reason', async (_what, content, reason) => {
     const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'signers-')), 'signers.json');
-    fs.writeFileSync(file, JSON.stringify({ signers: [] }));
+    fs.writeFileSync(file, JSON.stringify(content));
     const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'signers-data-'));
-    await expect(startGateway(loadConfig({ HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'silent', DATA_DIR: dataDir, REQUEST_SIGNERS_FILE: file }))).rejects.toThrow(/REQUEST_SIGNERS_FILE .*signers/);
+    await expect(startGateway(loadConfig({ HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'silent', DATA_DIR: dataDir, REQUEST_SIGNERS_FILE: file }))).rejects.toThrow(reason);
   });
 });
