@@ -162,6 +162,12 @@ describe('MCP binding (POST /mcp)', () => {
     const asSeller = await call('get_media_buys', {}, seller);
     expect(asSeller.structuredContent.adcp_error).toMatchObject({ code: 'PERMISSION_DENIED' });
 
+    // Valid JSON with a __proto__ key (the fuzzer's find): the tool's own error, context echoed.
+    const poisoned = await post('{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"get_products","arguments":{"buying_mode":"brief","brief":"x","context":{"n":2},"catalog":{"__proto__":{"role":"admin"}}}}}', auth);
+    expect(poisoned.status).toBe(200);
+    expect(poisoned.json).toMatchObject({ id: 7, result: { isError: true, structuredContent: { adcp_error: { code: 'INVALID_REQUEST', recovery: 'correctable' }, context: { n: 2 } } } });
+    expect(({} as Record<string, unknown>).role).toBeUndefined();
+
     expect(await eventCount()).toBe(before);
   });
 

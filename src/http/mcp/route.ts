@@ -8,6 +8,7 @@ import { AppError } from '../../shared/errors';
 import { authenticate } from '../auth';
 import { publicOrigin } from '../well-known';
 import { callTool, toolList } from './tools';
+import { strictJsonParser } from '../json-body';
 import { hasSeveralValues, SignatureVerificationError } from '../../signing/signature-verifier';
 import { isObject } from '../../shared/objects';
 
@@ -31,16 +32,21 @@ export function registerMcpRoutes(fastify: FastifyInstance, app: App): void {
       .send({ ...metadata, resource: `${publicOrigin(app, req)}${MCP_PATH}`, resource_name: 'adcp-gateway sales agent (MCP)' });
   });
 
-  for (const url of [MCP_PATH, `${MCP_PATH}/`]) {
-    fastify.post(url, { onRequest: (req, reply, done) => refuseAmbiguousSignedBody(app, req, reply, done) }, (req, reply) => handlePost(app, req, reply));
-    // Stateless: no server-initiated stream to open (GET) and no session to end (DELETE).
-    fastify.route({
-      method: ['GET', 'DELETE', 'PUT', 'PATCH'],
-      url,
-      handler: async (_req, reply) =>
-        reply.status(405).header('allow', 'POST').send({ jsonrpc: '2.0', error: { code: -32000, message: 'Method not allowed: this MCP endpoint is stateless; POST JSON-RPC requests' }, id: null }),
-    });
-  }
+  void fastify.register(async (mcp) => {
+    // Forbidden keys are refused as a tool error, in the shape AdCP clients read (see handlePost).
+    mcp.removeContentTypeParser('application/json');
+    mcp.addContentTypeParser('application/json', { parseAs: 'string' }, strictJsonParser(mcp, { forbiddenKeys: 'flag' }));
+    for (const url of [MCP_PATH, `${MCP_PATH}/`]) {
+      mcp.post(url, { onRequest: (req, reply, done) => refuseAmbiguousSignedBody(app, req, reply, done) }, (req, reply) => handlePost(app, req, reply));
+      // Stateless: no server-initiated stream to open (GET) and no session to end (DELETE).
+      mcp.route({
+        method: ['GET', 'DELETE', 'PUT', 'PATCH'],
+        url,
+        handler: async (_req, reply) =>
+          reply.status(405).header('allow', 'POST').send({ jsonrpc: '2.0', error: { code: -32000, message: 'Method not allowed: this MCP endpoint is stateless; POST JSON-RPC requests' }, id: null }),
+      });
+    }
+  });
 }
 
 /**
@@ -82,6 +88,16 @@ async function handlePost(app: App, req: FastifyRequest, reply: FastifyReply): P
   if (!principal) return unauthorized(app, req, reply, undefined, 'credentials are required: send an sk_ API key or an access token in the Authorization header');
   if (!signer && app.requestSigning?.requiresSignature(principal.org)) {
     return signatureRefused(reply, new SignatureVerificationError('request_signature_required', '0', `${principal.org} signs its calls: this one is unsigned`));
+  }
+
+  // A `__proto__` or `constructor.prototype` key (dropped by the parser) is refused as the tool's
+  // error: the body is valid JSON, and AdCP clients read errors from the tool result.
+  if (req.forbiddenKeys && isObject(req.body) && req.body.method === 'tools/call') {
+    const message = 'the request contains a "__proto__" or "constructor.prototype" key, which no field accepts';
+    const error = { code: 'INVALID_REQUEST', message, recovery: 'correctable' };
+    const args = isObject(req.body.params) && isObject(req.body.params.arguments) ? req.body.params.arguments : {};
+    const body = { adcp_error: error, errors: [error], ...(isObject(args.context) ? { context: args.context } : {}) };
+    return reply.send({ jsonrpc: '2.0', id: req.body.id ?? null, result: { isError: true, content: [{ type: 'text', text: JSON.stringify(body) }], structuredContent: body } });
   }
 
   const server = new Server({ name: 'adcp-gateway', version: '0.1.0' }, { capabilities: { tools: {} } });
