@@ -1,6 +1,8 @@
+import fs from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import { parseOriginOverrides } from './shared/guarded-fetch';
+import { fieldPath } from './application/validation';
 
 /**
  * The one place that reads process.env. Every key is documented in the README's configuration
@@ -215,6 +217,22 @@ export interface ResourceLimits {
 
 /** Raised for a bad environment; the CLI prints its message on one line and exits 1. */
 export class ConfigError extends Error {}
+
+/** A JSON file a setting names, checked by `schema`; a bad one is a ConfigError naming the setting, the file and the field. */
+export function readConfigFile<T>(setting: string, file: string, schema: z.ZodType<T>): T {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(fs.readFileSync(file, 'utf8'));
+  } catch (err) {
+    throw new ConfigError(`${setting} ${file}: ${(err as Error).message}`);
+  }
+  const parsed = schema.safeParse(raw);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    throw new ConfigError(`${setting} ${file}: ${fieldPath(issue.path) || '(root)'}: ${issue.message}`);
+  }
+  return parsed.data;
+}
 
 function kindOf(url: string): EventStoreKind {
   if (url.startsWith('sqlite:')) return 'sqlite';

@@ -1,10 +1,8 @@
 import { createHash } from 'node:crypto';
-import fs from 'node:fs';
 import path from 'node:path';
 import { CATALOG_STREAM, catalogDecider, catalogFileSchema, type Catalog } from '../domain/catalog/catalog';
 import type { EventStore } from '../eventstore/port';
-import { ConfigError } from '../config';
-import { fieldPath } from './validation';
+import { readConfigFile } from '../config';
 import { handleCommand, type CommandContext } from './command-handler';
 
 /** The demo catalog shipped for the embedded quick start (read from the sources; tsc copies no JSON). */
@@ -12,18 +10,7 @@ export const DEMO_CATALOG = path.join(__dirname, '..', '..', '..', 'src', 'domai
 
 /** Reads and validates a catalog file; a bad file is a configuration error naming the field. */
 export function loadCatalogFile(file: string): Catalog {
-  let raw: unknown;
-  try {
-    raw = JSON.parse(fs.readFileSync(file, 'utf8'));
-  } catch (err) {
-    throw new ConfigError(`CATALOG_FILE ${file}: ${(err as Error).message}`);
-  }
-  const parsed = catalogFileSchema.safeParse(raw);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0]!;
-    throw new ConfigError(`CATALOG_FILE ${file}: ${fieldPath(issue.path) || '(root)'}: ${issue.message}`);
-  }
-  return parsed.data;
+  return readConfigFile('CATALOG_FILE', file, catalogFileSchema);
 }
 
 /** Publishes the catalog when its content changed since the last publish (a no-op otherwise). */

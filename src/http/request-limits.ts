@@ -22,7 +22,6 @@ declare module 'fastify' {
 
 /** Who a limit counts against, and the names of their buckets in the shared budgets. */
 export interface BudgetOwner {
-  id: string;
   role: LimitedRole;
   /** Their request rate's bucket. */
   requests: string;
@@ -42,7 +41,7 @@ function cachedOwner(cache: Map<string, BudgetOwner>, key: string, id: string, r
   let owner = cache.get(key);
   if (!owner) {
     if (cache.size >= MAX_CACHED_OWNERS) cache.clear();
-    owner = { id, role, requests: `requests:${id}`, points: `graphql-points:${id}`, authFailures: `auth-failures:${key}` };
+    owner = { role, requests: `requests:${id}`, points: `graphql-points:${id}`, authFailures: `auth-failures:${key}` };
     cache.set(key, owner);
   }
   return owner;

@@ -1,4 +1,4 @@
-import fs from 'node:fs';
+import { ConfigError, readConfigFile } from '../config';
 import type { JsonWebKey } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
 import { z } from 'zod';
@@ -48,11 +48,14 @@ export class RequestSigning {
   private readonly keys = new Map<string, { jwk: JsonWebKey; org: string }>();
   private readonly revoked = new Set<string>();
   private readonly requiredOrgs = new Set<string>();
+  /** Request keys and webhook keys share the nonce table: scoped apart by a prefix. */
+  private readonly replay: ReplayStore;
 
   constructor(
     private readonly file: SignersFile,
-    private readonly replay: ReplayStore,
+    replay: ReplayStore,
   ) {
+    this.replay = scopedReplay(replay, 'request:');
     this.capability = {
       supported: true,
       covers_content_digest: file.covers_content_digest,
@@ -72,20 +75,13 @@ export class RequestSigning {
 
   /** REQUEST_SIGNERS_FILE, read and checked before anything opens (a bad file stops the gateway with its reason). */
   static read(file: string): SignersFile {
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(fs.readFileSync(file, 'utf8'));
-    } catch (err) {
-      throw new Error(`REQUEST_SIGNERS_FILE ${file}: ${(err as Error).message}`);
-    }
-    const checked = signersFileSchema.safeParse(parsed);
-    if (!checked.success) throw new Error(`REQUEST_SIGNERS_FILE ${file}: ${checked.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')}`);
+    const signers = readConfigFile('REQUEST_SIGNERS_FILE', file, signersFileSchema);
     // A key id names one key of one signer: a signature must not be able to act for two.
-    const kids = checked.data.signers.flatMap((s) => s.jwks.keys.map((k) => k.kid));
-    if (kids.some((kid) => typeof kid !== 'string')) throw new Error(`REQUEST_SIGNERS_FILE ${file}: every key needs a kid`);
+    const kids = signers.signers.flatMap((s) => s.jwks.keys.map((k) => k.kid));
+    if (kids.some((kid) => typeof kid !== 'string')) throw new ConfigError(`REQUEST_SIGNERS_FILE ${file}: every key needs a kid`);
     const twice = kids.filter((kid, i) => kids.indexOf(kid) !== i);
-    if (twice.length) throw new Error(`REQUEST_SIGNERS_FILE ${file}: kid ${String(twice[0])} appears more than once`);
-    return checked.data;
+    if (twice.length) throw new ConfigError(`REQUEST_SIGNERS_FILE ${file}: kid ${String(twice[0])} appears more than once`);
+    return signers;
   }
 
   /** Whether this organisation's calls must all be signed. */
@@ -104,8 +100,7 @@ export class RequestSigning {
         capability: this.capability,
         ...call,
         resolveKey: async (kid) => this.keys.get(kid)?.jwk,
-        // Request keys and webhook keys share the nonce table: scoped apart by a prefix.
-        replay: scopedReplay(this.replay, 'request:'),
+        replay: this.replay,
         revocation: { revokedKids: this.revoked, stale: false },
         perKeyidCap: this.file.per_keyid_cap,
       },

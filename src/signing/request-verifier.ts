@@ -1,4 +1,4 @@
-import { SignatureVerificationError, verifySignature, type SignatureProfile, type SignedRequest, type VerifiedSignature, type VerifierOptions } from './signature-verifier';
+import { lowerHeaders, SignatureVerificationError, verifySignature, type SignatureProfile, type SignedRequest, type VerifiedSignature, type VerifierOptions } from './signature-verifier';
 
 export const REQUEST_SIGNING_TAG = 'adcp/request-signing/v1';
 
@@ -74,8 +74,8 @@ function registersWebhookCredentials(body: Buffer | string): boolean {
  * Throws SignatureVerificationError with the spec's `request_*` code.
  */
 export async function verifyRequestSignature(req: SignedRequest, options: RequestVerifierOptions): Promise<VerifiedSignature | { unsigned: true }> {
-  const has = (name: string) => Object.keys(req.headers).some((k) => k.toLowerCase() === name && req.headers[k] !== undefined);
-  if (!has('signature') && !has('signature-input')) {
+  const headers = lowerHeaders(req.headers);
+  if (!headers.has('signature') && !headers.has('signature-input')) {
     const { capability, operation, protocolMethod } = options;
     if (operation !== undefined && capability.required_for.includes(operation)) {
       throw new SignatureVerificationError('request_signature_required', '0', `${operation} must be called with a signed request`);

@@ -90,18 +90,17 @@ async function handlePost(app: App, req: FastifyRequest, reply: FastifyReply): P
     return signatureRefused(reply, new SignatureVerificationError('request_signature_required', '0', `${principal.org} signs its calls: this one is unsigned`));
   }
 
-  // A `__proto__` or `constructor.prototype` key (dropped by the parser) is refused as the tool's
-  // error: the body is valid JSON, and AdCP clients read errors from the tool result.
-  if (req.forbiddenKeys && isObject(req.body) && req.body.method === 'tools/call') {
-    const message = 'the request contains a "__proto__" or "constructor.prototype" key, which no field accepts';
-    const error = { code: 'INVALID_REQUEST', message, recovery: 'correctable' };
-    const args = isObject(req.body.params) && isObject(req.body.params.arguments) ? req.body.params.arguments : {};
-    const body = { adcp_error: error, errors: [error], ...(isObject(args.context) ? { context: args.context } : {}) };
-    return reply.send({ jsonrpc: '2.0', id: req.body.id ?? null, result: { isError: true, content: [{ type: 'text', text: JSON.stringify(body) }], structuredContent: body } });
-  }
-
   const server = new Server({ name: 'adcp-gateway', version: '0.1.0' }, { capabilities: { tools: {} } });
-  const ctx = { app, principal, requestId: req.id, origin: publicOrigin(app, req), wire: 'adcp3' as const };
+  const ctx = {
+    app,
+    principal,
+    requestId: req.id,
+    origin: publicOrigin(app, req),
+    wire: 'adcp3' as const,
+    // A `__proto__` or `constructor.prototype` key (dropped by the parser) is refused as the tool's
+    // error: the body is valid JSON, and AdCP clients read errors from the tool result.
+    ...(req.forbiddenKeys ? { refusal: new AppError('INVALID_REQUEST', 'the request contains a "__proto__" or "constructor.prototype" key, which no field accepts') } : {}),
+  };
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: toolList(principal) }));
   server.setRequestHandler(CallToolRequestSchema, async (request) => callTool(request.params.name, request.params.arguments, ctx));
 

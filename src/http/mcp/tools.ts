@@ -18,6 +18,8 @@ export interface McpContext {
   requestId?: string;
   /** The origin this request reached us at: our own agent URL is `${origin}/mcp`. */
   origin: string;
+  /** Set when the request itself is refused (e.g. forbidden keys): every call answers it as its error. */
+  refusal?: AppError;
 }
 
 type Obj = Record<string, unknown>;
@@ -110,6 +112,7 @@ export async function callTool(name: string, rawArgs: unknown, ctx: McpContext):
   const args = isObject(rawArgs) ? rawArgs : {};
   const echo = isObject(args.context) ? { context: args.context } : {};
   try {
+    if (ctx.refusal) throw ctx.refusal;
     if (Object.hasOwn(ALIASES, name)) name = ALIASES[name]!;
     if (!Object.hasOwn(tools, name)) throw new AppError('INVALID_REQUEST', `unknown tool "${name}"; tools/list names this agent's tools`, 'name');
     if (rawArgs !== undefined && !isObject(rawArgs)) throw new AppError('INVALID_REQUEST', 'arguments must be an object', 'arguments');
