@@ -38,6 +38,8 @@ const STORYBOARDS = [
   'media_buy_seller/creative_fate_after_cancellation',
   'media_buy_seller/delivery_reporting',
   'media_buy_seller/invalid_transitions',
+  'media_buy_seller/inventory_list_no_match',
+  'media_buy_seller/inventory_list_targeting',
   'media_buy_seller/pending_creatives_to_start',
   'media_buy_seller/refine_products',
   'media_buy_state_machine',
@@ -46,14 +48,37 @@ const STORYBOARDS = [
   'creative_sales_agent',
 ];
 
+/**
+ * The storyboards describe two kinds of seller that no single configuration can be: the same
+ * guaranteed create (same products, budgets and account) must wait for a human IO signature in
+ * sales_guaranteed and be confirmed in the answer in creative_generative/seller. Sellers differ in
+ * exactly this, so each storyboard runs against the seller it describes: the default approval
+ * rules (a product flagged requires_approval, or a budget over the catalog's threshold, waits for
+ * the seller) for the list above, and a seller that confirms every order at once
+ * (APPROVAL_POLICY=never) for these.
+ */
+const CONFIRMING_SELLER_STORYBOARDS = ['sales_broadcast_tv', 'creative_generative/seller', 'media_buy_seller/measurement_terms_rejected'];
+
+const SELLERS: { seller: string; env: Record<string, string>; storyboards: readonly string[] }[] = [
+  { seller: 'approval rules', env: {}, storyboards: STORYBOARDS },
+  { seller: 'APPROVAL_POLICY=never', env: { APPROVAL_POLICY: 'never' }, storyboards: CONFIRMING_SELLER_STORYBOARDS },
+];
+
 /** Storyboards whose steps wait for webhooks (the receiver's retry window is 90 s). */
-const WITH_WEBHOOKS = new Set(['webhook_emission', 'idempotency']);
+const WITH_WEBHOOKS = new Set(['webhook_emission', 'idempotency', 'sales_broadcast_tv']);
 
 /** The CLI cannot check webhook signatures (it takes no JWKS): the programmatic run below does. */
 const CHECKED_ELSEWHERE = { expect_webhook_signature_valid: 'unsatisfied_contract' };
 
 function storyboardSuite(engine: string, envFor: () => Promise<{ env: Record<string, string>; cleanup: () => Promise<void> }>): void {
-  describe(`official storyboard runner (${engine})`, () => {
+  for (const { seller, env, storyboards } of SELLERS) sellerSuite(`${engine}, ${seller}`, storyboards, async () => {
+    const setup = await envFor();
+    return { env: { ...setup.env, ...env }, cleanup: setup.cleanup };
+  });
+}
+
+function sellerSuite(name: string, storyboards: readonly string[], envFor: () => Promise<{ env: Record<string, string>; cleanup: () => Promise<void> }>): void {
+  describe(`official storyboard runner (${name})`, () => {
     let gw: Awaited<ReturnType<typeof startTestGateway>>;
     let cleanup: () => Promise<void>;
     let tools: Set<string>;
@@ -82,7 +107,7 @@ function storyboardSuite(engine: string, envFor: () => Promise<{ env: Record<str
       await cleanup?.();
     });
 
-    for (const id of STORYBOARDS) {
+    for (const id of storyboards) {
       it(
         `${id}: no failed step, no step skipped that the agent declares`,
         async () => {
