@@ -27,8 +27,9 @@ export function parseInput<S extends z.ZodType>(schema: S, input: unknown): z.in
   if (parsed.success) return parsed.data;
   const issue = parsed.error.issues[0]!;
   const field = fieldPath(issue.path);
-  const missing = issue.code !== 'custom' && valueAt(input, issue.path) === undefined;
-  if (missing) throw new AppError('INVALID_REQUEST', `${field || 'request'} is required`, field || undefined);
+  // A refinement may also find a field missing (one required only with another): its message says so.
+  const missing = valueAt(input, issue.path) === undefined && (issue.code !== 'custom' || issue.message.startsWith('is required'));
+  if (missing) throw new AppError('INVALID_REQUEST', issue.code === 'custom' ? `${field} ${issue.message}` : `${field || 'request'} is required`, field || undefined);
   throw new AppError('VALIDATION_ERROR', `${field || 'request'}: ${issue.message}`, field || undefined);
 }
 

@@ -115,6 +115,12 @@ describe('MCP answers validate against the AdCP 3.0 schemas', () => {
     probe('get_products', { buying_mode: 'brief', brief: 'x', filters: { budget_range: { min: 10, max: 1 } } });
     probe('get_products', { buying_mode: 'wholesale', account: SANDBOX });
     probe('get_products', { account: { account_id: 'acct_AAAAAAAAAAAAAAAAAAAAAA' } });
+    probe('get_products', { buying_mode: 'refine', account: LIVE, refine: [{ scope: 'proposal', proposal_id: 'balanced_reach_q2', ask: 'drop display' }, { scope: 'product', product_id: 'news_display_run_of_site', action: 'more_like_this' }, { scope: 'request', ask: 'cheaper' }] });
+    probe('get_products', { buying_mode: 'refine', account: LIVE, refine: [{ scope: 'proposal', proposal_id: 'sports_fans_video', action: 'finalize' }] });
+    probe('get_products', { buying_mode: 'refine', account: LIVE, refine: [{ scope: 'galaxy' }] });
+    probe('get_products', { buying_mode: 'refine' });
+    probe('create_media_buy', { account: LIVE, brand: { domain: 'acme-outdoor.com' }, idempotency_key: randomUUID(), start_time: 'asap', end_time: future(5), proposal_id: 'sports_fans_video', total_budget: { amount: 5000, currency: 'USD' } });
+    probe('create_media_buy', { account: LIVE, brand: { domain: 'acme-outdoor.com' }, idempotency_key: randomUUID(), start_time: 'asap', end_time: future(5), proposal_id: 'no_such_plan', total_budget: { amount: 5000, currency: 'USD' } });
     probe('list_creative_formats', { format_ids: [format] });
     probe('list_creative_formats', { pagination: { max_results: 1 } });
     probe('list_creative_formats', { pagination: { cursor: '!!' } });

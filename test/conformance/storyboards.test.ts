@@ -57,7 +57,14 @@ const STORYBOARDS = [
  * the seller) for the list above, and a seller that confirms every order at once
  * (APPROVAL_POLICY=never) for these.
  */
-const CONFIRMING_SELLER_STORYBOARDS = ['sales_broadcast_tv', 'creative_generative/seller', 'media_buy_seller/measurement_terms_rejected'];
+const CONFIRMING_SELLER_STORYBOARDS = [
+  'sales_broadcast_tv',
+  'creative_generative/seller',
+  'media_buy_seller/measurement_terms_rejected',
+  // Proposal mode bundles measurement_terms_rejected: the same seller.
+  'media_buy_seller/proposal_finalize',
+  'sales_proposal_mode',
+];
 
 const SELLERS: { seller: string; env: Record<string, string>; storyboards: readonly string[] }[] = [
   { seller: 'approval rules', env: {}, storyboards: STORYBOARDS },

@@ -157,7 +157,15 @@ describe('operator catalog file', () => {
     const dir = tempDir();
     const file = path.join(dir, 'catalog.json');
     const demo = JSON.parse(fs.readFileSync(path.join(__dirname, '../../../src/domain/catalog/demo-catalog.json'), 'utf8'));
+    const plans = demo.proposals;
     demo.products = demo.products.slice(0, 1);
+    // The demo's plans prefer products this cut removes: the file is refused until they go too.
+    fs.writeFileSync(file, JSON.stringify(demo));
+    await expect(startTestGateway({ DATA_DIR: tempDir(), CATALOG_FILE: file })).rejects.toThrow(/CATALOG_FILE .*: proposals\[0\]\.allocations\[0\]\.product_id: premium_ctv_guaranteed is not in products\[\]/);
+    demo.proposals = [{ ...plans[0], allocations: [{ ...plans[0].allocations[2], allocation_percentage: 60 }, { channel: 'display', allocation_percentage: 30 }] }];
+    fs.writeFileSync(file, JSON.stringify(demo));
+    await expect(startTestGateway({ DATA_DIR: tempDir(), CATALOG_FILE: file })).rejects.toThrow(/proposals\[0\]\.allocations: allocation percentages must sum to 100 \(they sum to 90\)/);
+    demo.proposals = [];
     fs.writeFileSync(file, JSON.stringify(demo));
     let gw = await startTestGateway({ DATA_DIR: dir, CATALOG_FILE: file });
     await gw.stop();

@@ -50,9 +50,11 @@ describe('gateway over HTTP (embedded defaults)', () => {
     const committed = fs.readFileSync(path.join(__dirname, '../../../schema/openapi.json'), 'utf8');
     expect(served).toBe(committed);
     const doc = JSON.parse(served) as { paths: Record<string, { post?: { requestBody: { content: { 'application/json': { schema: { required?: string[] } } } } } }> };
-    expect(doc.paths['/api/tasks/create_media_buy']!.post!.requestBody.content['application/json'].schema.required).toEqual(
-      expect.arrayContaining(['buyer_ref', 'brand_manifest', 'packages', 'start_time', 'end_time']),
-    );
+    const create = doc.paths['/api/tasks/create_media_buy']!.post!.requestBody.content['application/json'].schema as { required?: string[]; properties: Record<string, { description?: string }> };
+    expect(create.required).toEqual(expect.arrayContaining(['buyer_ref', 'brand_manifest', 'start_time', 'end_time']));
+    // packages is required unless a proposal is accepted instead (proposal_id + total_budget).
+    expect(create.properties.packages!.description).toMatch(/^Required, unless proposal_id/);
+    expect(Object.keys(create.properties)).toEqual(expect.arrayContaining(['proposal_id', 'total_budget']));
     const docs = await fetch(`${gw.url}/docs`);
     expect(docs.headers.get('content-type')).toContain('text/html');
     expect(await docs.text()).toContain('POST /api/tasks/get_media_buy_delivery');

@@ -8,6 +8,7 @@ import { defineTask } from './context';
 import { resolveAccount } from '../accounts';
 import { catalogFor } from '../sandbox/seeds';
 import { sandboxCatalogQueries } from '../../../projections/sandbox-catalog';
+import { proposalsForBrief, refine, refineEntry } from './proposals';
 
 const brandManifest = z.union([
   z.object({ url: z.string().url() }).passthrough(),
@@ -24,7 +25,9 @@ export const brandManifestSchema = brandManifest;
 
 const getProductsInput = z
   .object({
+    buying_mode: z.enum(['brief', 'wholesale', 'refine']).optional(),
     brief: z.string().max(10_000).optional(),
+    refine: z.array(refineEntry).min(1).max(50).optional(),
     brand_manifest: brandManifest.optional(),
     filters: z
       .object({
@@ -40,7 +43,12 @@ const getProductsInput = z
       .optional(),
     account: z.unknown().optional(),
   })
-  .passthrough();
+  .passthrough()
+  .superRefine((r, ctx) => {
+    if (r.buying_mode === 'refine' && !r.refine) ctx.addIssue({ code: 'custom', path: ['refine'], message: 'is required when buying_mode is refine' });
+    if (r.refine && r.buying_mode !== 'refine') ctx.addIssue({ code: 'custom', path: ['buying_mode'], message: 'must be refine when refine is given' });
+    if (r.buying_mode === 'wholesale' && r.brief !== undefined) ctx.addIssue({ code: 'custom', path: ['brief'], message: 'must not be given in wholesale mode (raw inventory, no curation)' });
+  });
 
 /** What a buyer sees of a product: the operator's simulation settings stay private. */
 function toWire(p: Product, relevance?: { score: number; terms: string[] }) {
@@ -99,9 +107,17 @@ export const getProducts = defineTask({
       if (f.budget_range?.max !== undefined && minimumSpend(p) > f.budget_range.max) return false;
       return true;
     });
+    if (input.refine) {
+      const refined = await refine(ctx, input.refine, filtered);
+      const byId = new Map(filtered.map((p) => [p.product_id, p]));
+      return { products: refined.productIds.map((id) => toWire(byId.get(id)!)), proposals: refined.proposals, refinement_applied: refined.refinement_applied };
+    }
     const brief = input.brief?.trim();
-    const products = brief ? rank(filtered, brief).map((r) => toWire(r.product, r)) : filtered.map((p) => toWire(p));
-    return { products };
+    if (!brief) return { products: filtered.map((p) => toWire(p)) };
+    const ranked = rank(filtered, brief);
+    // Proposals are the seller's curation: offered for a brief, never in wholesale mode.
+    const proposals = await proposalsForBrief(ctx, filtered, new Map(ranked.map((r) => [r.product.product_id, r])));
+    return { products: ranked.map((r) => toWire(r.product, r)), ...(proposals.length ? { proposals } : {}) };
   },
 });
 

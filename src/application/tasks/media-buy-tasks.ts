@@ -18,8 +18,9 @@ import { withIdempotency } from '../idempotency';
 import { brandManifestSchema } from './catalog-tasks';
 import { resolveAccount } from '../accounts';
 import { takeCreateArm } from '../sandbox/directives';
-import { productFor } from '../sandbox/seeds';
+import { catalogFor, productFor } from '../sandbox/seeds';
 import { recordSyncCompletion } from './sync-completion';
+import { packagesFromProposal } from './proposals';
 import { paginationInput } from '../validation';
 import { defineTask, type TaskContext } from './context';
 
@@ -64,7 +65,10 @@ const createInput = z
   .object({
     buyer_ref: z.string().min(1).max(255),
     brand_manifest: brandManifestSchema,
-    packages: z.array(packageInput).min(1),
+    packages: z.array(packageInput).min(1).optional().describe('Required, unless proposal_id and total_budget accept a proposal from get_products instead.'),
+    // AdCP 3.0: accept a proposal from get_products instead of listing packages.
+    proposal_id: z.string().min(1).max(255).optional(),
+    total_budget: z.object({ amount: z.number().positive(), currency: z.string().regex(/^[A-Z]{3}$/, 'must be an ISO 4217 code') }).optional(),
     // The spec's object form, and AdCP v3's "asap" | date-time.
     start_time: z.union([
       z.object({ type: z.literal('asap') }).passthrough(),
@@ -79,7 +83,12 @@ const createInput = z
     context: z.record(z.string(), z.unknown()).optional(),
     account: z.unknown().optional(),
   })
-  .passthrough();
+  .passthrough()
+  .superRefine((r, ctx) => {
+    if (r.proposal_id === undefined && !r.packages) ctx.addIssue({ code: 'custom', path: ['packages'], message: 'is required (or proposal_id with total_budget, to accept a proposal)' });
+    if (r.proposal_id !== undefined && r.packages) ctx.addIssue({ code: 'custom', path: ['packages'], message: 'must not be given with proposal_id: the proposal\'s allocations are the packages' });
+    if (r.proposal_id !== undefined && !r.total_budget) ctx.addIssue({ code: 'custom', path: ['total_budget'], message: 'is required with proposal_id: the proposal splits it across its products' });
+  });
 
 /**
  * Callback registrations are checked before anything is recorded: the URL must be deliverable
@@ -198,9 +207,11 @@ export const createMediaBuy = defineTask({
       const mediaBuyId = mediaBuyIdFor(owner, input.buyer_ref);
       // The flight first: a request with impossible dates is refused whatever it buys.
       const { start, end } = flightOf(input.start_time, input.end_time, now);
+      const requested =
+        input.packages ?? (await packagesFromProposal(ctx, input.proposal_id!, input.total_budget!, (await catalogFor(ctx, account)).products));
       // Every package is checked before anything is appended: one bad package appends nothing.
-      const products = await Promise.all(input.packages.map((p) => productFor(ctx, account, p.product_id)));
-      const packages = input.packages.map((p, i) => resolvePackage(p, i, products[i], mediaBuyId));
+      const products = await Promise.all(requested.map((p) => productFor(ctx, account, p.product_id)));
+      const packages = requested.map((p, i) => resolvePackage(p, i, products[i], mediaBuyId));
       const currency = packages[0]!.currency;
       const mixed = packages.findIndex((p) => p.currency !== currency);
       if (mixed >= 0) throw new AppError('VALIDATION_ERROR', `all packages must be priced in ${currency}`, `packages[${mixed}].pricing_option_id`);
@@ -214,6 +225,7 @@ export const createMediaBuy = defineTask({
         ...(ctx.wire === 'adcp3' ? { wire: 'adcp3' as const } : {}),
         brand_manifest: input.brand_manifest as Record<string, unknown>,
         packages,
+        ...(input.proposal_id !== undefined ? { proposal_id: input.proposal_id } : {}),
         start_time: start,
         end_time: end,
         currency,

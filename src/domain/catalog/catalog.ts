@@ -46,11 +46,36 @@ const format = z
   })
   .passthrough();
 
+/**
+ * A curated media plan: a channel mix the seller recommends, offered as a proposal beside a
+ * brief's products. Each allocation names a channel and may name the product it prefers; it is
+ * filled from the products the buyer's request can see (see application/tasks/proposals.ts).
+ */
+const plan = z
+  .object({
+    proposal_id: z.string().regex(/^[\w.-]{1,100}$/),
+    name: z.string().min(1).max(500),
+    description: z.string().min(1).max(2000).optional(),
+    allocations: z
+      .array(
+        z.object({
+          channel: z.string().min(1),
+          allocation_percentage: z.number().positive().max(100),
+          product_id: z.string().min(1).optional(),
+          pricing_option_id: z.string().min(1).optional(),
+          rationale: z.string().min(1).optional(),
+        }),
+      )
+      .min(1),
+  })
+  .passthrough();
+
 export const catalogFileSchema = z
   .object({
     publisher_properties: z.array(z.object({ publisher_domain: z.string().min(1) }).passthrough()).min(1),
     formats: z.array(format).min(1),
     products: z.array(product).min(1),
+    proposals: z.array(plan).default([]),
     approval: z.object({ budget_threshold: z.number().positive().optional() }).default({}),
   })
   .superRefine((c, ctx) => {
@@ -69,12 +94,31 @@ export const catalogFileSchema = z
         if (!domains.has(d)) ctx.addIssue({ code: 'custom', path: ['products', i, 'publisher_domains', j], message: `${d} is not in publisher_properties[]` });
       });
     });
+    const plans = new Set<string>();
+    c.proposals.forEach((pl, i) => {
+      if (plans.has(pl.proposal_id)) ctx.addIssue({ code: 'custom', path: ['proposals', i, 'proposal_id'], message: 'duplicate proposal_id' });
+      plans.add(pl.proposal_id);
+      const sum = pl.allocations.reduce((s, a) => s + a.allocation_percentage, 0);
+      if (Math.abs(sum - 100) > 0.01) ctx.addIssue({ code: 'custom', path: ['proposals', i, 'allocations'], message: `allocation percentages must sum to 100 (they sum to ${sum})` });
+      pl.allocations.forEach((a, j) => {
+        const at = ['proposals', i, 'allocations', j];
+        if (a.pricing_option_id !== undefined && a.product_id === undefined) ctx.addIssue({ code: 'custom', path: [...at, 'pricing_option_id'], message: 'names a pricing option of no product (add product_id)' });
+        if (a.product_id === undefined) return;
+        const prod = c.products.find((p) => p.product_id === a.product_id);
+        if (!prod) ctx.addIssue({ code: 'custom', path: [...at, 'product_id'], message: `${a.product_id} is not in products[]` });
+        else if (!prod.channels.includes(a.channel)) ctx.addIssue({ code: 'custom', path: [...at, 'product_id'], message: `${a.product_id} is not sold in channel ${a.channel}` });
+        else if (a.pricing_option_id !== undefined && !prod.pricing_options.some((o) => o.pricing_option_id === a.pricing_option_id)) {
+          ctx.addIssue({ code: 'custom', path: [...at, 'pricing_option_id'], message: `${a.product_id} has no pricing option ${a.pricing_option_id}` });
+        }
+      });
+    });
   });
 
 export type Catalog = z.infer<typeof catalogFileSchema>;
 export type Product = Catalog['products'][number];
 export type Format = Catalog['formats'][number];
 export type PricingOption = Product['pricing_options'][number];
+export type Plan = Catalog['proposals'][number];
 
 export const CATALOG_STREAM = 'catalog';
 

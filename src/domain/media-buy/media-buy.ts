@@ -40,6 +40,8 @@ export interface MediaBuyTerms {
   readonly wire?: 'adcp3';
   readonly brand_manifest: Record<string, unknown>;
   readonly packages: readonly PackageTerms[];
+  /** The proposal this buy accepted, when it was bought that way. */
+  readonly proposal_id?: string;
   readonly start_time: string;
   readonly end_time: string;
   readonly currency: string;

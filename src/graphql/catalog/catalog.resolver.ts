@@ -1,10 +1,10 @@
 import { GraphQLJSONObject } from 'graphql-scalars';
-import { Arg, Ctx, Query, Resolver } from 'type-graphql';
+import { Arg, Ctx, Mutation, Query, Resolver } from 'type-graphql';
 import { tasks } from '../../application/tasks';
 import type { Format } from '../../domain/catalog/catalog';
 import { runTask } from '../tasks';
 import type { GraphQLContext } from '../context';
-import { CreativeFormat, Product, ProductFiltersInput } from './catalog.type';
+import { CreativeFormat, Product, ProductFiltersInput, Proposal, RefineInput, Refinement } from './catalog.type';
 
 type WireProduct = Record<string, any>;
 
@@ -33,6 +33,23 @@ function toProduct(p: WireProduct): Product {
   };
 }
 
+function toProposal(p: WireProduct): Proposal {
+  return {
+    proposalId: p.proposal_id,
+    name: p.name,
+    description: p.description,
+    allocations: p.allocations.map((a: Record<string, any>) => ({ productId: a.product_id, pricingOptionId: a.pricing_option_id, allocationPercentage: a.allocation_percentage, rationale: a.rationale })),
+    proposalStatus: p.proposal_status,
+    expiresAt: p.expires_at,
+    briefAlignment: p.brief_alignment,
+  };
+}
+
+const filtersOf = (filters?: ProductFiltersInput) =>
+  filters
+    ? { channels: filters.channels, budget_range: filters.budgetRange ? { ...filters.budgetRange } : undefined, delivery_type: filters.deliveryType, format_types: filters.formatTypes }
+    : undefined;
+
 /** GraphQL faces of get_products, list_creative_formats and list_authorized_properties. */
 @Resolver()
 export class CatalogResolver {
@@ -43,15 +60,35 @@ export class CatalogResolver {
     @Arg('brandManifest', () => GraphQLJSONObject, { nullable: true }) brandManifest?: Record<string, unknown>,
     @Arg('filters', () => ProductFiltersInput, { nullable: true }) filters?: ProductFiltersInput,
   ): Promise<Product[]> {
-    const input = {
-      brief: brief ?? undefined,
-      brand_manifest: brandManifest ?? undefined,
-      filters: filters
-        ? { channels: filters.channels, budget_range: filters.budgetRange ? { ...filters.budgetRange } : undefined, delivery_type: filters.deliveryType, format_types: filters.formatTypes }
-        : undefined,
-    };
+    const input = { brief: brief ?? undefined, brand_manifest: brandManifest ?? undefined, filters: filtersOf(filters) };
     const result = await runTask(ctx, 'get_products', input);
     return (result.products as WireProduct[]).map(toProduct);
+  }
+
+  @Query(() => [Proposal], { description: 'get_products\' proposals: the seller\'s curated plans for a brief, as this buyer refined them. Buyer key required.' })
+  async proposals(
+    @Ctx() ctx: GraphQLContext,
+    @Arg('brief', () => String) brief: string,
+    @Arg('filters', () => ProductFiltersInput, { nullable: true }) filters?: ProductFiltersInput,
+  ): Promise<Proposal[]> {
+    const result = await runTask(ctx, 'get_products', { buying_mode: 'brief', brief, filters: filtersOf(filters) });
+    return ((result.proposals ?? []) as WireProduct[]).map(toProposal);
+  }
+
+  @Mutation(() => Refinement, { description: 'get_products in refine mode: product and proposal changes, finalizing a proposal (a hold). Recorded per buyer. Buyer key required.' })
+  async refineProducts(
+    @Ctx() ctx: GraphQLContext,
+    @Arg('refine', () => [RefineInput]) refine: RefineInput[],
+    @Arg('filters', () => ProductFiltersInput, { nullable: true }) filters?: ProductFiltersInput,
+  ): Promise<Refinement> {
+    // Only the fields given: each scope's entry is a closed shape.
+    const entries = refine.map((r) => Object.fromEntries(Object.entries({ scope: r.scope, product_id: r.productId, proposal_id: r.proposalId, action: r.action, ask: r.ask }).filter(([, v]) => v != null)));
+    const result = await runTask(ctx, 'get_products', { buying_mode: 'refine', refine: entries, filters: filtersOf(filters) });
+    return {
+      products: (result.products as WireProduct[]).map(toProduct),
+      proposals: (result.proposals as WireProduct[]).map(toProposal),
+      refinementApplied: (result.refinement_applied as WireProduct[]).map((o) => ({ scope: o.scope, productId: o.product_id, proposalId: o.proposal_id, status: o.status, notes: o.notes })),
+    };
   }
 
   @Query(() => [CreativeFormat], { description: 'list_creative_formats. Buyer key required.' })

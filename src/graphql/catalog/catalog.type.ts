@@ -67,3 +67,48 @@ export class ProductFiltersInput {
   @Field({ nullable: true }) deliveryType?: string;
   @Field(() => [String], { nullable: true }) formatTypes?: string[];
 }
+
+@ObjectType({ description: 'One product of a proposal and its share of the budget.' })
+export class ProposalAllocation {
+  @Field() productId!: string;
+  @Field() pricingOptionId!: string;
+  @Field(() => Float, { description: 'Percent of the total budget; a proposal\'s allocations sum to 100.' }) allocationPercentage!: number;
+  @Field({ nullable: true }) rationale?: string;
+}
+
+@ObjectType({ description: 'A curated media plan from the seller: accept it with createMediaBuy {proposal_id, total_budget}.' })
+export class Proposal {
+  @Field() proposalId!: string;
+  @Field() name!: string;
+  @Field({ nullable: true }) description?: string;
+  @Field(() => [ProposalAllocation]) allocations!: ProposalAllocation[];
+  @Field({ nullable: true, description: '`committed` while finalized (pricing firm, inventory held until expiresAt); absent: ready to buy at the listed prices.' })
+  proposalStatus?: string;
+  @Field({ nullable: true }) expiresAt?: string;
+  @Field({ nullable: true }) briefAlignment?: string;
+}
+
+@InputType({ description: 'One change request of a refinement (AdCP get_products refine[]): scope request | product | proposal.' })
+export class RefineInput {
+  @Field({ description: 'request, product or proposal.' }) scope!: string;
+  @Field({ nullable: true }) productId?: string;
+  @Field({ nullable: true }) proposalId?: string;
+  @Field({ nullable: true, description: 'product: include | omit | more_like_this; proposal: include | omit | finalize.' }) action?: string;
+  @Field({ nullable: true, description: 'Free text: this seller applies "drop <channel>" and "shift N% to <channel>".' }) ask?: string;
+}
+
+@ObjectType({ description: 'How one refine entry was handled, matched by position.' })
+export class RefinementOutcome {
+  @Field() scope!: string;
+  @Field({ nullable: true }) productId?: string;
+  @Field({ nullable: true }) proposalId?: string;
+  @Field({ description: 'applied, partial or unable.' }) status!: string;
+  @Field({ nullable: true }) notes?: string;
+}
+
+@ObjectType()
+export class Refinement {
+  @Field(() => [Product]) products!: Product[];
+  @Field(() => [Proposal]) proposals!: Proposal[];
+  @Field(() => [RefinementOutcome]) refinementApplied!: RefinementOutcome[];
+}
