@@ -15,6 +15,7 @@ import { publishers } from './publishers';
 import { feed } from './feed';
 import { sandboxCatalog } from './sandbox-catalog';
 import { previews } from './previews';
+import { audiences } from './audiences';
 
 /** Every read model the gateway maintains. */
-export const allProjections: readonly Projection[] = [eventStats, apiKeys, accounts, catalog, mediaBuys, creatives, delivery, webhooks, impairments, receivedWebhooks, storyboards, brands, publishers, feed, sandboxCatalog, previews];
+export const allProjections: readonly Projection[] = [eventStats, apiKeys, accounts, catalog, mediaBuys, creatives, delivery, webhooks, impairments, receivedWebhooks, storyboards, brands, publishers, feed, sandboxCatalog, previews, audiences];

@@ -18,7 +18,7 @@ const OUTSIDE_MANIFEST: Readonly<Record<string, string>> = { tasks_get: 'core/ta
 const validateAnswer = (tool: string, body: unknown) => (Object.hasOwn(OUTSIDE_MANIFEST, tool) ? validateAdcp3(OUTSIDE_MANIFEST[tool]!, body) : validateAdcp3Response(tool, body));
 
 /** Tools whose 3.0 response schema has an error arm: their error answers must validate as a whole. */
-const ERROR_ARM = new Set(['create_media_buy', 'update_media_buy', 'sync_creatives', 'sync_accounts']);
+const ERROR_ARM = new Set(['create_media_buy', 'update_media_buy', 'sync_creatives', 'sync_accounts', 'sync_audiences']);
 
 /**
  * Every answer of every task over MCP, success and error, checked against the AdCP 3.0 schemas
@@ -121,6 +121,10 @@ describe('MCP answers validate against the AdCP 3.0 schemas', () => {
     probe('get_products', { buying_mode: 'refine' });
     probe('create_media_buy', { account: LIVE, brand: { domain: 'acme-outdoor.com' }, idempotency_key: randomUUID(), start_time: 'asap', end_time: future(5), proposal_id: 'sports_fans_video', total_budget: { amount: 5000, currency: 'USD' } });
     probe('create_media_buy', { account: LIVE, brand: { domain: 'acme-outdoor.com' }, idempotency_key: randomUUID(), start_time: 'asap', end_time: future(5), proposal_id: 'no_such_plan', total_budget: { amount: 5000, currency: 'USD' } });
+    probe('sync_audiences', { account: LIVE, idempotency_key: randomUUID(), audiences: [{ audience_id: 'schema-aud', name: 'Schema', add: [{ external_id: 'u1', hashed_email: 'a'.repeat(64), uids: [{ type: 'uid2', value: 'x' }] }] }] });
+    probe('sync_audiences', { account: LIVE, idempotency_key: randomUUID() });
+    probe('sync_audiences', { account: LIVE, idempotency_key: randomUUID(), audiences: [{ audience_id: 'schema-aud', delete: true }, { audience_id: 'nope', delete: true }] });
+    probe('sync_audiences', { account: LIVE, idempotency_key: randomUUID(), audiences: [{ audience_id: 'x', add: [{ external_id: 'u' }] }] });
     probe('list_creative_formats', { format_ids: [format] });
     probe('list_creative_formats', { pagination: { max_results: 1 } });
     probe('list_creative_formats', { pagination: { cursor: '!!' } });
@@ -182,7 +186,7 @@ describe('MCP answers validate against the AdCP 3.0 schemas', () => {
     expect(samples).toBeGreaterThanOrEqual(60);
     expect(corpus.length).toBeGreaterThanOrEqual(200);
     // Every tool answered both ways somewhere in the corpus (capabilities cannot fail but on version).
-    for (const tool of ['get_adcp_capabilities', 'get_products', 'list_creative_formats', 'create_media_buy', 'update_media_buy', 'get_media_buys', 'get_media_buy_delivery', 'sync_creatives', 'list_creatives', 'preview_creative', 'tasks_get', 'tasks_list', 'sync_accounts']) {
+    for (const tool of ['get_adcp_capabilities', 'get_products', 'list_creative_formats', 'create_media_buy', 'update_media_buy', 'get_media_buys', 'get_media_buy_delivery', 'sync_creatives', 'list_creatives', 'preview_creative', 'tasks_get', 'tasks_list', 'sync_accounts', 'sync_audiences']) {
       expect({ tool, ...seen.get(tool) }).toEqual({ tool, ok: expect.any(Number), error: expect.any(Number) });
       expect(seen.get(tool)!.ok).toBeGreaterThan(0);
       expect(seen.get(tool)!.error).toBeGreaterThan(0);

@@ -46,6 +46,7 @@ const STORYBOARDS = [
   'sales_non_guaranteed',
   'sales_guaranteed',
   'creative_sales_agent',
+  'audience_sync',
 ];
 
 /**
@@ -70,6 +71,16 @@ const SELLERS: { seller: string; env: Record<string, string>; storyboards: reado
   { seller: 'approval rules', env: {}, storyboards: STORYBOARDS },
   { seller: 'APPROVAL_POLICY=never', env: { APPROVAL_POLICY: 'never' }, storyboards: CONFIRMING_SELLER_STORYBOARDS },
 ];
+
+/**
+ * Storyboards whose prerequisites say the caller already has an active account on the seller
+ * (audience_sync: "the account must already exist and be active", and its first stateful step
+ * lists accounts before any is made): the harness onboards the test kit's account first, as the
+ * operator would have for a real buyer.
+ */
+const ONBOARDED: Readonly<Record<string, { brand: { domain: string }; operator: string }>> = {
+  audience_sync: { brand: { domain: 'acmeoutdoor.example' }, operator: 'pinnacle-agency.example' },
+};
 
 /** Storyboards whose steps wait for webhooks (the receiver's retry window is 90 s). */
 const WITH_WEBHOOKS = new Set(['webhook_emission', 'idempotency', 'sales_broadcast_tv']);
@@ -118,7 +129,17 @@ function sellerSuite(name: string, storyboards: readonly string[], envFor: () =>
       it(
         `${id}: no failed step, no step skipped that the agent declares`,
         async () => {
-          const result = await runStoryboards({ agentUrl: `${gw.url}/mcp`, token: await freshBuyer(), storyboards: id, webhookReceiver: WITH_WEBHOOKS.has(id) });
+          const token = await freshBuyer();
+          if (Object.hasOwn(ONBOARDED, id)) {
+            const res = await fetch(`${gw.url}/mcp`, {
+              method: 'POST',
+              headers: { 'content-type': 'application/json', accept: 'application/json', authorization: `Bearer ${token}` },
+              body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'sync_accounts', arguments: { idempotency_key: `onboard-${randomBytes(8).toString('hex')}`, accounts: [{ ...ONBOARDED[id], billing: 'operator' }] } } }),
+            });
+            expect(((await res.json()) as { result: { isError?: boolean } }).result.isError).toBeFalsy();
+            await gw.app.projections.waitFor(gw.app.store.appendedUpTo());
+          }
+          const result = await runStoryboards({ agentUrl: `${gw.url}/mcp`, token, storyboards: id, webhookReceiver: WITH_WEBHOOKS.has(id) });
           const problems = problemsOf(result, tools, CHECKED_ELSEWHERE);
           expect({ storyboard: id, summary: { passed: result.summary.passed, failed: result.summary.failed, skipped: result.summary.skipped }, problems }).toEqual({
             storyboard: id,

@@ -1,5 +1,6 @@
 import { getProducts, listAuthorizedProperties, listCreativeFormats } from './catalog-tasks';
 import { listAccounts, syncAccounts } from './account-tasks';
+import { syncAudiences } from './audience-tasks';
 import type { TaskDefinition } from './context';
 import { previewCreative } from './preview-tasks';
 import { listCreatives, syncCreatives } from './creative-tasks';
@@ -22,4 +23,5 @@ export const tasks: Readonly<Record<string, TaskDefinition>> = {
   sync_accounts: syncAccounts,
   list_accounts: listAccounts,
   preview_creative: previewCreative,
+  sync_audiences: syncAudiences,
 };

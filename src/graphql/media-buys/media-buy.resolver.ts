@@ -45,6 +45,23 @@ export class MediaBuyResolver {
     return runTask(ctx, 'sync_creatives', request);
   }
 
+  @Mutation(() => GraphQLJSONObject, { description: 'sync_accounts: {accounts: [{brand {domain}, operator, billing?, payment_terms?, sandbox?}], dry_run?} → each account with its action and status. Buyer key required.' })
+  async syncAccounts(@Ctx() ctx: GraphQLContext, @Arg('request', () => GraphQLJSONObject) request: Record<string, unknown>) {
+    return runTask(ctx, 'sync_accounts', request);
+  }
+
+  @Query(() => GraphQLJSONObject, { description: 'list_accounts: {status?, sandbox?, pagination?} → the caller’s accounts on this seller. Buyer key required.' })
+  async accounts(@Ctx() ctx: GraphQLContext, @Arg('request', () => GraphQLJSONObject, { nullable: true }) request?: Record<string, unknown>) {
+    return runTask(ctx, 'list_accounts', request ?? {});
+  }
+
+  @Mutation(() => GraphQLJSONObject, {
+    description: 'sync_audiences: {account, audiences?: [{audience_id, name?, add?, remove?, delete?}], delete_missing?} → per audience: action, status, match counts. Without audiences, lists the account’s audiences. Buyer key required.',
+  })
+  async syncAudiences(@Ctx() ctx: GraphQLContext, @Arg('request', () => GraphQLJSONObject) request: Record<string, unknown>) {
+    return runTask(ctx, 'sync_audiences', request);
+  }
+
   @Query(() => GraphQLJSONObject, { description: 'list_creatives: {filters {status, format_types}, limit, cursor} with a summary. Buyer key required.' })
   async creatives(@Ctx() ctx: GraphQLContext, @Arg('request', () => GraphQLJSONObject, { nullable: true }) request?: Record<string, unknown>) {
     return runTask(ctx, 'list_creatives', request ?? {});
