@@ -16,6 +16,8 @@ import { feed } from './feed';
 import { sandboxCatalog } from './sandbox-catalog';
 import { previews } from './previews';
 import { audiences } from './audiences';
+import { buyerCatalogs } from './buyer-catalogs';
+import { eventSources } from './event-sources';
 
 /** Every read model the gateway maintains. */
-export const allProjections: readonly Projection[] = [eventStats, apiKeys, accounts, catalog, mediaBuys, creatives, delivery, webhooks, impairments, receivedWebhooks, storyboards, brands, publishers, feed, sandboxCatalog, previews, audiences];
+export const allProjections: readonly Projection[] = [eventStats, apiKeys, accounts, catalog, mediaBuys, creatives, delivery, webhooks, impairments, receivedWebhooks, storyboards, brands, publishers, feed, sandboxCatalog, previews, audiences, buyerCatalogs, eventSources];

@@ -53,4 +53,13 @@ export const deliveryQueries = {
         [owner, mediaBuyId, ...(from ? [from] : []), ...(to ? [to] : [])],
       )
     ).map((r) => ({ ...r, impressions: Number(r.impressions), clicks: Number(r.clicks), spend_cents: Number(r.spend_cents) })),
+  /** Spend (cents) of these buys from `from` (inclusive) to `to` (exclusive). */
+  spendCents: async (rm: ReadModelStore, owner: string, mediaBuyIds: readonly string[], from: string, to: string) => {
+    if (mediaBuyIds.length === 0) return 0;
+    const [row] = await rm.query<{ cents: number | string | null }>(
+      `SELECT SUM(spend_cents) AS cents FROM delivery_hours WHERE owner = ? AND media_buy_id IN (${mediaBuyIds.map(() => '?').join(', ')}) AND hour_start >= ? AND hour_start < ?`,
+      [owner, ...mediaBuyIds, from, to],
+    );
+    return Number(row?.cents ?? 0);
+  },
 };

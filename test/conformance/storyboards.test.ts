@@ -47,6 +47,7 @@ const STORYBOARDS = [
   'sales_guaranteed',
   'creative_sales_agent',
   'audience_sync',
+  'sales_social',
 ];
 
 /**

@@ -1,6 +1,8 @@
 import { getProducts, listAuthorizedProperties, listCreativeFormats } from './catalog-tasks';
 import { listAccounts, syncAccounts } from './account-tasks';
 import { syncAudiences } from './audience-tasks';
+import { logEvent, syncCatalogs, syncEventSources } from './commerce-tasks';
+import { getAccountFinancials, providePerformanceFeedback } from './financial-tasks';
 import type { TaskDefinition } from './context';
 import { previewCreative } from './preview-tasks';
 import { listCreatives, syncCreatives } from './creative-tasks';
@@ -24,4 +26,9 @@ export const tasks: Readonly<Record<string, TaskDefinition>> = {
   list_accounts: listAccounts,
   preview_creative: previewCreative,
   sync_audiences: syncAudiences,
+  sync_catalogs: syncCatalogs,
+  sync_event_sources: syncEventSources,
+  log_event: logEvent,
+  get_account_financials: getAccountFinancials,
+  provide_performance_feedback: providePerformanceFeedback,
 };

@@ -62,6 +62,31 @@ export class MediaBuyResolver {
     return runTask(ctx, 'sync_audiences', request);
   }
 
+  @Mutation(() => GraphQLJSONObject, { description: 'sync_catalogs: {account, catalogs?: [{catalog_id, type, name?, items}], catalog_ids?, delete_missing?, dry_run?, validation_mode?} → per catalog: action and item review. Buyer key required.' })
+  async syncCatalogs(@Ctx() ctx: GraphQLContext, @Arg('request', () => GraphQLJSONObject) request: Record<string, unknown>) {
+    return runTask(ctx, 'sync_catalogs', request);
+  }
+
+  @Mutation(() => GraphQLJSONObject, { description: 'sync_event_sources: {account, event_sources?: [{event_source_id, name?, event_types?, allowed_domains?}], delete_missing?} → each with its setup and health. Buyer key required.' })
+  async syncEventSources(@Ctx() ctx: GraphQLContext, @Arg('request', () => GraphQLJSONObject) request: Record<string, unknown>) {
+    return runTask(ctx, 'sync_event_sources', request);
+  }
+
+  @Mutation(() => GraphQLJSONObject, { description: 'log_event: {event_source_id, events: [{event_id, event_type, event_time, user_match?, custom_data?}], test_event_code?} → received, processed, match quality. Buyer key required.' })
+  async logEvent(@Ctx() ctx: GraphQLContext, @Arg('request', () => GraphQLJSONObject) request: Record<string, unknown>) {
+    return runTask(ctx, 'log_event', request);
+  }
+
+  @Query(() => GraphQLJSONObject, { description: 'get_account_financials: {account, period?: {start, end}} → spend and payment terms of one of the caller’s accounts. Buyer key required.' })
+  async accountFinancials(@Ctx() ctx: GraphQLContext, @Arg('request', () => GraphQLJSONObject) request: Record<string, unknown>) {
+    return runTask(ctx, 'get_account_financials', request);
+  }
+
+  @Mutation(() => GraphQLJSONObject, { description: 'provide_performance_feedback: {media_buy_id, measurement_period, performance_index, package_id?, metric_type?, feedback_source?} → {success}. Buyer key required.' })
+  async providePerformanceFeedback(@Ctx() ctx: GraphQLContext, @Arg('request', () => GraphQLJSONObject) request: Record<string, unknown>) {
+    return runTask(ctx, 'provide_performance_feedback', request);
+  }
+
   @Query(() => GraphQLJSONObject, { description: 'list_creatives: {filters {status, format_types}, limit, cursor} with a summary. Buyer key required.' })
   async creatives(@Ctx() ctx: GraphQLContext, @Arg('request', () => GraphQLJSONObject, { nullable: true }) request?: Record<string, unknown>) {
     return runTask(ctx, 'list_creatives', request ?? {});

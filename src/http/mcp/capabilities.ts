@@ -4,6 +4,7 @@ import { pricingModel3 } from '../../wire/adcp3/answers';
 import { CHANNEL_TO_ADCP3 } from '../../wire/requests';
 import { CONTROLLER_SCENARIOS } from '../../application/sandbox/controller';
 import { MINIMUM_AUDIENCE_SIZE } from '../../domain/audience/audience';
+import { EVENT_TYPES } from '../../application/tasks/commerce-tasks';
 
 /** How long an idempotency_key's answer is replayed (the records are events: they never expire here). */
 export const REPLAY_TTL_SECONDS = 86_400;
@@ -24,13 +25,20 @@ export async function capabilities(app: App, origin: string): Promise<Record<str
       supported_pricing_models: pricingModels,
       reporting_delivery_methods: ['webhook'],
       // The features object is open: buyers (and @adcp/sdk) gate sync_audiences on audience_targeting.
-      features: { inline_creative_management: false, property_list_filtering: false, catalog_management: false, audience_targeting: true },
+      features: { inline_creative_management: false, property_list_filtering: false, catalog_management: true, audience_targeting: true, conversion_tracking: true },
       // sync_audiences: hashed identifiers matched on arrival (no latency), targetable once big enough.
       audience_targeting: {
         supported_identifier_types: ['hashed_email', 'hashed_phone'],
         supported_uid_types: ['rampid', 'id5', 'uid2', 'euid', 'pairid', 'maid'],
         minimum_audience_size: MINIMUM_AUDIENCE_SIZE,
         matching_latency_hours: { min: 0, max: 0 },
+      },
+      // sync_event_sources + log_event: server-to-server conversions, deduplicated by event_id per source.
+      conversion_tracking: {
+        multi_source_event_dedup: false,
+        supported_event_types: EVENT_TYPES,
+        supported_hashed_identifiers: ['hashed_email', 'hashed_phone'],
+        supported_uid_types: ['rampid', 'id5', 'uid2', 'euid', 'pairid', 'maid'],
       },
       portfolio: {
         publisher_domains: properties.map((p) => p.publisher_domain),
