@@ -18,7 +18,7 @@ const OUTSIDE_MANIFEST: Readonly<Record<string, string>> = { tasks_get: 'core/ta
 const validateAnswer = (tool: string, body: unknown) => (Object.hasOwn(OUTSIDE_MANIFEST, tool) ? validateAdcp3(OUTSIDE_MANIFEST[tool]!, body) : validateAdcp3Response(tool, body));
 
 /** Tools whose 3.0 response schema has an error arm: their error answers must validate as a whole. */
-const ERROR_ARM = new Set(['create_media_buy', 'update_media_buy', 'sync_creatives', 'sync_accounts', 'sync_audiences', 'sync_catalogs', 'sync_event_sources', 'log_event', 'get_account_financials', 'provide_performance_feedback']);
+const ERROR_ARM = new Set(['create_media_buy', 'update_media_buy', 'sync_creatives', 'sync_accounts', 'sync_audiences', 'sync_catalogs', 'sync_event_sources', 'log_event', 'get_account_financials', 'provide_performance_feedback', 'build_creative']);
 
 /**
  * Every answer of every task over MCP, success and error, checked against the AdCP 3.0 schemas
@@ -138,6 +138,9 @@ describe('MCP answers validate against the AdCP 3.0 schemas', () => {
     probe('get_account_financials', { account: LIVE, period: { start: '2026-13-01', end: '2026-01-01' } });
     probe('provide_performance_feedback', { media_buy_id: buy.media_buy_id, idempotency_key: randomUUID(), measurement_period: { start: future(-2), end: future(-1) }, performance_index: 0.8 });
     probe('provide_performance_feedback', { media_buy_id: 'mb_nope', idempotency_key: randomUUID(), measurement_period: { start: future(-2), end: future(-1) }, performance_index: 0.8 });
+    probe('build_creative', { idempotency_key: randomUUID(), message: 'Spring sale. Everything must go.', target_format_id: format, include_preview: true });
+    probe('build_creative', { idempotency_key: randomUUID(), message: 'x', target_format_ids: [format, { ...format, id: 'display_728x90' }] });
+    probe('build_creative', { idempotency_key: randomUUID(), message: 'x', target_format_id: { ...format, id: 'nope' } });
     probe('list_creative_formats', { format_ids: [format] });
     probe('list_creative_formats', { pagination: { max_results: 1 } });
     probe('list_creative_formats', { pagination: { cursor: '!!' } });
@@ -199,7 +202,7 @@ describe('MCP answers validate against the AdCP 3.0 schemas', () => {
     expect(samples).toBeGreaterThanOrEqual(60);
     expect(corpus.length).toBeGreaterThanOrEqual(200);
     // Every tool answered both ways somewhere in the corpus (capabilities cannot fail but on version).
-    for (const tool of ['get_adcp_capabilities', 'get_products', 'list_creative_formats', 'create_media_buy', 'update_media_buy', 'get_media_buys', 'get_media_buy_delivery', 'sync_creatives', 'list_creatives', 'preview_creative', 'tasks_get', 'tasks_list', 'sync_accounts', 'sync_audiences', 'sync_catalogs', 'sync_event_sources', 'log_event', 'get_account_financials', 'provide_performance_feedback']) {
+    for (const tool of ['get_adcp_capabilities', 'get_products', 'list_creative_formats', 'create_media_buy', 'update_media_buy', 'get_media_buys', 'get_media_buy_delivery', 'sync_creatives', 'list_creatives', 'preview_creative', 'tasks_get', 'tasks_list', 'sync_accounts', 'sync_audiences', 'sync_catalogs', 'sync_event_sources', 'log_event', 'get_account_financials', 'provide_performance_feedback', 'build_creative']) {
       expect({ tool, ...seen.get(tool) }).toEqual({ tool, ok: expect.any(Number), error: expect.any(Number) });
       expect(seen.get(tool)!.ok).toBeGreaterThan(0);
       expect(seen.get(tool)!.error).toBeGreaterThan(0);

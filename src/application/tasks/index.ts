@@ -3,6 +3,7 @@ import { listAccounts, syncAccounts } from './account-tasks';
 import { syncAudiences } from './audience-tasks';
 import { logEvent, syncCatalogs, syncEventSources } from './commerce-tasks';
 import { getAccountFinancials, providePerformanceFeedback } from './financial-tasks';
+import { buildCreative } from './build-tasks';
 import type { TaskDefinition } from './context';
 import { previewCreative } from './preview-tasks';
 import { listCreatives, syncCreatives } from './creative-tasks';
@@ -31,4 +32,5 @@ export const tasks: Readonly<Record<string, TaskDefinition>> = {
   log_event: logEvent,
   get_account_financials: getAccountFinancials,
   provide_performance_feedback: providePerformanceFeedback,
+  build_creative: buildCreative,
 };

@@ -4,10 +4,11 @@ import { formatKey } from '../../../projections/catalog';
 import { creativeQueries } from '../../../projections/creatives';
 import type { CreativePreview } from '../../../projections/previews';
 import type { CreativeContent } from '../../domain/creative/creative';
+import type { Format } from '../../domain/catalog/catalog';
 import { AppError } from '../../shared/errors';
 import { resolveAccount } from '../accounts';
 import { catalogFor } from '../sandbox/seeds';
-import { defineTask } from './context';
+import { defineTask, type TaskContext } from './context';
 import { placeholderFormat } from './creative-tasks';
 
 /** How long a preview URL keeps working. */
@@ -56,39 +57,50 @@ export const previewCreative = defineTask({
     const { formats } = await catalogFor(ctx, account);
     // A placeholder agent (a reserved test domain) stands for this seller's own, as in sync_creatives.
     const format = formats.find((f) => formatKey(f.format_id) === formatKey(wanted)) ?? placeholderFormat(formats, wanted);
-    const now = ctx.app.clock();
-    const preview: CreativePreview = {
-      preview_id: `pv_${randomBytes(16).toString('base64url')}`,
-      owner: ctx.principal.org,
-      ...(manifest.creative_id ? { creative_id: manifest.creative_id } : {}),
-      name: manifest.name ?? manifest.creative_id ?? 'Creative preview',
-      format_id: { agent_url: wanted.agent_url, id: wanted.id },
-      ...(format ? { format_name: format.name } : {}),
-      ...(format?.dimensions ? { dimensions: format.dimensions } : {}),
-      assets: manifest.assets ?? {},
-      expires_at: new Date(now.getTime() + PREVIEW_TTL_MS).toISOString(),
-    };
-    await ctx.app.store.append(`preview-${preview.preview_id}`, [{ type: 'CreativePreviewRendered', data: { preview, at: now.toISOString() } }], { expectedVersion: 'no_stream' });
-    const url = `${ctx.origin ?? ctx.app.config.publicUrl ?? 'http://127.0.0.1'}/previews/${preview.preview_id}`;
-    return {
-      response_type: 'single',
-      previews: [
-        {
-          preview_id: preview.preview_id,
-          renders: [
-            {
-              render_id: `${preview.preview_id}_primary`,
-              output_format: 'url',
-              preview_url: url,
-              role: 'primary',
-              ...(preview.dimensions ? { dimensions: preview.dimensions } : {}),
-              embedding: { recommended_sandbox: '', requires_https: false, supports_fullscreen: false },
-            },
-          ],
-          input: { name: 'Default' },
-        },
-      ],
-      expires_at: preview.expires_at,
-    };
+    return { response_type: 'single', ...(await recordPreview(ctx, { ...manifest, format_id: wanted }, format)) };
   },
 });
+
+/**
+ * Records a rendering of a manifest in a format and answers it as AdCP's preview content
+ * (`previews`, `expires_at`): a URL to a page this gateway serves, on every instance, for 24 h.
+ */
+export async function recordPreview(
+  ctx: TaskContext,
+  manifest: { creative_id?: string; name?: string; format_id: { agent_url: string; id: string }; assets?: Record<string, unknown> },
+  format: Format | undefined,
+): Promise<{ previews: Record<string, unknown>[]; expires_at: string }> {
+  const now = ctx.app.clock();
+  const preview: CreativePreview = {
+    preview_id: `pv_${randomBytes(16).toString('base64url')}`,
+    owner: ctx.principal.org,
+    ...(manifest.creative_id ? { creative_id: manifest.creative_id } : {}),
+    name: manifest.name ?? manifest.creative_id ?? 'Creative preview',
+    format_id: { agent_url: manifest.format_id.agent_url, id: manifest.format_id.id },
+    ...(format ? { format_name: format.name } : {}),
+    ...(format?.dimensions ? { dimensions: format.dimensions } : {}),
+    assets: manifest.assets ?? {},
+    expires_at: new Date(now.getTime() + PREVIEW_TTL_MS).toISOString(),
+  };
+  await ctx.app.store.append(`preview-${preview.preview_id}`, [{ type: 'CreativePreviewRendered', data: { preview, at: now.toISOString() } }], { expectedVersion: 'no_stream' });
+  const url = `${ctx.origin ?? ctx.app.config.publicUrl ?? 'http://127.0.0.1'}/previews/${preview.preview_id}`;
+  return {
+    previews: [
+      {
+        preview_id: preview.preview_id,
+        renders: [
+          {
+            render_id: `${preview.preview_id}_primary`,
+            output_format: 'url',
+            preview_url: url,
+            role: 'primary',
+            ...(preview.dimensions ? { dimensions: preview.dimensions } : {}),
+            embedding: { recommended_sandbox: '', requires_https: false, supports_fullscreen: false },
+          },
+        ],
+        input: { name: 'Default' },
+      },
+    ],
+    expires_at: preview.expires_at,
+  };
+}

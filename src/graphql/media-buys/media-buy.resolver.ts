@@ -87,6 +87,11 @@ export class MediaBuyResolver {
     return runTask(ctx, 'provide_performance_feedback', request);
   }
 
+  @Mutation(() => GraphQLJSONObject, { description: 'build_creative: {message?, target_format_id | target_format_ids, account?, creative_manifest?, include_preview?, macro_values?} → a creative manifest (and a preview). Buyer key required.' })
+  async buildCreative(@Ctx() ctx: GraphQLContext, @Arg('request', () => GraphQLJSONObject) request: Record<string, unknown>) {
+    return runTask(ctx, 'build_creative', request);
+  }
+
   @Query(() => GraphQLJSONObject, { description: 'list_creatives: {filters {status, format_types}, limit, cursor} with a summary. Buyer key required.' })
   async creatives(@Ctx() ctx: GraphQLContext, @Arg('request', () => GraphQLJSONObject, { nullable: true }) request?: Record<string, unknown>) {
     return runTask(ctx, 'list_creatives', request ?? {});

@@ -19,7 +19,8 @@ export async function capabilities(app: App, origin: string): Promise<Record<str
   const pricingModels = [...new Set(products.flatMap((p) => p.pricing_options.map((o) => pricingModel3(o.pricing_model))))];
   return {
     adcp: { major_versions: [3], idempotency: { supported: true, replay_ttl_seconds: REPLAY_TTL_SECONDS } },
-    // The creative protocol's library side: formats, sync, list and preview (no generation).
+    // The creative protocol: formats, a library (sync, list), previews, and build_creative (a
+    // template filled from the brief and the buyer's catalogs; no transformation of its creatives).
     supported_protocols: ['media_buy', 'creative'],
     media_buy: {
       supported_pricing_models: pricingModels,
@@ -45,7 +46,7 @@ export async function capabilities(app: App, origin: string): Promise<Record<str
         primary_channels: channels,
       },
     },
-    creative: { has_creative_library: true, supports_compliance: false, supports_generation: false, supports_transformation: false },
+    creative: { has_creative_library: true, supports_compliance: false, supports_generation: true, supports_transformation: false },
     webhook_signing: { supported: true, profile: 'adcp/webhook-signing/v1', algorithms: ['ed25519'], legacy_hmac_fallback: true },
     ...(app.requestSigning ? { request_signing: app.requestSigning.capability } : {}),
     identity: { key_origins: { webhook_signing: origin } },

@@ -1,0 +1,69 @@
+import { randomUUID } from 'node:crypto';
+import { issueApiKey } from '../../src/application/api-keys';
+import { validateAdcp3Response } from '../../src/wire/adcp3/schemas';
+import { startTestGateway } from '../support/gateway';
+
+type Json = Record<string, any>;
+const ACCOUNT = { brand: { domain: 'steakhouse.example' }, operator: 'agency.example', sandbox: true };
+const FORMAT = { agent_url: 'https://creative.adcontextprotocol.org', id: 'display_300x250' };
+
+/** build_creative over MCP: a manifest from a brief and a synced catalog, trackers substituted safely, a preview. */
+describe('build_creative', () => {
+  let gw: Awaited<ReturnType<typeof startTestGateway>>;
+  let buyer: string;
+  const call = async (name: string, args: Json): Promise<{ isError: boolean; body: Json }> => {
+    const res = await fetch(`${gw.url}/mcp`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json', authorization: `Bearer ${buyer}` },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: { idempotency_key: randomUUID(), ...args } } }),
+    });
+    const { result } = (await res.json()) as { result: { isError?: boolean; structuredContent: Json } };
+    if (!result.isError) expect(validateAdcp3Response(name, result.structuredContent)).toMatchObject({ valid: true });
+    return { isError: result.isError ?? false, body: result.structuredContent };
+  };
+
+  beforeAll(async () => {
+    gw = await startTestGateway();
+    buyer = (await issueApiKey(gw.app.store, { org: 'build-acme', role: 'buyer' }, { now: new Date().toISOString() })).key;
+    await gw.app.projections.waitFor(gw.app.store.appendedUpTo());
+    await call('sync_catalogs', {
+      account: ACCOUNT,
+      catalogs: [{ catalog_id: 'menu_probe', type: 'product', content_id_type: 'sku', items: [{ item_id: 'rib', sku: '00013&cmd=drop', title: 'Ribeye <b>', url: 'https://steakhouse.example/rib', image_url: 'https://cdn.steakhouse.example/rib.jpg', price: { amount: 89, currency: 'USD' } }] }],
+    });
+    await gw.app.projections.waitFor(gw.app.store.appendedUpTo());
+  });
+  afterAll(async () => {
+    await gw?.stop();
+  });
+
+  it('builds from the catalog the brief names: item image and landing page, trackers percent-encoded, a preview', async () => {
+    const r = await call('build_creative', {
+      message: 'Dinner for two tonight. Use the menu_probe catalog.',
+      target_format_id: FORMAT,
+      account: ACCOUNT,
+      creative_manifest: { assets: { impression_tracker: { asset_type: 'url', url: 'https://track.example/imp?sku={SKU}&mb={MEDIA_BUY_ID}' } } },
+      include_preview: true,
+    });
+    const m = r.body.creative_manifest;
+    expect(m.format_id).toEqual(FORMAT);
+    expect(m.assets.headline).toEqual({ asset_type: 'text', content: 'Dinner for two tonight.' });
+    expect(m.assets.image).toMatchObject({ url: 'https://cdn.steakhouse.example/rib.jpg', width: 300, height: 250 });
+    expect(m.assets.click_url.url).toBe('https://steakhouse.example/rib');
+    expect(m.assets.impression_tracker.url).toBe('https://track.example/imp?sku=00013%26cmd%3Ddrop&mb={MEDIA_BUY_ID}');
+    expect(m.preview_html).toContain('src="https://track.example/imp?sku=00013%26cmd%3Ddrop&amp;mb={MEDIA_BUY_ID}"');
+    expect(m.preview_html).toContain('Ribeye &lt;b&gt;');
+    expect(m.preview_html).not.toContain('<b>');
+    const url = r.body.preview.previews[0].renders[0].preview_url;
+    expect((await fetch(url)).status).toBe(200);
+    expect(r.body.sandbox).toBe(true);
+  });
+
+  it('several formats at once; unknown formats and catalogs are refused with the field', async () => {
+    const multi = await call('build_creative', { message: 'Hello.', target_format_ids: [FORMAT, { ...FORMAT, id: 'display_728x90' }] });
+    expect(multi.body.creative_manifests.map((m: Json) => m.format_id.id)).toEqual(['display_300x250', 'display_728x90']);
+    expect((await call('build_creative', { message: 'x', target_format_id: { ...FORMAT, id: 'nope' } })).body.adcp_error).toMatchObject({ code: 'VALIDATION_ERROR', field: 'target_format_id' });
+    expect((await call('build_creative', { message: 'x' })).body.adcp_error).toMatchObject({ code: 'INVALID_REQUEST', field: 'target_format_id' });
+    const missing = await call('build_creative', { target_format_id: FORMAT, account: ACCOUNT, creative_manifest: { assets: { feed: { asset_type: 'catalog', catalog_id: 'gone' } } } });
+    expect(missing.body.adcp_error).toMatchObject({ code: 'REFERENCE_NOT_FOUND' });
+  });
+});
