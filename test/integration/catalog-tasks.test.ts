@@ -44,9 +44,9 @@ describe('catalog tasks over the REST shim (demo catalog)', () => {
     const r = await task(gw, 'get_products', { brief: 'video ads for sports fans watching live football highlights', brand_manifest: { url: 'https://acme.example' } }, buyer);
     expect(r.status).toBe(200);
     const ids = r.body.products.map((p: { product_id: string }) => p.product_id);
-    expect(ids).toHaveLength(4);
+    expect(ids).toHaveLength(5);
     expect(ids.slice(0, 2).sort()).toEqual(['premium_ctv_guaranteed', 'sports_video_auction']);
-    expect(r.body.products[0].relevance_score).toBeGreaterThan(r.body.products[3].relevance_score);
+    expect(r.body.products[0].relevance_score).toBeGreaterThan(r.body.products[4].relevance_score);
     expect(r.body.products[0].brief_relevance).toMatch(/^matches /);
     // Simulation settings are the operator's business.
     expect(r.body.products[0]).not.toHaveProperty('delivery');
@@ -61,7 +61,7 @@ describe('catalog tasks over the REST shim (demo catalog)', () => {
       (await task(gw, 'get_products', { brief: '', filters }, buyer)).body.products.map((p: { product_id: string }) => p.product_id).sort();
     expect(await ids({ channels: ['ctv'] })).toEqual(['premium_ctv_guaranteed', 'sports_video_auction']);
     expect(await ids({ delivery_type: 'guaranteed' })).toEqual(['premium_ctv_guaranteed', 'recipes_homepage_takeover']);
-    expect(await ids({ format_types: ['display'] })).toEqual(['news_display_run_of_site', 'recipes_homepage_takeover']);
+    expect(await ids({ format_types: ['display'] })).toEqual(['news_display_dynamic', 'news_display_run_of_site', 'recipes_homepage_takeover']);
     // The flat fee (5,000) does not fit a 1,000 budget.
     expect(await ids({ budget_range: { min: 100, max: 1000 } })).not.toContain('recipes_homepage_takeover');
   });
@@ -92,7 +92,9 @@ describe('catalog tasks over the REST shim (demo catalog)', () => {
 
   it('lists creative formats, optionally by type', async () => {
     const all = await task(gw, 'list_creative_formats', {}, buyer);
-    expect(all.body.formats).toHaveLength(3);
+    expect(all.body.formats).toHaveLength(4);
+    // The seller's own format is shown under its own agent URL.
+    expect(all.body.formats.find((f: { format_id: { id: string } }) => f.format_id.id === 'display_300x250_catalog').format_id).toEqual({ agent_url: `${gw.url}/mcp`, id: 'display_300x250_catalog' });
     const video = await task(gw, 'list_creative_formats', { format_types: ['video'] }, buyer);
     expect(video.body.formats.map((f: { format_id: { id: string } }) => f.format_id.id)).toEqual(['video_16x9_30s']);
     expect(video.body.formats[0]).toMatchObject({ dimensions: { width: 1920, height: 1080 }, requirements: { max_duration_ms: 30000 } });
@@ -138,6 +140,7 @@ describe('catalog tasks over GraphQL', () => {
       creativeFormats: [
         { formatId: { id: 'display_300x250' }, dimensions: { width: 300, height: 250 } },
         { formatId: { id: 'display_728x90' }, dimensions: { width: 728, height: 90 } },
+        { formatId: { id: 'display_300x250_catalog' }, dimensions: { width: 300, height: 250 } },
       ],
       authorizedProperties: ['news.example', 'sports.example', 'recipes.example'],
     });

@@ -146,4 +146,20 @@ describe('catalogs, event sources, conversions, financials, feedback', () => {
     const logged = await graphql(gw.url, 'mutation($r: JSONObject!) { logEvent(request: $r) }', { r: { event_source_id: 'gql', events: [{ event_id: 'g1', event_type: 'lead', event_time: new Date().toISOString() }] } }, buyer);
     expect(logged.body.data!.logEvent).toMatchObject({ events_received: 1, events_processed: 1 });
   });
+
+  it('create_media_buy: a package names the catalogs its dynamic creatives show; an unsynced one is refused', async () => {
+    const pkg = (catalog_id: string) => ({ product_id: 'news_display_dynamic', pricing_option_id: 'cpm_usd_dynamic', budget: 2000, catalogs: [{ catalog_id, type: 'product' }] });
+    const base = { account: LIVE, brand: { domain: 'acme-outdoor.com' }, start_time: 'asap', end_time: new Date(Date.now() + 10 * 86_400_000).toISOString() };
+    const ok = await mutate('create_media_buy', { ...base, packages: [pkg('spring')] });
+    expect(ok.isError).toBe(false);
+    expect(ok.body.packages[0].catalogs).toEqual([{ catalog_id: 'spring', type: 'product' }]);
+    const bad = await mutate('create_media_buy', { ...base, packages: [pkg('never-synced')] });
+    expect(bad.body.adcp_error).toMatchObject({ code: 'REFERENCE_NOT_FOUND', field: 'packages[0].catalogs[0].catalog_id' });
+    // The product's own format is shown under this agent's URL, and resolves back by it.
+    const products = (await call('get_products', { buying_mode: 'wholesale', account: LIVE })).body.products;
+    const dynamic = products.find((p: Json) => p.product_id === 'news_display_dynamic');
+    expect(dynamic.format_ids).toEqual([{ agent_url: `${gw.url}/mcp`, id: 'display_300x250_catalog' }]);
+    const formats = await call('list_creative_formats', { format_ids: dynamic.format_ids });
+    expect(formats.body.formats.map((f: Json) => f.format_id)).toEqual(dynamic.format_ids);
+  });
 });

@@ -188,6 +188,21 @@ function malformedInputSuite(setup: () => Promise<{ env: Record<string, string>;
         creative_manifest: { creative_id: 'ban-1', name: 'MPU', format_id: { agent_url: AGENT, id: 'display_300x250' }, assets: { image: { asset_type: 'image', url: 'https://cdn.acme.example/mpu.png', width: 300, height: 250 } } },
         output_format: 'url',
       },
+      sync_audiences: {
+        account: { brand: { domain: 'acme.example' }, operator: 'agency.example' },
+        audiences: [{ audience_id: 'aud-1', name: 'Loyal', audience_type: 'crm', add: [{ external_id: 'u1', hashed_email: 'a'.repeat(64), uids: [{ type: 'uid2', value: 'x' }] }], remove: [{ external_id: 'u2', hashed_phone: 'b'.repeat(64) }] }],
+        idempotency_key: 'fuzz-sync-audiences-0001',
+      },
+      sync_catalogs: {
+        account: { brand: { domain: 'acme.example' }, operator: 'agency.example' },
+        catalogs: [{ catalog_id: 'cat-1', type: 'product', content_id_type: 'sku', items: [{ item_id: 'i1', sku: 'a&b', title: 'Pack', url: 'https://acme.example/p', price: { amount: 10, currency: 'USD' } }] }],
+        validation_mode: 'lenient',
+      },
+      sync_event_sources: { account: { brand: { domain: 'acme.example' }, operator: 'agency.example' }, event_sources: [{ event_source_id: 'web', name: 'Web', event_types: ['purchase'], allowed_domains: ['acme.example'] }] },
+      log_event: { event_source_id: 'web', events: [{ event_id: 'e1', event_type: 'purchase', event_time: '2026-01-01T00:00:00Z', user_match: { hashed_email: 'a'.repeat(64) }, custom_data: { value: 1, currency: 'USD' } }] },
+      get_account_financials: { account: { brand: { domain: 'acme.example' }, operator: 'agency.example' }, period: { start: '2026-01-01', end: '2026-01-31' } },
+      provide_performance_feedback: { media_buy_id: buy.media_buy_id, measurement_period: { start: '2026-01-01T00:00:00Z', end: '2026-01-02T00:00:00Z' }, performance_index: 1.1, package_id: buy.packages[0]!.package_id },
+      build_creative: { message: 'Spring sale.', target_format_id: { agent_url: AGENT, id: 'display_300x250' }, creative_manifest: { assets: { pixel: { asset_type: 'url', url: 'https://t.acme.example/i?s={SKU}' } } }, include_preview: true, macro_values: { CACHEBUSTER: '1' } },
     });
   });
   afterAll(async () => {

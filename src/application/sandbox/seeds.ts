@@ -68,6 +68,16 @@ export async function catalogFor(ctx: TaskContext, account: ResolvedAccount | un
 }
 
 /**
+ * Every format a reference by id may name: the request's own list (catalogFor) and the operator's
+ * catalog. A sandbox that seeded its own formats lists only those, but building or previewing a
+ * creative in a format the seller offers does not depend on the test world's fixtures.
+ */
+export async function formatsFor(ctx: TaskContext, account: ResolvedAccount | undefined): Promise<Format[]> {
+  const { formats } = await catalogFor(ctx, account);
+  return [...formats, ...(await catalogQueries.formats(ctx.app.readModels))];
+}
+
+/**
  * AdCP's harness names a placeholder product, `test-product` with pricing option `default`, when a
  * scripted test has discovered none; every sandbox that seeded no products of its own offers it
  * (a fixed-price CPM display product on the operator's first property and format).

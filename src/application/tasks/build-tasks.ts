@@ -1,5 +1,4 @@
 import { z } from 'zod';
-import { formatKey } from '../../../projections/catalog';
 import { buyerCatalogQueries } from '../../../projections/buyer-catalogs';
 import { buyerCatalogDecider, buyerCatalogStream, type CatalogItem } from '../../domain/buyer-catalog/buyer-catalog';
 import type { Format } from '../../domain/catalog/catalog';
@@ -7,9 +6,9 @@ import { AppError } from '../../shared/errors';
 import { loadState } from '../command-handler';
 import { withIdempotency } from '../idempotency';
 import { resolveAccount, type ResolvedAccount } from '../accounts';
-import { catalogFor } from '../sandbox/seeds';
+import { formatsFor } from '../sandbox/seeds';
 import { defineTask, type TaskContext } from './context';
-import { placeholderFormat } from './creative-tasks';
+import { resolveFormat } from '../formats';
 import { recordPreview } from './preview-tasks';
 
 const formatId = z.object({ agent_url: z.string().url(), id: z.string().regex(/^[A-Za-z0-9_-]{1,255}$/) }).passthrough();
@@ -104,10 +103,10 @@ export const buildCreative = defineTask({
   async run(i, ctx) {
     return withIdempotency(ctx.app.store, ctx.principal.org, 'build_creative', i as Record<string, unknown>, async () => {
       const account = i.account !== undefined ? await resolveAccount(ctx, i.account) : undefined;
-      const { formats } = await catalogFor(ctx, account);
+      const formats = await formatsFor(ctx, account);
       const targets = i.target_format_ids ?? [i.target_format_id ?? i.creative_manifest!.format_id!];
       const resolved = targets.map((t, n) => {
-        const format = formats.find((f) => formatKey(f.format_id) === formatKey(t)) ?? placeholderFormat(formats, t);
+        const format = resolveFormat(formats, t, ctx.origin, { placeholders: true });
         if (!format) {
           throw new AppError('VALIDATION_ERROR', `format ${t.id} of ${t.agent_url} is not one this seller builds`, i.target_format_ids ? `target_format_ids[${n}]` : 'target_format_id', {
             accepted_values: formats.map((f) => f.format_id.id),
@@ -123,6 +122,8 @@ export const buildCreative = defineTask({
       const manifests = await Promise.all(
         resolved.map(async ({ requested, format }) => {
           const built = manifestFor(format, requested, headline, items, catalog?.content_id_type, templates, i.macro_values ?? {});
+          // A catalog-driven build carries its catalog: the ad server renders from it at serve time.
+          if (catalog) built.assets.catalog = { asset_type: 'catalog', catalog_id: catalog.catalog_id, type: 'product', ...(catalog.content_id_type ? { content_id_type: catalog.content_id_type } : {}) };
           const preview = i.include_preview ? await recordPreview(ctx, { name: headline || 'Built creative', format_id: requested, assets: built.assets }, format) : undefined;
           return { manifest: { format_id: { agent_url: requested.agent_url, id: requested.id }, assets: built.assets, preview_html: built.html }, preview };
         }),

@@ -9,6 +9,7 @@ import { resolveAccount } from '../accounts';
 import { catalogFor } from '../sandbox/seeds';
 import { sandboxCatalogQueries } from '../../../projections/sandbox-catalog';
 import { proposalsForBrief, refine, refineEntry } from './proposals';
+import { publicFormatId, resolveFormat } from '../formats';
 
 const brandManifest = z.union([
   z.object({ url: z.string().url() }).passthrough(),
@@ -51,10 +52,11 @@ const getProductsInput = z
   });
 
 /** What a buyer sees of a product: the operator's simulation settings stay private. */
-function toWire(p: Product, relevance?: { score: number; terms: string[] }) {
+function toWire(p: Product, origin: string | undefined, relevance?: { score: number; terms: string[] }) {
   const { delivery: _delivery, publisher_domains, ...rest } = p;
   return {
     ...rest,
+    format_ids: p.format_ids.map((id) => publicFormatId(id, origin)),
     publisher_properties: publisher_domains.map((d) => ({ publisher_domain: d, selection_type: 'all' })),
     ...(relevance ? { brief_relevance: relevance.terms.length ? `matches ${relevance.terms.join(', ')}` : 'no terms of the brief matched', relevance_score: Math.round(relevance.score * 1000) / 1000 } : {}),
   };
@@ -110,14 +112,14 @@ export const getProducts = defineTask({
     if (input.refine) {
       const refined = await refine(ctx, input.refine, filtered);
       const byId = new Map(filtered.map((p) => [p.product_id, p]));
-      return { products: refined.productIds.map((id) => toWire(byId.get(id)!)), proposals: refined.proposals, refinement_applied: refined.refinement_applied };
+      return { products: refined.productIds.map((id) => toWire(byId.get(id)!, ctx.origin)), proposals: refined.proposals, refinement_applied: refined.refinement_applied };
     }
     const brief = input.brief?.trim();
-    if (!brief) return { products: filtered.map((p) => toWire(p)) };
+    if (!brief) return { products: filtered.map((p) => toWire(p, ctx.origin)) };
     const ranked = rank(filtered, brief);
     // Proposals are the seller's curation: offered for a brief, never in wholesale mode.
     const proposals = await proposalsForBrief(ctx, filtered, new Map(ranked.map((r) => [r.product.product_id, r])));
-    return { products: ranked.map((r) => toWire(r.product, r)), ...(proposals.length ? { proposals } : {}) };
+    return { products: ranked.map((r) => toWire(r.product, ctx.origin, r)), ...(proposals.length ? { proposals } : {}) };
   },
 });
 
@@ -151,8 +153,9 @@ export const listCreativeFormats = defineTask({
     if (input.format_ids && !account) formats = [...formats, ...(await sandboxCatalogQueries.formats(ctx.app.readModels, ctx.principal.org))];
     if (input.format_types) formats = formats.filter((f) => input.format_types!.includes(f.type));
     // Format ids compare by agent and id alone (a reference may carry dimensions too).
-    if (input.format_ids) formats = formats.filter((f) => input.format_ids!.some((id) => id.id === f.format_id.id && id.agent_url.replace(/\/+$/, '') === f.format_id.agent_url.replace(/\/+$/, '')));
-    if (!input.pagination) return { formats };
+    if (input.format_ids) formats = formats.filter((f) => input.format_ids!.some((id) => resolveFormat([f], id, ctx.origin, { placeholders: false })));
+    const shown = (list: Format[]) => list.map((f) => ({ ...f, format_id: publicFormatId(f.format_id, ctx.origin) }));
+    if (!input.pagination) return { formats: shown(formats) };
     // The cursor names the last format of the page (base64url of its agent and id).
     const cursor = input.pagination.cursor;
     let start = 0;
@@ -165,7 +168,7 @@ export const listCreativeFormats = defineTask({
     const page = formats.slice(start, start + limit);
     const hasMore = start + limit < formats.length;
     return {
-      formats: page,
+      formats: shown(page),
       pagination: { has_more: hasMore, ...(hasMore ? { cursor: Buffer.from(formatKey(page[page.length - 1]!.format_id)).toString('base64url') } : {}), total_count: formats.length },
     };
   },

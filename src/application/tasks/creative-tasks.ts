@@ -13,7 +13,8 @@ import { handleCommand, loadState } from '../command-handler';
 import { withIdempotency } from '../idempotency';
 import { fieldPath, paginationInput } from '../validation';
 import { defineTask, type TaskContext } from './context';
-import { isReservedTestDomain, resolveAccount } from '../accounts';
+import { resolveAccount } from '../accounts';
+import { resolveFormat } from '../formats';
 import { catalogFor } from '../sandbox/seeds';
 
 const dims = { width: z.number().int().positive(), height: z.number().int().positive() };
@@ -82,17 +83,6 @@ function checkAssets(format: Format, assets: Record<string, unknown>, at: string
   return errors;
 }
 
-/** package_id → the product it buys, for the caller's own live buys. */
-/**
- * Scripted tests name formats of a placeholder agent (`https://your-platform.example.com`): an
- * agent on a reserved test domain stands for this seller's own, and the id decides
- * (sync_creatives applies this in a sandbox only, preview_creative always).
- */
-export function placeholderFormat(formats: readonly Format[], id: { agent_url: string; id: string }): Format | undefined {
-  if (!URL.canParse(id.agent_url) || !isReservedTestDomain(new URL(id.agent_url).hostname)) return undefined;
-  return formats.find((f) => f.format_id.id === id.id);
-}
-
 /** The caller's live packages: package id → its product and buy. */
 async function ownPackages(ctx: TaskContext): Promise<Map<string, { productId: string; mediaBuyId: string }>> {
   const buys = await mediaBuyQueries.list(ctx.app.readModels, ctx.principal.org, { statuses: ['pending', 'active', 'paused'], limit: 10_000 });
@@ -138,7 +128,6 @@ export async function applySync(ctx: TaskContext, input: z.infer<typeof syncInpu
   const cmdCtx = { now, principal: ctx.principal.keyId, correlationId: ctx.requestId };
   const account = input.account !== undefined ? await resolveAccount(ctx, input.account) : undefined;
   const catalog = await catalogFor(ctx, account);
-  const formats = new Map(catalog.formats.map((f) => [formatKey(f.format_id), f]));
   const products = new Map(catalog.products.map((p) => [p.product_id, p]));
   const packages = input.assignments ? await ownPackages(ctx) : new Map<string, { productId: string; mediaBuyId: string }>();
   const outcomes: Outcome[] = [];
@@ -155,7 +144,8 @@ export async function applySync(ctx: TaskContext, input: z.infer<typeof syncInpu
     }
     const c = parsed.data;
     seen.add(c.creative_id);
-    const format = formats.get(formatKey(c.format_id)) ?? (account?.sandbox ? placeholderFormat(catalog.formats, c.format_id) : undefined);
+    // Placeholder agents (reserved test domains) stand for this seller in a sandbox only.
+    const format = resolveFormat(catalog.formats, c.format_id, ctx.origin, { placeholders: account?.sandbox === true });
     const errors: ItemError[] = format
       ? checkAssets(format, c.assets, at)
       : [{ code: 'VALIDATION_ERROR', message: `unknown format ${c.format_id.id} of ${c.format_id.agent_url}`, field: `${at}.format_id` }];

@@ -21,6 +21,7 @@ import { takeCreateArm } from '../sandbox/directives';
 import { catalogFor, productFor } from '../sandbox/seeds';
 import { recordSyncCompletion } from './sync-completion';
 import { packagesFromProposal } from './proposals';
+import { buyerCatalogQueries } from '../../../projections/buyer-catalogs';
 import { paginationInput } from '../validation';
 import { defineTask, type TaskContext } from './context';
 
@@ -58,6 +59,7 @@ const packageInput = z
     creative_ids: z.array(z.string().min(1)).optional(),
     creatives: z.array(z.record(z.string(), z.unknown())).optional(),
     measurement_terms: z.record(z.string(), z.unknown()).optional(),
+    catalogs: z.array(z.object({ catalog_id: z.string().min(1).max(255), type: z.string().min(1).max(64).optional() }).passthrough()).min(1).max(10).optional(),
   })
   .passthrough();
 
@@ -150,8 +152,19 @@ function resolvePackage(p: z.infer<typeof packageInput>, i: number, product: Pro
     ...(p.bid_price !== undefined ? { bid_price: p.bid_price } : {}),
     ...(p.targeting_overlay ? { targeting_overlay: p.targeting_overlay } : {}),
     ...(p.measurement_terms ? { measurement_terms: p.measurement_terms } : {}),
+    ...(p.catalogs ? { catalogs: p.catalogs.map((c) => ({ catalog_id: c.catalog_id, ...(c.type ? { type: c.type } : {}) })) } : {}),
     creative_ids: p.creative_ids ?? [],
   };
+}
+
+/** A package's catalogs must be ones the buyer synced to the buy's account. */
+async function assertCatalogs(ctx: TaskContext, account: { account_id: string } | undefined, packages: readonly object[]): Promise<void> {
+  const named = packages.flatMap((p, i) => ((p as { catalogs?: { catalog_id: string }[] }).catalogs ?? []).map((c, j) => ({ id: c.catalog_id, field: `packages[${i}].catalogs[${j}].catalog_id` })));
+  if (named.length === 0) return;
+  if (!account) throw new AppError('INVALID_REQUEST', 'catalogs belong to an account: name the account', named[0]!.field);
+  const synced = new Set((await buyerCatalogQueries.list(ctx.app.readModels, ctx.principal.org, account.account_id)).map((c) => c.catalog_id));
+  const missing = named.find((n) => !synced.has(n.id));
+  if (missing) throw new AppError('NOT_FOUND', `no catalog ${missing.id} on this account: sync it with sync_catalogs first`, missing.field, { resource: 'catalog' });
 }
 
 /** The spec-binding view of one media buy (REST and GraphQL share it). */
@@ -173,6 +186,7 @@ export function mediaBuyView(terms: MediaBuyTerms, status: string, extra: Record
       ...(p.bid_price !== undefined ? { bid_price: p.bid_price } : {}),
       ...(p.targeting_overlay ? { targeting_overlay: p.targeting_overlay } : {}),
       ...(p.measurement_terms ? { measurement_terms: p.measurement_terms } : {}),
+      ...(p.catalogs ? { catalogs: p.catalogs } : {}),
       creative_ids: p.creative_ids,
       ...(p.paused ? { paused: true } : {}),
       ...(p.canceled ? { canceled: true } : {}),
@@ -211,6 +225,7 @@ export const createMediaBuy = defineTask({
         input.packages ?? (await packagesFromProposal(ctx, input.proposal_id!, input.total_budget!, (await catalogFor(ctx, account)).products));
       // Every package is checked before anything is appended: one bad package appends nothing.
       const products = await Promise.all(requested.map((p) => productFor(ctx, account, p.product_id)));
+      await assertCatalogs(ctx, account, requested);
       const packages = requested.map((p, i) => resolvePackage(p, i, products[i], mediaBuyId));
       const currency = packages[0]!.currency;
       const mixed = packages.findIndex((p) => p.currency !== currency);

@@ -1,15 +1,14 @@
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
-import { formatKey } from '../../../projections/catalog';
 import { creativeQueries } from '../../../projections/creatives';
 import type { CreativePreview } from '../../../projections/previews';
 import type { CreativeContent } from '../../domain/creative/creative';
 import type { Format } from '../../domain/catalog/catalog';
 import { AppError } from '../../shared/errors';
 import { resolveAccount } from '../accounts';
-import { catalogFor } from '../sandbox/seeds';
+import { formatsFor } from '../sandbox/seeds';
 import { defineTask, type TaskContext } from './context';
-import { placeholderFormat } from './creative-tasks';
+import { resolveFormat } from '../formats';
 
 /** How long a preview URL keeps working. */
 const PREVIEW_TTL_MS = 24 * 3_600_000;
@@ -54,9 +53,9 @@ export const previewCreative = defineTask({
     if (!manifest) throw new AppError('INVALID_REQUEST', 'creative_manifest or creative_id is required', 'creative_manifest');
     const wanted = i.format_id ?? manifest.format_id;
     if (!wanted) throw new AppError('INVALID_REQUEST', 'format_id is required (on the request or in creative_manifest)', 'creative_manifest.format_id');
-    const { formats } = await catalogFor(ctx, account);
+    const formats = await formatsFor(ctx, account);
     // A placeholder agent (a reserved test domain) stands for this seller's own, as in sync_creatives.
-    const format = formats.find((f) => formatKey(f.format_id) === formatKey(wanted)) ?? placeholderFormat(formats, wanted);
+    const format = resolveFormat(formats, wanted, ctx.origin, { placeholders: true });
     return { response_type: 'single', ...(await recordPreview(ctx, { ...manifest, format_id: wanted }, format)) };
   },
 });

@@ -6,7 +6,14 @@ import { assertNever, type Decider } from '../decider';
  * properties, edited as a JSON file (CATALOG_FILE; the embedded start ships a demo). Publishing
  * a changed file appends one CatalogPublished event; the catalog projection serves it.
  */
-const formatId = z.object({ agent_url: z.string().url(), id: z.string().regex(/^[A-Za-z0-9_-]+$/) });
+/**
+ * A format this seller defines itself (not the standard creative agent's) is written without an
+ * `agent_url`. It is kept under OWN_FORMAT_AGENT (a reserved domain no one else can use) and
+ * shown to buyers under this agent's own URL (`<origin>/mcp`); see application/formats.ts.
+ */
+export const OWN_FORMAT_AGENT = 'https://this-seller.invalid';
+
+const formatId = z.object({ agent_url: z.string().url().default(OWN_FORMAT_AGENT), id: z.string().regex(/^[A-Za-z0-9_-]+$/) });
 
 const pricingOption = z
   .object({

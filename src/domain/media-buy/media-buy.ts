@@ -21,6 +21,8 @@ export interface PackageTerms {
   readonly targeting_overlay?: Record<string, unknown>;
   /** Billing measurement and makegood terms agreed for this package (AdCP `measurement_terms`). */
   readonly measurement_terms?: Record<string, unknown>;
+  /** Catalogs of the buyer's (sync_catalogs) whose items this package's dynamic creatives show. */
+  readonly catalogs?: readonly { readonly catalog_id: string; readonly type?: string }[];
   readonly creative_ids: readonly string[];
   /** Held by the buyer: the package delivers nothing until resumed (the buy's status is unchanged). */
   readonly paused?: boolean;
