@@ -153,6 +153,13 @@ describe('catalogs, event sources, conversions, financials, feedback', () => {
     const ok = await mutate('create_media_buy', { ...base, packages: [pkg('spring')] });
     expect(ok.isError).toBe(false);
     expect(ok.body.packages[0].catalogs).toEqual([{ catalog_id: 'spring', type: 'product' }]);
+    // A 3.0 targeting overlay is checked against AdCP's targeting schema before anything is kept.
+    const targeted = await mutate('create_media_buy', { ...base, packages: [{ ...pkg('spring'), targeting_overlay: { geo_countries: ['US'], frequency_cap: { suppress: { nonsense: 1 } } } }] });
+    expect(targeted.body.adcp_error).toMatchObject({ code: 'VALIDATION_ERROR', field: 'packages[0].targeting_overlay.frequency_cap.suppress' });
+    const update = await mutate('update_media_buy', { account: LIVE, media_buy_id: ok.body.media_buy_id, packages: [{ package_id: ok.body.packages[0].package_id, targeting_overlay: { geo_countries: 'US' } }] });
+    expect(update.body.adcp_error).toMatchObject({ code: 'VALIDATION_ERROR', field: 'packages[0].targeting_overlay.geo_countries' });
+    const fine = await mutate('update_media_buy', { account: LIVE, media_buy_id: ok.body.media_buy_id, packages: [{ package_id: ok.body.packages[0].package_id, targeting_overlay: { geo_countries: ['US', 'CA'] } }] });
+    expect(fine.body.adcp_error).toBeUndefined();
     const bad = await mutate('create_media_buy', { ...base, packages: [pkg('never-synced')] });
     expect(bad.body.adcp_error).toMatchObject({ code: 'REFERENCE_NOT_FOUND', field: 'packages[0].catalogs[0].catalog_id' });
     // The product's own format is shown under this agent's URL, and resolves back by it.

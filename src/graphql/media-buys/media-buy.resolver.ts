@@ -25,7 +25,7 @@ async function settled<T>(ctx: GraphQLContext, value: T): Promise<T> {
  */
 @Resolver()
 export class MediaBuyResolver {
-  @Mutation(() => GraphQLJSONObject, { description: 'create_media_buy: the request as in the spec (buyer_ref, brand_manifest, packages, start_time, end_time, …). Buyer key required.' })
+  @Mutation(() => GraphQLJSONObject, { description: 'create_media_buy: the request as in the spec (buyer_ref, brand_manifest, packages, start_time, end_time, …), or a proposal accepted with proposal_id + total_budget in place of packages. Buyer key required.' })
   async createMediaBuy(@Ctx() ctx: GraphQLContext, @Arg('request', () => GraphQLJSONObject) request: Record<string, unknown>) {
     return runTask(ctx, 'create_media_buy', request);
   }

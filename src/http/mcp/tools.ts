@@ -11,6 +11,7 @@ import { capabilities } from './capabilities';
 import { ControllerError, runController } from '../../application/sandbox/controller';
 import { forwardToAgent, RemoteAgentError } from '../../application/agent-forwarding';
 import { isObject } from '../../shared/objects';
+import { validateAdcp3 } from '../../wire/adcp3/schemas';
 
 export interface McpContext {
   app: App;
@@ -29,6 +30,33 @@ const TASK_TOOLS = ['get_products', 'list_creative_formats', 'create_media_buy',
 
 /** AdCP 3.0 requires an idempotency_key on every mutating request. */
 const MUTATING = new Set(['create_media_buy', 'update_media_buy', 'sync_creatives', 'sync_accounts', 'sync_audiences', 'sync_catalogs', 'sync_event_sources', 'log_event', 'provide_performance_feedback', 'build_creative']);
+
+/** A JSON pointer into a field path as this agent names fields (`/a/0/b` → `.a[0].b`). */
+function pointerPath(pointer: string): string {
+  return pointer
+    .split('/')
+    .slice(1)
+    .map((seg) => seg.replace(/~1/g, '/').replace(/~0/g, '~'))
+    .map((seg) => (/^\d+$/.test(seg) ? `[${seg}]` : `.${seg}`))
+    .join('');
+}
+
+/**
+ * A package's targeting overlay is kept and echoed back on every answer about the buy, so a 3.0
+ * caller's must be valid 3.0 targeting (`core/targeting.json`): refused with the field at fault
+ * otherwise, never stored to make a later answer invalid.
+ */
+function assertTargeting3(args: Obj): void {
+  const packages = Array.isArray(args.packages) ? args.packages : [];
+  packages.forEach((p, i) => {
+    if (!isObject(p) || p.targeting_overlay === undefined) return;
+    const check = validateAdcp3('core/targeting.json', p.targeting_overlay);
+    if (check.valid) return;
+    const [pointer = '/', ...words] = check.errors[0]!.split(' ');
+    const field = `packages[${i}].targeting_overlay${pointer === '/' ? '' : pointerPath(pointer)}`;
+    throw new AppError('VALIDATION_ERROR', `${field} ${words.join(' ').replace(/ \([^()]*\)$/, '')} (AdCP 3.0 targeting)`, field);
+  });
+}
 
 interface ToolDef {
   description: string;
@@ -49,6 +77,7 @@ const tools: Readonly<Record<string, ToolDef>> = {
           if (MUTATING.has(name) && args.idempotency_key === undefined) {
             throw new AppError('INVALID_REQUEST', `idempotency_key is required on ${name} (AdCP 3.0: every mutating request carries one)`, 'idempotency_key');
           }
+          if (name === 'create_media_buy' || name === 'update_media_buy') assertTargeting3(args);
           const result = await runTaskConsistently(tasks[name]!, canonicalRequest(name, args), ctx);
           return answer3(name, result, { now: ctx.app.clock() });
         },
