@@ -35,3 +35,9 @@ export function parseInput<S extends z.ZodType>(schema: S, input: unknown): z.in
 
 /** AdCP's `pagination` request: up to 100 per page, and an opaque cursor this agent issued. */
 export const paginationInput = z.object({ max_results: z.number().int().min(1).max(100).optional(), cursor: z.string().max(512).optional() }).passthrough();
+
+/** AdCP's idempotency_key: 16-255 of A-Z a-z 0-9 _ . : - (required on the 3.0 wire, checked there). */
+export const idempotencyKeyInput = z.string().regex(/^[A-Za-z0-9_.:-]{16,255}$/, 'must be 16-255 of A-Z a-z 0-9 _ . : -').optional();
+
+/** A hashed identifier (hashed_email, hashed_phone): lowercase hex SHA-256 of the normalized value. */
+export const sha256HexInput = z.string().regex(/^[a-f0-9]{64}$/, 'must be a lowercase hex SHA-256 (normalize, then hash)');

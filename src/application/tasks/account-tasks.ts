@@ -6,7 +6,7 @@ import { termsFor } from '../accounts';
 import { publicId } from '../../shared/ids';
 import { handleCommand, loadState } from '../command-handler';
 import { withIdempotency } from '../idempotency';
-import { paginationInput } from '../validation';
+import { paginationInput, idempotencyKeyInput } from '../validation';
 import { defineTask } from './context';
 
 const domain = z.string().regex(/^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$/i, 'must be a domain name');
@@ -25,7 +25,7 @@ const syncInput = z
   .object({
     accounts: z.array(accountInput).min(1).max(100),
     dry_run: z.boolean().optional(),
-    idempotency_key: z.string().regex(/^[A-Za-z0-9_.:-]{16,255}$/, 'must be 16-255 of A-Z a-z 0-9 _ . : -').optional(),
+    idempotency_key: idempotencyKeyInput,
   })
   .passthrough();
 

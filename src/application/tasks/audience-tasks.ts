@@ -17,15 +17,15 @@ import {
 import { handleCommand } from '../command-handler';
 import { withIdempotency } from '../idempotency';
 import { resolveAccount } from '../accounts';
+import { idempotencyKeyInput, sha256HexInput } from '../validation';
 import { defineTask } from './context';
 
-const sha256Hex = z.string().regex(/^[a-f0-9]{64}$/, 'must be a lowercase hex SHA-256 (normalize, then hash)');
 
 const member = z
   .object({
     external_id: z.string().min(1).max(255),
-    hashed_email: sha256Hex.optional(),
-    hashed_phone: sha256Hex.optional(),
+    hashed_email: sha256HexInput.optional(),
+    hashed_phone: sha256HexInput.optional(),
     uids: z.array(z.object({ type: z.enum(ID_TYPES.filter((t) => t !== 'hashed_email' && t !== 'hashed_phone') as [string, ...string[]]), value: z.string().min(1).max(1000) }).passthrough()).min(1).max(20).optional(),
   })
   .passthrough()
@@ -50,7 +50,7 @@ const syncInput = z
     account: z.unknown(),
     audiences: z.array(audience).min(1).max(100).optional(),
     delete_missing: z.boolean().optional(),
-    idempotency_key: z.string().regex(/^[A-Za-z0-9_.:-]{16,255}$/, 'must be 16-255 of A-Z a-z 0-9 _ . : -').optional(),
+    idempotency_key: idempotencyKeyInput,
   })
   .passthrough()
   .superRefine((r, ctx) => {

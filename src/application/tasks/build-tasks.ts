@@ -7,6 +7,7 @@ import { loadState } from '../command-handler';
 import { withIdempotency } from '../idempotency';
 import { resolveAccount, type ResolvedAccount } from '../accounts';
 import { formatsFor } from '../sandbox/seeds';
+import { idempotencyKeyInput } from '../validation';
 import { defineTask, type TaskContext } from './context';
 import { resolveFormat } from '../formats';
 import { recordPreview } from './preview-tasks';
@@ -26,7 +27,7 @@ const input = z
     item_limit: z.number().int().min(1).max(50).optional(),
     include_preview: z.boolean().optional(),
     macro_values: z.record(z.string(), z.string().max(2000)).optional(),
-    idempotency_key: z.string().regex(/^[A-Za-z0-9_.:-]{16,255}$/, 'must be 16-255 of A-Z a-z 0-9 _ . : -').optional(),
+    idempotency_key: idempotencyKeyInput,
   })
   .passthrough()
   .superRefine((r, ctx) => {

@@ -8,6 +8,7 @@ import { AppError } from '../../shared/errors';
 import { handleCommand } from '../command-handler';
 import { withIdempotency } from '../idempotency';
 import { resolveAccount, type ResolvedAccount } from '../accounts';
+import { idempotencyKeyInput, sha256HexInput } from '../validation';
 import { defineTask, type TaskContext } from './context';
 
 /**
@@ -16,7 +17,6 @@ import { defineTask, type TaskContext } from './context';
  * conversions it reports (`log_event`). Each is kept per account, each change an event.
  */
 
-const idempotencyKey = z.string().regex(/^[A-Za-z0-9_.:-]{16,255}$/, 'must be 16-255 of A-Z a-z 0-9 _ . : -').optional();
 const CATALOG_TYPES = ['offering', 'product', 'inventory', 'store', 'promotion', 'hotel', 'flight', 'job', 'vehicle', 'real_estate', 'education', 'destination', 'app'] as const;
 export const EVENT_TYPES = [
   'page_view', 'view_content', 'select_content', 'select_item', 'search', 'share', 'add_to_cart', 'remove_from_cart', 'viewed_cart', 'add_to_wishlist', 'initiate_checkout', 'add_payment_info',
@@ -45,7 +45,7 @@ const syncCatalogsInput = z
     delete_missing: z.boolean().optional(),
     dry_run: z.boolean().optional(),
     validation_mode: z.enum(['strict', 'lenient']).default('strict'),
-    idempotency_key: idempotencyKey,
+    idempotency_key: idempotencyKeyInput,
   })
   .passthrough()
   .superRefine((r, ctx) => {
@@ -163,7 +163,7 @@ const syncEventSourcesInput = z
     account: z.unknown(),
     event_sources: z.array(eventSourceInput).min(1).max(50).optional(),
     delete_missing: z.boolean().optional(),
-    idempotency_key: idempotencyKey,
+    idempotency_key: idempotencyKeyInput,
   })
   .passthrough()
   .superRefine((r, ctx) => {
@@ -239,7 +239,6 @@ export const syncEventSources = defineTask({
   },
 });
 
-const sha256Hex = z.string().regex(/^[a-f0-9]{64}$/, 'must be a lowercase hex SHA-256');
 const logEventInput = z
   .object({
     event_source_id: z.string().min(1).max(255),
@@ -254,8 +253,8 @@ const logEventInput = z
             event_time: z.string().datetime({ offset: true }),
             user_match: z
               .object({
-                hashed_email: sha256Hex.optional(),
-                hashed_phone: sha256Hex.optional(),
+                hashed_email: sha256HexInput.optional(),
+                hashed_phone: sha256HexInput.optional(),
                 uids: z.array(z.object({ type: z.string().min(1), value: z.string().min(1).max(1000) }).passthrough()).max(20).optional(),
                 click_id: z.string().min(1).max(500).optional(),
               })
@@ -270,7 +269,7 @@ const logEventInput = z
       )
       .min(1)
       .max(1000),
-    idempotency_key: idempotencyKey,
+    idempotency_key: idempotencyKeyInput,
   })
   .passthrough();
 

@@ -11,7 +11,7 @@ import { taskDecider, taskStream } from '../../domain/task/task';
 import { newEventId } from '../../shared/ids';
 import { handleCommand, loadState } from '../command-handler';
 import { withIdempotency } from '../idempotency';
-import { fieldPath, paginationInput } from '../validation';
+import { fieldPath, paginationInput, idempotencyKeyInput } from '../validation';
 import { defineTask, type TaskContext } from './context';
 import { resolveAccount } from '../accounts';
 import { resolveFormat } from '../formats';
@@ -40,7 +40,7 @@ const syncInput = z
     assignments: z.record(z.string(), z.array(z.string().min(1))).optional(),
     dry_run: z.boolean().optional(),
     delete_missing: z.boolean().optional(),
-    idempotency_key: z.string().regex(/^[A-Za-z0-9_.:-]{16,255}$/, 'must be 16-255 of A-Z a-z 0-9 _ . : -').optional(),
+    idempotency_key: idempotencyKeyInput,
     account: z.unknown().optional(),
   })
   .passthrough();

@@ -7,6 +7,7 @@ import { newEventId, publicId } from '../../shared/ids';
 import { resolveAccount } from '../accounts';
 import { handleCommand } from '../command-handler';
 import { withIdempotency } from '../idempotency';
+import { idempotencyKeyInput } from '../validation';
 import { defineTask } from './context';
 import type { Decider } from '../../domain/decider';
 
@@ -71,7 +72,7 @@ const feedbackInput = z
     creative_id: z.string().min(1).optional(),
     metric_type: z.enum(['overall_performance', 'conversion_rate', 'brand_lift', 'click_through_rate', 'completion_rate', 'viewability', 'brand_safety', 'cost_efficiency']).default('overall_performance'),
     feedback_source: z.enum(['buyer_attribution', 'third_party_measurement', 'platform_analytics', 'verification_partner']).default('buyer_attribution'),
-    idempotency_key: z.string().regex(/^[A-Za-z0-9_.:-]{16,255}$/, 'must be 16-255 of A-Z a-z 0-9 _ . : -').optional(),
+    idempotency_key: idempotencyKeyInput,
   })
   .passthrough();
 

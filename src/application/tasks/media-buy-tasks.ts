@@ -22,7 +22,7 @@ import { catalogFor, productFor } from '../sandbox/seeds';
 import { recordSyncCompletion } from './sync-completion';
 import { packagesFromProposal } from './proposals';
 import { buyerCatalogQueries } from '../../../projections/buyer-catalogs';
-import { paginationInput } from '../validation';
+import { paginationInput, idempotencyKeyInput } from '../validation';
 import { defineTask, type TaskContext } from './context';
 
 const isoDate = z.string().refine((s) => !Number.isNaN(Date.parse(s)), { message: 'must be an ISO 8601 date-time' });
@@ -81,7 +81,7 @@ const createInput = z
     end_time: isoDate,
     push_notification_config: pushNotificationConfigSchema.optional(),
     reporting_webhook: reportingWebhookSchema.optional(),
-    idempotency_key: z.string().regex(/^[A-Za-z0-9_.:-]{16,255}$/, 'must be 16-255 of A-Z a-z 0-9 _ . : -').optional(),
+    idempotency_key: idempotencyKeyInput,
     context: z.record(z.string(), z.unknown()).optional(),
     account: z.unknown().optional(),
   })
@@ -450,7 +450,7 @@ const updateInput = z
         reporting_webhook: reportingWebhookSchema.optional(),
       })
       .passthrough(),
-    idempotency_key: z.string().regex(/^[A-Za-z0-9_.:-]{16,255}$/, 'must be 16-255 of A-Z a-z 0-9 _ . : -').optional(),
+    idempotency_key: idempotencyKeyInput,
   })
   .passthrough();
 
