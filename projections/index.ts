@@ -18,6 +18,7 @@ import { previews } from './previews';
 import { audiences } from './audiences';
 import { buyerCatalogs } from './buyer-catalogs';
 import { eventSources } from './event-sources';
+import { governancePlans } from './governance-plans';
 
 /** Every read model the gateway maintains. */
-export const allProjections: readonly Projection[] = [eventStats, apiKeys, accounts, catalog, mediaBuys, creatives, delivery, webhooks, impairments, receivedWebhooks, storyboards, brands, publishers, feed, sandboxCatalog, previews, audiences, buyerCatalogs, eventSources];
+export const allProjections: readonly Projection[] = [eventStats, apiKeys, accounts, catalog, mediaBuys, creatives, delivery, webhooks, impairments, receivedWebhooks, storyboards, brands, publishers, feed, sandboxCatalog, previews, audiences, buyerCatalogs, eventSources, governancePlans];

@@ -25,6 +25,9 @@ export type ErrorCode =
   | 'TERMS_REJECTED'
   | 'PROPOSAL_EXPIRED'
   | 'VERSION_UNSUPPORTED'
+  | 'PLAN_NOT_FOUND'
+  | 'GOVERNANCE_DENIED'
+  | 'GOVERNANCE_UNAVAILABLE'
   | 'UNAVAILABLE';
 
 export class AppError extends Error {
@@ -64,6 +67,12 @@ export const httpStatusOf: Record<ErrorCode, number> = {
   TERMS_REJECTED: 422,
   PROPOSAL_EXPIRED: 422,
   VERSION_UNSUPPORTED: 400,
+  PLAN_NOT_FOUND: 404,
+  // The buyer's own governance agent refused the commitment: the request was understood, not allowed.
+  GOVERNANCE_DENIED: 403,
+  // The buyer's own governance agent could not be consulted: the buy depends on it (424, not a
+  // fault of this gateway; retry once the agent answers).
+  GOVERNANCE_UNAVAILABLE: 424,
   UNAVAILABLE: 503,
 };
 

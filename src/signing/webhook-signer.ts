@@ -41,6 +41,8 @@ export function signWebhook(
     nonce?: string;
     /** base64url (the spec's) by default; standard base64 reproduces the published vectors. */
     digestEncoding?: 'base64url' | 'base64';
+    /** The profile tag: webhooks by default; `adcp/request-signing/v1` signs a request this agent makes. */
+    tag?: string;
   } = {},
 ): SignedWebhook {
   const created = options.now ?? Math.floor(Date.now() / 1000);
@@ -53,7 +55,7 @@ export function signWebhook(
     ['nonce', options.nonce ?? randomBytes(16).toString('base64url')],
     ['keyid', key.kid],
     ['alg', key.alg],
-    ['tag', WEBHOOK_SIGNING_TAG],
+    ['tag', options.tag ?? WEBHOOK_SIGNING_TAG],
   ]);
   const base = signatureBase(
     [

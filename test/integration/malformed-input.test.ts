@@ -202,6 +202,11 @@ function malformedInputSuite(setup: () => Promise<{ env: Record<string, string>;
       log_event: { event_source_id: 'web', events: [{ event_id: 'e1', event_type: 'purchase', event_time: '2026-01-01T00:00:00Z', user_match: { hashed_email: 'a'.repeat(64) }, custom_data: { value: 1, currency: 'USD' } }] },
       get_account_financials: { account: { brand: { domain: 'acme.example' }, operator: 'agency.example' }, period: { start: '2026-01-01', end: '2026-01-31' } },
       provide_performance_feedback: { media_buy_id: buy.media_buy_id, measurement_period: { start: '2026-01-01T00:00:00Z', end: '2026-01-02T00:00:00Z' }, performance_index: 1.1, package_id: buy.packages[0]!.package_id },
+      sync_governance: { accounts: [{ account: { brand: { domain: 'acme.example' }, operator: 'agency.example' }, governance_agents: [{ url: `https://${new URL(gw.url).host}/mcp`, authentication: { schemes: ['Bearer'], credentials: 'g'.repeat(40) }, categories: ['budget_authority'] }] }] },
+      sync_plans: { plans: [{ plan_id: 'p1', brand: { domain: 'acme.example' }, objectives: 'Q3', budget: { total: 50_000, currency: 'USD' }, flight: { start: '2026-01-01T00:00:00Z', end: '2036-01-01T00:00:00Z' }, countries: ['US'], custom_policies: [{ policy_id: 'weekly', enforcement: 'must', policy: 'Weekly reporting.' }] }] },
+      check_governance: { plan_id: 'p1', caller: 'https://buyer.example/agent', tool: 'create_media_buy', payload: { total_budget: 1000, start_time: '2030-01-01T00:00:00Z', end_time: '2030-02-01T00:00:00Z' } },
+      report_plan_outcome: { plan_id: 'p1', outcome: 'completed', governance_context: 'gctx_x', seller_response: { seller_reference: 'mb_1', committed_budget: 1000 } },
+      get_plan_audit_logs: { plan_ids: ['p1'], include_entries: true },
       build_creative: { message: 'Spring sale.', target_format_id: { agent_url: AGENT, id: 'display_300x250' }, creative_manifest: { assets: { pixel: { asset_type: 'url', url: 'https://t.acme.example/i?s={SKU}' } } }, include_preview: true, macro_values: { CACHEBUSTER: '1' } },
     });
   });

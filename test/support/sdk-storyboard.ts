@@ -29,6 +29,8 @@ export interface ProgrammaticJob {
   skipPhases?: string[];
   /** The runner's `request_signing` options (its signed-request probes). */
   requestSigning?: Record<string, unknown>;
+  /** Values the storyboard reads as `$context.…` before any step sets them (e.g. governance_agent_url). */
+  context?: Record<string, unknown>;
 }
 
 export async function runStoryboardWithJwks(job: ProgrammaticJob): Promise<ProgrammaticRun> {
@@ -63,6 +65,7 @@ async function main(): Promise<void> {
       contracts: ['webhook_receiver_runner'],
       ...(job.jwks ? { webhook_signing: { jwks: new StaticJwksResolver(job.jwks) } } : {}),
       ...(job.requestSigning ? { request_signing: job.requestSigning } : {}),
+      ...(job.context ? { context: job.context } : {}),
     });
     const id = String(result.storyboard_id ?? job.storyboard);
     for (const phase of result.phases ?? []) {

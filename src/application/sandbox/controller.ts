@@ -18,6 +18,8 @@ import { ControllerError, requireString } from './errors';
 import { isObject } from '../../shared/objects';
 
 export { ControllerError } from './errors';
+import { syncPlans } from '../tasks/governance-tasks';
+import { runTaskConsistently } from '../tasks/context';
 
 /**
  * `comply_test_controller`: deterministic testing for sandbox accounts (AdCP compliance). Each
@@ -34,6 +36,7 @@ export const CONTROLLER_SCENARIOS = [
   'simulate_delivery',
   'simulate_budget_spend',
   ...SEED_SCENARIOS,
+  'seed_plan',
 ] as const;
 
 type Obj = Record<string, unknown>;
@@ -74,6 +77,8 @@ export async function runController(ctx: TaskContext, request: Obj): Promise<Obj
       return simulateDelivery(ctx, params, cmd);
     case 'simulate_budget_spend':
       return simulateBudgetSpend(ctx, params, cmd);
+    case 'seed_plan':
+      return seedPlan(ctx, params);
     default:
       return seedScenario(ctx, account, scenario, params, cmd);
   }
@@ -275,4 +280,21 @@ async function addDelivery(
     },
     cmd,
   );
+}
+
+/**
+ * `seed_plan`: a governance plan for the caller, as if it had synced it (this gateway is also
+ * the buyer's governance agent). The fixture is the plan; the plan_id names it.
+ */
+async function seedPlan(ctx: TaskContext, params: Obj): Promise<Obj> {
+  const planId = requireString(params, 'plan_id');
+  const fixture = params.fixture === undefined ? {} : params.fixture;
+  if (!isObject(fixture)) throw new ControllerError('INVALID_PARAMS', 'params.fixture must be an object');
+  try {
+    await runTaskConsistently(syncPlans, { plans: [{ ...fixture, plan_id: planId }] }, ctx);
+  } catch (err) {
+    if (err instanceof AppError) throw new ControllerError('INVALID_PARAMS', `params.fixture is not a plan: ${err.message}`);
+    throw err;
+  }
+  return { success: true, message: `plan ${planId} seeded` };
 }

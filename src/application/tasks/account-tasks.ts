@@ -2,12 +2,14 @@ import { z } from 'zod';
 import { accountQueries } from '../../../projections/accounts';
 import { accountDecider, accountStream, ACCOUNT_STATUSES, type AccountTerms } from '../../domain/account/account';
 import { AppError } from '../../shared/errors';
-import { termsFor } from '../accounts';
+import { resolveAccount, termsFor } from '../accounts';
+import { isOwnAgent } from '../governance/consult';
+import { assertDeliverableUrl } from '../../webhooks/url-guard';
 import { publicId } from '../../shared/ids';
 import { handleCommand, loadState } from '../command-handler';
 import { withIdempotency } from '../idempotency';
 import { paginationInput, idempotencyKeyInput } from '../validation';
-import { defineTask } from './context';
+import { defineTask, type TaskContext } from './context';
 
 const domain = z.string().regex(/^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$/i, 'must be a domain name');
 
@@ -95,5 +97,60 @@ export const listAccounts = defineTask({
       accounts: page.map((r) => accountView(r.terms, r.status)),
       pagination: { has_more: hasMore, ...(hasMore ? { cursor: page[page.length - 1]!.account_id } : {}) },
     };
+  },
+});
+
+const governanceAgentInput = z
+  .object({
+    url: z.string().max(2048),
+    authentication: z.object({ schemes: z.array(z.enum(['Bearer', 'HMAC-SHA256'])).length(1), credentials: z.string().min(32, 'must be at least 32 characters').max(4096) }).strict(),
+    categories: z.array(z.string().regex(/^[a-z][a-z0-9_]*$/, 'must be snake_case').max(64)).max(20).optional(),
+  })
+  .strict();
+
+const syncGovernanceInput = z
+  .object({
+    accounts: z.array(z.object({ account: z.record(z.string(), z.unknown()), governance_agents: z.array(governanceAgentInput).min(1).max(10) }).strict()).min(1).max(100),
+    idempotency_key: idempotencyKeyInput,
+  })
+  .passthrough();
+
+/**
+ * A governance agent URL a buyer registers: this gateway's own MCP endpoint, or an https agent
+ * at a public address (checked again at connect time, which is the guard that counts).
+ */
+async function assertGovernanceAgentUrl(ctx: TaskContext, url: string, field: string): Promise<void> {
+  if (isOwnAgent(url, [ctx.origin, ctx.app.config.publicUrl])) return;
+  try {
+    await assertDeliverableUrl(url, field, ctx.app.config.allowPrivateWebhookUrls);
+  } catch (err) {
+    throw err instanceof AppError ? new AppError('VALIDATION_ERROR', err.message.replace(/^webhook URL/, 'governance agent URL'), field) : err;
+  }
+}
+
+export const syncGovernance = defineTask({
+  mutating: true,
+  description: 'Registers the governance agents this seller consults (check_governance) before committing buys on each account; replaces the account\'s list.',
+  input: syncGovernanceInput,
+  async run(input, ctx) {
+    return withIdempotency(ctx.app.store, ctx.principal.org, 'sync_governance', input as Record<string, unknown>, async (attempt) => {
+      const now = ctx.app.clock().toISOString();
+      const cmdCtx = { now, principal: ctx.principal.keyId, correlationId: ctx.requestId, idempotency: attempt };
+      const out = [];
+      for (const [i, entry] of input.accounts.entries()) {
+        try {
+          for (const [j, agent] of entry.governance_agents.entries()) await assertGovernanceAgentUrl(ctx, agent.url, `accounts[${i}].governance_agents[${j}].url`);
+          const account = await resolveAccount(ctx, entry.account, `accounts[${i}].account`);
+          const governanceAgents = entry.governance_agents.map((a) => ({ url: a.url, authentication: { schemes: a.authentication.schemes, credentials: a.authentication.credentials }, ...(a.categories ? { categories: a.categories } : {}) }));
+          await handleCommand(ctx.app.store, accountStream(account.account_id), accountDecider, { type: 'SyncGovernance', governanceAgents, now }, cmdCtx);
+          // The credential is write-only: never echoed.
+          out.push({ account: entry.account, status: 'synced', governance_agents: governanceAgents.map(({ url, categories }) => ({ url, ...(categories ? { categories } : {}) })) });
+        } catch (err) {
+          if (!(err instanceof AppError)) throw err;
+          out.push({ account: entry.account, status: 'failed', errors: [{ code: err.code, message: err.message, ...(err.field ? { field: err.field } : {}) }] });
+        }
+      }
+      return { accounts: out };
+    });
   },
 });

@@ -1,5 +1,6 @@
 import { getProducts, listAuthorizedProperties, listCreativeFormats } from './catalog-tasks';
-import { listAccounts, syncAccounts } from './account-tasks';
+import { listAccounts, syncAccounts, syncGovernance } from './account-tasks';
+import { checkGovernance, getPlanAuditLogs, reportPlanOutcome, syncPlans } from './governance-tasks';
 import { syncAudiences } from './audience-tasks';
 import { logEvent, syncCatalogs, syncEventSources } from './commerce-tasks';
 import { getAccountFinancials, providePerformanceFeedback } from './financial-tasks';
@@ -33,4 +34,9 @@ export const tasks: Readonly<Record<string, TaskDefinition>> = {
   get_account_financials: getAccountFinancials,
   provide_performance_feedback: providePerformanceFeedback,
   build_creative: buildCreative,
+  sync_governance: syncGovernance,
+  sync_plans: syncPlans,
+  check_governance: checkGovernance,
+  report_plan_outcome: reportPlanOutcome,
+  get_plan_audit_logs: getPlanAuditLogs,
 };

@@ -17,6 +17,7 @@ import { ConcurrencyError, type StoredEvent } from '../../eventstore/port';
 import { withIdempotency } from '../idempotency';
 import { brandManifestSchema } from './catalog-tasks';
 import { resolveAccount } from '../accounts';
+import { consultGovernance, withGovernanceRelease } from '../governance/consult';
 import { takeCreateArm } from '../sandbox/directives';
 import { catalogFor, productFor } from '../sandbox/seeds';
 import { recordSyncCompletion } from './sync-completion';
@@ -70,6 +71,8 @@ const createInput = z
     packages: z.array(packageInput).min(1).optional().describe('Required, unless proposal_id and total_budget accept a proposal from get_products instead.'),
     // AdCP 3.0: accept a proposal from get_products instead of listing packages.
     proposal_id: z.string().min(1).max(255).optional(),
+    plan_id: z.string().min(1).max(255).optional().describe('The buyer\'s governance plan this buy is committed under (required when the account has a governance agent and it holds more than one plan for the brand).'),
+    governance_context: z.string().min(1).max(4096).regex(/^[\x20-\x7E]+$/, 'must be printable ASCII').optional(),
     total_budget: z.object({ amount: z.number().positive(), currency: z.string().regex(/^[A-Z]{3}$/, 'must be an ISO 4217 code') }).optional(),
     // The spec's object form, and AdCP v3's "asap" | date-time.
     start_time: z.union([
@@ -221,85 +224,100 @@ export const createMediaBuy = defineTask({
       const mediaBuyId = mediaBuyIdFor(owner, input.buyer_ref);
       // The flight first: a request with impossible dates is refused whatever it buys.
       const { start, end } = flightOf(input.start_time, input.end_time, now);
-      const requested =
-        input.packages ?? (await packagesFromProposal(ctx, input.proposal_id!, input.total_budget!, (await catalogFor(ctx, account)).products));
-      // Every package is checked before anything is appended: one bad package appends nothing.
-      const products = await Promise.all(requested.map((p) => productFor(ctx, account, p.product_id)));
-      await assertCatalogs(ctx, account, requested);
-      const packages = requested.map((p, i) => resolvePackage(p, i, products[i], mediaBuyId));
-      const currency = packages[0]!.currency;
-      const mixed = packages.findIndex((p) => p.currency !== currency);
-      if (mixed >= 0) throw new AppError('VALIDATION_ERROR', `all packages must be priced in ${currency}`, `packages[${mixed}].pricing_option_id`);
+      // The buyer's governance agent has the first word: a commitment its plan refuses is refused
+      // whatever the inventory. It is asked for what the request commits (budget, flight); if the
+      // buy then fails here, the agent is told so and releases the budget.
+      const requestedTotal = input.packages ? Math.round(input.packages.reduce((s, p) => s + p.budget, 0) * 100) / 100 : input.total_budget!.amount;
+      const governance = account
+        ? await consultGovernance(ctx, account.account_id, { plan_id: input.plan_id, governance_context: input.governance_context, tool: 'create_media_buy', phase: 'purchase' }, {
+            total_budget: requestedTotal,
+            ...(input.total_budget ? { currency: input.total_budget.currency } : {}),
+            start_time: start,
+            end_time: end,
+          })
+        : undefined;
+      return withGovernanceRelease(ctx, governance, async () => {
+        const requested =
+          input.packages ?? (await packagesFromProposal(ctx, input.proposal_id!, input.total_budget!, (await catalogFor(ctx, account)).products));
+        // Every package is checked before anything is appended: one bad package appends nothing.
+        const products = await Promise.all(requested.map((p) => productFor(ctx, account, p.product_id)));
+        await assertCatalogs(ctx, account, requested);
+        const packages = requested.map((p, i) => resolvePackage(p, i, products[i], mediaBuyId));
+        const currency = packages[0]!.currency;
+        const mixed = packages.findIndex((p) => p.currency !== currency);
+        if (mixed >= 0) throw new AppError('VALIDATION_ERROR', `all packages must be priced in ${currency}`, `packages[${mixed}].pricing_option_id`);
 
-      const total = Math.round(packages.reduce((s, p) => s + p.budget, 0) * 100) / 100;
-      const terms: MediaBuyTerms = {
-        media_buy_id: mediaBuyId,
-        owner,
-        buyer_ref: input.buyer_ref,
-        ...(account ? { account_id: account.account_id, ...(account.sandbox ? { sandbox: true } : {}) } : {}),
-        ...(ctx.wire === 'adcp3' ? { wire: 'adcp3' as const } : {}),
-        brand_manifest: input.brand_manifest as Record<string, unknown>,
-        packages,
-        ...(input.proposal_id !== undefined ? { proposal_id: input.proposal_id } : {}),
-        start_time: start,
-        end_time: end,
-        currency,
-        total_budget: total,
-        ...(input.push_notification_config ? { push_notification_config: input.push_notification_config } : {}),
-        ...(input.reporting_webhook ? { reporting_webhook: input.reporting_webhook } : {}),
-      };
-      const cmdCtx = { now: now.toISOString(), principal: ctx.principal.keyId, correlationId: ctx.requestId, idempotency: attempt };
-      // A sandbox account may have forced this create onto the submitted path (compliance tests).
-      const arm = account?.sandbox ? await takeCreateArm(ctx, now.toISOString()) : undefined;
-      const approval = arm !== undefined || (await needsApproval(ctx, products as Product[], total));
-      const taskId = arm ? ownerScopedId(owner, arm.task_id) : approval ? `task_${newEventId()}` : undefined;
-      if (taskId) {
-        // Fail fast on a taken buyer_ref before recording a task for it (the append below is
-        // what enforces uniqueness).
-        const [existing] = await ctx.app.store.readStream(mediaBuyStream(mediaBuyId), { limit: 1 });
-        const earlier = answerOfAttempt(existing, attempt);
-        if (earlier) return earlier;
-        if (existing) throw new AppError('CONFLICT', `buyer_ref ${input.buyer_ref} is already used by media buy ${mediaBuyId}`, 'buyer_ref');
-        // The task first: a buy never points at a task that was not recorded.
-        await handleCommand(ctx.app.store, taskStream(taskId), taskDecider, {
-          type: 'SubmitTask',
-          taskId,
-          taskType: 'create_media_buy',
+        const total = Math.round(packages.reduce((s, p) => s + p.budget, 0) * 100) / 100;
+        const terms: MediaBuyTerms = {
+          media_buy_id: mediaBuyId,
           owner,
-          resourceId: mediaBuyId,
-          pushNotificationConfig: input.push_notification_config,
-          context: input.context,
-          ...(arm ? { awaitsController: true } : {}),
+          buyer_ref: input.buyer_ref,
+          ...(account ? { account_id: account.account_id, ...(account.sandbox ? { sandbox: true } : {}) } : {}),
           ...(ctx.wire === 'adcp3' ? { wire: 'adcp3' as const } : {}),
-          message: arm?.message ?? 'Media buy awaiting seller approval',
-          now: cmdCtx.now,
-        }, cmdCtx);
-      }
-      let recovered: Record<string, unknown> | undefined;
-      try {
-        await startStream(ctx.app.store, mediaBuyStream(mediaBuyId), mediaBuyDecider, { type: 'CreateMediaBuy', terms, needsApproval: approval, taskId, now: cmdCtx.now }, cmdCtx).catch(async (err: unknown) => {
-          if (!(err instanceof ConcurrencyError)) throw err;
-          // Taken: by this very request's earlier attempt (answer as it would have), or by another.
-          recovered = answerOfAttempt((await ctx.app.store.readStream(mediaBuyStream(mediaBuyId), { limit: 1 }))[0], attempt);
-          if (!recovered) throw new AppError('CONFLICT', `buyer_ref ${input.buyer_ref} is already used by media buy ${mediaBuyId}`, 'buyer_ref');
-        });
-      } catch (err) {
+          brand_manifest: input.brand_manifest as Record<string, unknown>,
+          packages,
+          ...(input.proposal_id !== undefined ? { proposal_id: input.proposal_id } : {}),
+          start_time: start,
+          end_time: end,
+          currency,
+          total_budget: total,
+          ...(input.push_notification_config ? { push_notification_config: input.push_notification_config } : {}),
+          ...(input.reporting_webhook ? { reporting_webhook: input.reporting_webhook } : {}),
+          ...(governance ? { governance: governance.verdict } : {}),
+        };
+        const cmdCtx = { now: now.toISOString(), principal: ctx.principal.keyId, correlationId: ctx.requestId, idempotency: attempt };
+        // A sandbox account may have forced this create onto the submitted path (compliance tests).
+        const arm = account?.sandbox ? await takeCreateArm(ctx, now.toISOString()) : undefined;
+        const approval = arm !== undefined || (await needsApproval(ctx, products as Product[], total));
+        const taskId = arm ? ownerScopedId(owner, arm.task_id) : approval ? `task_${newEventId()}` : undefined;
         if (taskId) {
-          await handleCommand(ctx.app.store, taskStream(taskId), taskDecider, { type: 'ChangeTaskStatus', status: 'failed', message: (err as Error).message, actor: 'system', now: cmdCtx.now }, cmdCtx).catch(() => {});
+          // Fail fast on a taken buyer_ref before recording a task for it (the append below is
+          // what enforces uniqueness).
+          const [existing] = await ctx.app.store.readStream(mediaBuyStream(mediaBuyId), { limit: 1 });
+          const earlier = answerOfAttempt(existing, attempt);
+          if (earlier) return earlier;
+          if (existing) throw new AppError('CONFLICT', `buyer_ref ${input.buyer_ref} is already used by media buy ${mediaBuyId}`, 'buyer_ref');
+          // The task first: a buy never points at a task that was not recorded.
+          await handleCommand(ctx.app.store, taskStream(taskId), taskDecider, {
+            type: 'SubmitTask',
+            taskId,
+            taskType: 'create_media_buy',
+            owner,
+            resourceId: mediaBuyId,
+            pushNotificationConfig: input.push_notification_config,
+            context: input.context,
+            ...(arm ? { awaitsController: true } : {}),
+            ...(ctx.wire === 'adcp3' ? { wire: 'adcp3' as const } : {}),
+            message: arm?.message ?? 'Media buy awaiting seller approval',
+            now: cmdCtx.now,
+          }, cmdCtx);
         }
-        throw err;
-      }
-      if (recovered) {
-        // This attempt's task is not needed: the earlier attempt's buy (and task) stand.
-        if (taskId) await handleCommand(ctx.app.store, taskStream(taskId), taskDecider, { type: 'ChangeTaskStatus', status: 'failed', message: 'superseded by an earlier attempt with the same idempotency_key', actor: 'system', now: cmdCtx.now }, cmdCtx).catch(() => {});
-        return recovered;
-      }
-      const view = createdView(terms, approval ? 'pending' : 'active', taskId);
-      // AdCP 3.0 buyers who registered a webhook hear of a synchronous completion too.
-      if (!approval && ctx.wire === 'adcp3' && input.push_notification_config) {
-        await recordSyncCompletion(ctx, { taskType: 'create_media_buy', resourceId: mediaBuyId, pushNotificationConfig: input.push_notification_config, context: input.context, result: view, now: cmdCtx.now });
-      }
-      return view;
+        let recovered: Record<string, unknown> | undefined;
+        try {
+          await startStream(ctx.app.store, mediaBuyStream(mediaBuyId), mediaBuyDecider, { type: 'CreateMediaBuy', terms, needsApproval: approval, taskId, now: cmdCtx.now }, cmdCtx).catch(async (err: unknown) => {
+            if (!(err instanceof ConcurrencyError)) throw err;
+            // Taken: by this very request's earlier attempt (answer as it would have), or by another.
+            recovered = answerOfAttempt((await ctx.app.store.readStream(mediaBuyStream(mediaBuyId), { limit: 1 }))[0], attempt);
+            if (!recovered) throw new AppError('CONFLICT', `buyer_ref ${input.buyer_ref} is already used by media buy ${mediaBuyId}`, 'buyer_ref');
+          });
+        } catch (err) {
+          if (taskId) {
+            await handleCommand(ctx.app.store, taskStream(taskId), taskDecider, { type: 'ChangeTaskStatus', status: 'failed', message: (err as Error).message, actor: 'system', now: cmdCtx.now }, cmdCtx).catch(() => {});
+          }
+          throw err;
+        }
+        if (recovered) {
+          // This attempt's task is not needed: the earlier attempt's buy (and task) stand.
+          if (taskId) await handleCommand(ctx.app.store, taskStream(taskId), taskDecider, { type: 'ChangeTaskStatus', status: 'failed', message: 'superseded by an earlier attempt with the same idempotency_key', actor: 'system', now: cmdCtx.now }, cmdCtx).catch(() => {});
+          return recovered;
+        }
+        const view = createdView(terms, approval ? 'pending' : 'active', taskId);
+        // AdCP 3.0 buyers who registered a webhook hear of a synchronous completion too.
+        if (!approval && ctx.wire === 'adcp3' && input.push_notification_config) {
+          await recordSyncCompletion(ctx, { taskType: 'create_media_buy', resourceId: mediaBuyId, pushNotificationConfig: input.push_notification_config, context: input.context, result: view, now: cmdCtx.now });
+        }
+        return view;
+      });
     });
   },
 });

@@ -23,15 +23,30 @@ export interface AccountTerms {
   readonly payment_terms?: string;
 }
 
+/**
+ * A governance agent the buyer registered on the account (AdCP `sync_governance`): the seller
+ * consults it before committing a buy. The credential is what the seller presents to that agent,
+ * so it is kept as given (it cannot be hashed) and never shown again.
+ */
+export interface GovernanceAgent {
+  readonly url: string;
+  readonly authentication: { readonly schemes: readonly string[]; readonly credentials: string };
+  readonly categories?: readonly string[];
+}
+
 export type AccountEvent =
   | { readonly type: 'AccountSynced'; readonly data: AccountTerms & { readonly status: AccountStatus; readonly created: boolean; readonly at: string } }
-  | { readonly type: 'AccountStatusChanged'; readonly data: { readonly account_id: string; readonly owner: string; readonly from: AccountStatus; readonly status: AccountStatus; readonly at: string } };
+  | { readonly type: 'AccountStatusChanged'; readonly data: { readonly account_id: string; readonly owner: string; readonly from: AccountStatus; readonly status: AccountStatus; readonly at: string } }
+  | { readonly type: 'GovernanceAgentsSynced'; readonly data: { readonly account_id: string; readonly owner: string; readonly governance_agents: readonly GovernanceAgent[]; readonly at: string } };
 
 export type AccountCommand =
   | { readonly type: 'SyncAccount'; readonly terms: AccountTerms; readonly now: string }
-  | { readonly type: 'ChangeAccountStatus'; readonly status: AccountStatus; readonly now: string };
+  | { readonly type: 'ChangeAccountStatus'; readonly status: AccountStatus; readonly now: string }
+  | { readonly type: 'SyncGovernance'; readonly governanceAgents: readonly GovernanceAgent[]; readonly now: string };
 
-export type AccountState = { readonly status: 'none' } | { readonly status: AccountStatus; readonly terms: AccountTerms };
+export type AccountState =
+  | { readonly status: 'none' }
+  | { readonly status: AccountStatus; readonly terms: AccountTerms; readonly governance_agents?: readonly GovernanceAgent[] };
 
 export const accountStream = (accountId: string) => `account-${accountId}`;
 
@@ -71,6 +86,11 @@ export const accountDecider: Decider<AccountCommand, AccountEvent, AccountState>
         }
         return [{ type: 'AccountStatusChanged', data: { account_id: state.terms.account_id, owner: state.terms.owner, from: state.status, status: command.status, at: command.now } }];
       }
+      case 'SyncGovernance':
+        if (state.status === 'none') throw new AppError('ACCOUNT_NOT_FOUND', 'no such account', 'account');
+        // Replace semantics: the list given is the account's list from now on.
+        if (JSON.stringify(state.governance_agents ?? []) === JSON.stringify(command.governanceAgents)) return [];
+        return [{ type: 'GovernanceAgentsSynced', data: { account_id: state.terms.account_id, owner: state.terms.owner, governance_agents: command.governanceAgents, at: command.now } }];
       default:
         return assertNever(command);
     }
@@ -79,10 +99,12 @@ export const accountDecider: Decider<AccountCommand, AccountEvent, AccountState>
     switch (event.type) {
       case 'AccountSynced': {
         const { status, created: _c, at: _at, ...terms } = event.data;
-        return { status, terms };
+        return { ...(state.status !== 'none' && state.governance_agents ? { governance_agents: state.governance_agents } : {}), status, terms };
       }
       case 'AccountStatusChanged':
         return state.status === 'none' ? state : { ...state, status: event.data.status };
+      case 'GovernanceAgentsSynced':
+        return state.status === 'none' ? state : { ...state, governance_agents: event.data.governance_agents };
       default:
         return assertNever(event);
     }

@@ -50,6 +50,18 @@ export interface MediaBuyTerms {
   readonly total_budget: number;
   readonly push_notification_config?: Record<string, unknown>;
   readonly reporting_webhook?: Record<string, unknown>;
+  /**
+   * The buyer's governance agent's verdict on this buy, when its account has one: the plan, the
+   * check, the conditions it was approved on, and the governance_context forwarded on later checks.
+   */
+  readonly governance?: {
+    readonly plan_id: string;
+    readonly check_id: string;
+    readonly status: 'approved' | 'conditions';
+    readonly governance_context?: string;
+    readonly conditions?: readonly unknown[];
+    readonly agent_url: string;
+  };
 }
 
 export type MediaBuyEvent =

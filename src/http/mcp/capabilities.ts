@@ -21,7 +21,10 @@ export async function capabilities(app: App, origin: string): Promise<Record<str
     adcp: { major_versions: [3], idempotency: { supported: true, replay_ttl_seconds: REPLAY_TTL_SECONDS } },
     // The creative protocol: formats, a library (sync, list), previews, and build_creative (a
     // template filled from the brief and the buyer's catalogs; no transformation of its creatives).
-    supported_protocols: ['media_buy', 'creative'],
+    // Governance: this gateway is also its buyers' campaign governance agent (sync_plans,
+    // check_governance, report_plan_outcome, get_plan_audit_logs), and as a seller it consults the
+    // agent a buyer registers (sync_governance) before committing a buy.
+    supported_protocols: ['media_buy', 'creative', 'governance'],
     media_buy: {
       supported_pricing_models: pricingModels,
       reporting_delivery_methods: ['webhook'],

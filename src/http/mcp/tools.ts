@@ -26,10 +26,10 @@ export interface McpContext {
 type Obj = Record<string, unknown>;
 
 /** The media-buy tasks AdCP names, run by the application and answered in 3.0's shapes. */
-const TASK_TOOLS = ['get_products', 'list_creative_formats', 'create_media_buy', 'update_media_buy', 'get_media_buys', 'sync_creatives', 'list_creatives', 'get_media_buy_delivery', 'tasks_get', 'tasks_list', 'sync_accounts', 'list_accounts', 'preview_creative', 'sync_audiences', 'sync_catalogs', 'sync_event_sources', 'log_event', 'get_account_financials', 'provide_performance_feedback', 'build_creative'] as const;
+const TASK_TOOLS = ['get_products', 'list_creative_formats', 'create_media_buy', 'update_media_buy', 'get_media_buys', 'sync_creatives', 'list_creatives', 'get_media_buy_delivery', 'tasks_get', 'tasks_list', 'sync_accounts', 'list_accounts', 'preview_creative', 'sync_audiences', 'sync_catalogs', 'sync_event_sources', 'log_event', 'get_account_financials', 'provide_performance_feedback', 'build_creative', 'sync_governance', 'sync_plans', 'check_governance', 'report_plan_outcome', 'get_plan_audit_logs'] as const;
 
 /** AdCP 3.0 requires an idempotency_key on every mutating request. */
-const MUTATING = new Set(['create_media_buy', 'update_media_buy', 'sync_creatives', 'sync_accounts', 'sync_audiences', 'sync_catalogs', 'sync_event_sources', 'log_event', 'provide_performance_feedback', 'build_creative']);
+const MUTATING = new Set(['create_media_buy', 'update_media_buy', 'sync_creatives', 'sync_accounts', 'sync_audiences', 'sync_catalogs', 'sync_event_sources', 'log_event', 'provide_performance_feedback', 'build_creative', 'sync_governance', 'sync_plans', 'report_plan_outcome']);
 
 /** A JSON pointer into a field path as this agent names fields (`/a/0/b` → `.a[0].b`). */
 function pointerPath(pointer: string): string {

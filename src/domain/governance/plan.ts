@@ -1,0 +1,149 @@
+import { createHash } from 'node:crypto';
+import { AppError } from '../../shared/errors';
+import { assertNever, type Decider } from '../decider';
+import type { Decision } from './evaluate';
+
+/**
+ * A buyer's campaign governance plan (AdCP `sync_plans`), held by this gateway acting as the
+ * buyer's governance agent: the budget and flight a campaign's agents may commit within, where,
+ * and the bespoke policies every commitment must honour. Each check against it, and each outcome
+ * the buyer reports, is an event on the plan's stream: that log is the plan's audit trail.
+ */
+export interface PlanTerms {
+  readonly plan_id: string;
+  readonly brand: { readonly domain: string; readonly brand_id?: string };
+  readonly objectives: string;
+  readonly budget: {
+    readonly total: number;
+    readonly currency?: string;
+    readonly reallocation_threshold?: number;
+    readonly reallocation_unlimited?: boolean;
+    readonly per_seller_max_pct?: number;
+  };
+  readonly flight: { readonly start: string; readonly end: string };
+  readonly countries?: readonly string[];
+  readonly channels?: readonly string[];
+  readonly custom_policies?: readonly { readonly policy_id: string; readonly enforcement: 'must' | 'should' | 'may'; readonly policy: string }[];
+  readonly human_review_required?: boolean;
+}
+
+/** One governed action (a buy, from its first check to its outcome): what it has committed. */
+export interface GovernedAction {
+  readonly governance_context: string;
+  readonly purchase_type: string;
+  readonly status: 'active' | 'completed';
+  readonly committed: number;
+  readonly check_count: number;
+  readonly seller_reference?: string;
+}
+
+export interface CheckRecord {
+  readonly check_id: string;
+  readonly caller: string;
+  readonly tool?: string;
+  readonly check_type: 'intent' | 'execution';
+  readonly phase: 'purchase' | 'modification' | 'delivery';
+  readonly purchase_type: string;
+  readonly decision: Decision;
+  readonly governance_context: string;
+  /** What an approved execution check commits against the plan's budget (0 for intent and delivery checks). */
+  readonly commits: number;
+  readonly at: string;
+}
+
+export interface OutcomeRecord {
+  readonly outcome_id: string;
+  readonly check_id?: string;
+  readonly outcome: 'completed' | 'failed' | 'delivery';
+  readonly governance_context: string;
+  readonly purchase_type: string;
+  readonly committed_budget?: number;
+  readonly seller_reference?: string;
+  readonly at: string;
+}
+
+interface Key {
+  /** Stored id: the buyer's plan_id scoped to the buyer (two buyers may use the same name). */
+  readonly plan_key: string;
+  readonly owner: string;
+}
+
+export type PlanEvent =
+  | { readonly type: 'PlanSynced'; readonly data: Key & { readonly terms: PlanTerms; readonly version: number; readonly at: string } }
+  | { readonly type: 'GovernanceChecked'; readonly data: Key & { readonly check: CheckRecord } }
+  | { readonly type: 'PlanOutcomeReported'; readonly data: Key & { readonly outcome: OutcomeRecord } };
+
+export type PlanCommand =
+  | { readonly type: 'SyncPlan'; readonly key: Key; readonly terms: PlanTerms; readonly now: string }
+  | { readonly type: 'RecordCheck'; readonly key: Key; readonly check: CheckRecord }
+  | { readonly type: 'ReportOutcome'; readonly key: Key; readonly outcome: OutcomeRecord };
+
+export interface PlanState {
+  readonly terms?: PlanTerms;
+  readonly version: number;
+  /** Governed actions by governance_context, in the order they began. */
+  readonly actions: ReadonlyMap<string, GovernedAction>;
+  readonly checks: number;
+  readonly outcomes: number;
+}
+
+export const planKeyFor = (owner: string, planId: string) => `plan_${createHash('sha256').update(`${owner}\u0000${planId}`).digest('base64url').slice(0, 22)}`;
+export const planStream = (planKey: string) => `governance-${planKey}`;
+
+/** Budget the plan's active and completed actions hold. */
+export function committedOf(state: PlanState, except?: string): number {
+  let sum = 0;
+  for (const a of state.actions.values()) if (a.governance_context !== except) sum += a.committed;
+  return Math.round(sum * 100) / 100;
+}
+
+function withAction(state: PlanState, ctx: string, purchaseType: string, change: (a: GovernedAction) => GovernedAction): PlanState {
+  const actions = new Map(state.actions);
+  const before = actions.get(ctx) ?? { governance_context: ctx, purchase_type: purchaseType, status: 'active' as const, committed: 0, check_count: 0 };
+  actions.set(ctx, change(before));
+  return { ...state, actions };
+}
+
+export const planDecider: Decider<PlanCommand, PlanEvent, PlanState> = {
+  initialState: () => ({ version: 0, actions: new Map(), checks: 0, outcomes: 0 }),
+  decide(command, state) {
+    switch (command.type) {
+      case 'SyncPlan':
+        if (state.terms && JSON.stringify(state.terms) === JSON.stringify(command.terms)) return [];
+        return [{ type: 'PlanSynced', data: { ...command.key, terms: command.terms, version: state.version + 1, at: command.now } }];
+      case 'RecordCheck':
+        if (!state.terms) throw new AppError('PLAN_NOT_FOUND', `no plan ${command.key.plan_key} of yours; call sync_plans first`, 'plan_id');
+        return [{ type: 'GovernanceChecked', data: { ...command.key, check: command.check } }];
+      case 'ReportOutcome':
+        if (!state.terms) throw new AppError('PLAN_NOT_FOUND', 'no plan of yours has this plan_id; call sync_plans first', 'plan_id');
+        return [{ type: 'PlanOutcomeReported', data: { ...command.key, outcome: command.outcome } }];
+      default:
+        return assertNever(command);
+    }
+  },
+  evolve(state, event) {
+    switch (event.type) {
+      case 'PlanSynced':
+        return { ...state, terms: event.data.terms, version: event.data.version };
+      case 'GovernanceChecked': {
+        const c = event.data.check;
+        const next = withAction(state, c.governance_context, c.purchase_type, (a) => ({ ...a, check_count: a.check_count + 1, committed: c.commits > 0 ? c.commits : a.committed }));
+        return { ...next, checks: state.checks + 1 };
+      }
+      case 'PlanOutcomeReported': {
+        const o = event.data.outcome;
+        const next = withAction(state, o.governance_context, o.purchase_type, (a) => {
+          if (o.outcome === 'failed') return { ...a, committed: 0, status: 'completed' };
+          return {
+            ...a,
+            ...(o.committed_budget !== undefined ? { committed: o.committed_budget } : {}),
+            ...(o.seller_reference ? { seller_reference: o.seller_reference } : {}),
+          };
+        });
+        return { ...next, outcomes: state.outcomes + 1 };
+      }
+      default:
+        return assertNever(event);
+    }
+  },
+};

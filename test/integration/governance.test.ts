@@ -1,0 +1,163 @@
+import http from 'node:http';
+import { randomUUID } from 'node:crypto';
+import { issueApiKey } from '../../src/application/api-keys';
+import { evaluate } from '../../src/domain/governance/evaluate';
+import type { PlanTerms } from '../../src/domain/governance/plan';
+import { validateAdcp3Response } from '../../src/wire/adcp3/schemas';
+import { startTestGateway } from '../support/gateway';
+
+type Json = Record<string, any>;
+const LIVE = { brand: { domain: 'acme-outdoor.com' }, operator: 'pinnacle-media.com' };
+const future = (days: number) => new Date(Date.now() + days * 86_400_000).toISOString();
+
+const plan = (extra: Partial<PlanTerms> = {}): PlanTerms => ({
+  plan_id: 'q3',
+  brand: { domain: 'acme-outdoor.com' },
+  objectives: 'Q3 awareness',
+  budget: { total: 10_000, currency: 'USD' },
+  flight: { start: '2030-07-01T00:00:00.000Z', end: '2030-09-30T23:59:59.000Z' },
+  countries: ['US'],
+  ...extra,
+});
+
+describe('governance evaluation (domain)', () => {
+  it('approves within budget and flight, denies beyond either with the figures, and turns must-policies into conditions', () => {
+    const inside = { phase: 'purchase' as const, amount: 4_000, start: '2030-07-02T00:00:00.000Z', end: '2030-08-01T00:00:00.000Z' };
+    expect(evaluate(plan(), 0, inside)).toMatchObject({ status: 'approved', findings: [], conditions: [] });
+    // What others hold counts: 7,000 committed leaves 3,000.
+    const over = evaluate(plan(), 7_000, inside);
+    expect(over).toMatchObject({ status: 'denied', conditions: [{ field: 'total_budget', required_value: 3_000 }] });
+    expect(over.findings[0]).toMatchObject({ category_id: 'budget_authority', severity: 'critical', details: { requested: 4_000, remaining: 3_000 } });
+    expect(evaluate(plan(), 0, { ...inside, start: '2030-06-01T00:00:00.000Z' })).toMatchObject({ status: 'denied', conditions: [{ field: 'start_time', required_value: '2030-07-01T00:00:00.000Z' }] });
+    expect(evaluate(plan(), 0, { ...inside, countries: ['US', 'FR'] }).findings[0]).toMatchObject({ category_id: 'regulatory_compliance', severity: 'critical' });
+    const policed = evaluate(plan({ custom_policies: [{ policy_id: 'weekly', enforcement: 'must', policy: 'Weekly reporting.' }, { policy_id: 'tone', enforcement: 'should', policy: 'Keep it light.' }] }), 0, inside);
+    expect(policed).toMatchObject({ status: 'conditions', conditions: [{ field: 'policies.weekly' }], findings: [{ policy_id: 'tone', severity: 'info' }], policies_evaluated: ['weekly', 'tone'] });
+  });
+
+  it('flags delivery that drifts from an even pace, and spend beyond the budget', () => {
+    const period = { start: '2030-07-01T00:00:00.000Z', end: '2030-08-15T12:00:00.000Z' };
+    // Half the flight gone, half the budget spent: on pace.
+    expect(evaluate(plan(), 0, { phase: 'delivery', delivery: { cumulative_spend: 5_000, period } })).toMatchObject({ status: 'approved', findings: [] });
+    const ahead = evaluate(plan(), 0, { phase: 'delivery', delivery: { cumulative_spend: 8_000, pacing: 'ahead', period } });
+    expect(ahead.status).toBe('approved');
+    expect(ahead.findings.map((f) => f.category_id)).toEqual(['delivery_pacing', 'delivery_pacing']);
+    expect(evaluate(plan(), 0, { phase: 'delivery', delivery: { cumulative_spend: 12_000, period } })).toMatchObject({ status: 'denied' });
+  });
+});
+
+/**
+ * A seller and the buyer's governance agent as two gateways: the seller consults the agent over
+ * MCP (signed, with the credential the buyer registered), refuses what it denies, and tells it
+ * when a buy it approved fails. Loopback is reachable only through the ALLOW_PRIVATE_WEBHOOK_URLS
+ * seam; without it the same registration is refused.
+ */
+describe('a seller consulting a remote governance agent', () => {
+  let seller: Awaited<ReturnType<typeof startTestGateway>>;
+  let agent: Awaited<ReturnType<typeof startTestGateway>>;
+  let strict: Awaited<ReturnType<typeof startTestGateway>>;
+  let proxy: http.Server;
+  let proxyUrl: string;
+  const seen: { tool?: string; signatureInput?: string; authorization?: string }[] = [];
+  let sellerKey: string;
+  let agentKey: string;
+
+  // `validate: false` only where the agent sits at http://127.0.0.1 (the seam): 3.0 requires https there.
+  const call = async (gwUrl: string, key: string, name: string, args: Json, validate = true): Promise<{ isError: boolean; body: Json }> => {
+    const res = await fetch(`${gwUrl}/mcp`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json', authorization: `Bearer ${key}` },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args } }),
+    });
+    const { result } = (await res.json()) as { result: { isError?: boolean; structuredContent: Json } };
+    if (!result.isError && validate) expect({ name, validation: validateAdcp3Response(name, result.structuredContent) }).toMatchObject({ name, validation: { valid: true } });
+    return { isError: result.isError ?? false, body: result.structuredContent };
+  };
+
+  beforeAll(async () => {
+    [seller, agent, strict] = await Promise.all([
+      startTestGateway({ APPROVAL_POLICY: 'never', ALLOW_PRIVATE_WEBHOOK_URLS: '1' }),
+      startTestGateway({}),
+      startTestGateway({}),
+    ]);
+    const now = { now: new Date().toISOString() };
+    sellerKey = (await issueApiKey(seller.app.store, { org: 'acme', role: 'buyer' }, now)).key;
+    agentKey = (await issueApiKey(agent.app.store, { org: 'acme', role: 'buyer' }, now)).key;
+    await Promise.all([seller, agent].map((g) => g.app.projections.waitFor(g.app.store.appendedUpTo())));
+    // A recording relay in front of the agent: what the seller sent, as the agent received it.
+    const target = new URL(agent.url);
+    proxy = http.createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        const body = Buffer.concat(chunks);
+        const parsed = JSON.parse(body.toString('utf8')) as Json;
+        seen.push({ tool: parsed.params?.name, signatureInput: req.headers['signature-input'] as string, authorization: req.headers.authorization });
+        const out = http.request({ host: target.hostname, port: target.port, path: req.url, method: req.method, headers: req.headers }, (up) => {
+          res.writeHead(up.statusCode ?? 502, up.headers);
+          up.pipe(res);
+        });
+        out.end(body);
+      });
+    });
+    await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', r));
+    proxyUrl = `http://127.0.0.1:${(proxy.address() as { port: number }).port}/mcp`;
+
+    await call(seller.url, sellerKey, 'sync_accounts', { idempotency_key: randomUUID(), accounts: [{ ...LIVE, billing: 'operator' }] });
+    const planned = await call(agent.url, agentKey, 'sync_plans', {
+      idempotency_key: randomUUID(),
+      plans: [{ plan_id: 'acme-q', brand: { domain: 'acme-outdoor.com' }, objectives: 'Awareness', budget: { total: 5_000, currency: 'USD' }, flight: { start: future(-1), end: future(60) }, countries: ['US'] }],
+    });
+    expect(planned.body.plans[0]).toMatchObject({ plan_id: 'acme-q', status: 'active', version: 1 });
+  });
+  afterAll(async () => {
+    await new Promise((r) => proxy?.close(r));
+    await Promise.all([seller, agent, strict].map((g) => g?.stop()));
+  });
+
+  it('registers the agent (credential never echoed), denies over the plan, creates within it, and the agent keeps the trail', async () => {
+    const registered = await call(seller.url, sellerKey, 'sync_governance', { idempotency_key: randomUUID(), accounts: [{ account: LIVE, governance_agents: [{ url: proxyUrl, authentication: { schemes: ['Bearer'], credentials: agentKey }, categories: ['budget_authority'] }] }] }, false);
+    expect(registered.body.accounts[0]).toEqual({ account: LIVE, status: 'synced', governance_agents: [{ url: proxyUrl, categories: ['budget_authority'] }] });
+    expect(JSON.stringify(registered.body)).not.toContain(agentKey);
+
+    const buy = (budget: number, extra: Json = {}) => ({ idempotency_key: randomUUID(), account: LIVE, brand: { domain: 'acme-outdoor.com' }, plan_id: 'acme-q', start_time: 'asap', end_time: future(20), packages: [{ product_id: 'news_display_run_of_site', pricing_option_id: 'cpm_usd_fixed', budget }], ...extra });
+    const denied = await call(seller.url, sellerKey, 'create_media_buy', buy(6_000));
+    expect(denied).toMatchObject({ isError: true, body: { adcp_error: { code: 'GOVERNANCE_DENIED', details: { plan_id: 'acme-q', findings: [{ category_id: 'budget_authority', severity: 'critical' }] } } } });
+    expect(denied.body.adcp_error.message).toMatch(/exceeds the USD 5,000/);
+
+    const created = await call(seller.url, sellerKey, 'create_media_buy', buy(4_000));
+    expect(created.isError).toBe(false);
+    expect(created.body.media_buy_id).toEqual(expect.any(String));
+
+    // A buy the agent approved that then fails at the seller is reported failed, releasing its budget.
+    const failing = await call(seller.url, sellerKey, 'create_media_buy', buy(500, { packages: [{ product_id: 'no_such_product', pricing_option_id: 'x', budget: 500 }] }));
+    expect(failing.body.adcp_error.code).toBe('PRODUCT_NOT_FOUND');
+
+    // Every call to the agent was RFC 9421-signed under the request-signing profile, with the registered credential.
+    expect(seen.filter((s) => s.tool === 'check_governance')).toHaveLength(3);
+    for (const s of seen) {
+      expect(s.signatureInput).toMatch(/tag="adcp\/request-signing\/v1"/);
+      expect(s.authorization).toBe(`Bearer ${agentKey}`);
+    }
+    expect(seen.some((s) => s.tool === 'report_plan_outcome')).toBe(true);
+
+    const audit = await call(agent.url, agentKey, 'get_plan_audit_logs', { plan_ids: ['acme-q'], include_entries: true });
+    const p = audit.body.plans[0];
+    expect(p).toMatchObject({ plan_id: 'acme-q', budget: { authorized: 5_000, committed: 4_000, remaining: 1_000 }, summary: { checks_performed: 3, outcomes_reported: 1, statuses: { approved: 2, denied: 1, conditions: 0 } } });
+    expect(p.summary.escalations).toHaveLength(1);
+    expect(p.entries.filter((e: Json) => e.type === 'check').map((e: Json) => ({ caller: e.caller, check_type: e.check_type }))).toEqual(
+      Array(3).fill({ caller: `${seller.url}/mcp`, check_type: 'execution' }),
+    );
+  });
+
+  it('without the loopback seam, a governance agent on a private address is refused at registration; an unreachable one makes buys wait (GOVERNANCE_UNAVAILABLE)', async () => {
+    const key = (await issueApiKey(strict.app.store, { org: 'acme', role: 'buyer' }, { now: new Date().toISOString() })).key;
+    await strict.app.projections.waitFor(strict.app.store.appendedUpTo());
+    await call(strict.url, key, 'sync_accounts', { idempotency_key: randomUUID(), accounts: [{ ...LIVE, billing: 'operator' }] });
+    const refused = await call(strict.url, key, 'sync_governance', { idempotency_key: randomUUID(), accounts: [{ account: LIVE, governance_agents: [{ url: 'https://127.0.0.1:9/mcp', authentication: { schemes: ['Bearer'], credentials: 'x'.repeat(40) } }] }] });
+    expect(refused.body.accounts[0]).toMatchObject({ status: 'failed', errors: [{ code: 'VALIDATION_ERROR', message: expect.stringMatching(/governance agent URL .*non-public/) }] });
+    // A name that does not resolve is accepted (DNS may be down), and consulting it fails closed.
+    await call(strict.url, key, 'sync_governance', { idempotency_key: randomUUID(), accounts: [{ account: LIVE, governance_agents: [{ url: 'https://governance.acme-outdoor.invalid/mcp', authentication: { schemes: ['Bearer'], credentials: 'x'.repeat(40) } }] }] });
+    const waiting = await call(strict.url, key, 'create_media_buy', { idempotency_key: randomUUID(), account: LIVE, brand: { domain: 'acme-outdoor.com' }, plan_id: 'p', start_time: 'asap', end_time: future(20), packages: [{ product_id: 'news_display_run_of_site', pricing_option_id: 'cpm_usd_fixed', budget: 100 }] });
+    expect(waiting.body.adcp_error).toMatchObject({ code: 'GOVERNANCE_UNAVAILABLE', recovery: 'transient' });
+  });
+});
