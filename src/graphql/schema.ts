@@ -3,6 +3,7 @@ import { lexicographicSortSchema, printSchema, type GraphQLSchema } from 'graphq
 import { buildSchema } from 'type-graphql';
 import { ApiKeyResolver } from './api-keys/api-key.resolver';
 import { CatalogResolver } from './catalog/catalog.resolver';
+import { GovernanceResolver } from './governance/governance.resolver';
 import { MediaBuyResolver } from './media-buys/media-buy.resolver';
 import { ReceiverResolver } from './receiver/receiver.resolver';
 import { BrandResolver } from './registry/brands.resolver';
@@ -13,7 +14,7 @@ let cached: Promise<GraphQLSchema> | undefined;
 
 /** The gateway's schema, built once per process from the type-graphql resolvers. */
 export function gatewaySchema(): Promise<GraphQLSchema> {
-  cached ??= buildSchema({ resolvers: [SystemResolver, ApiKeyResolver, CatalogResolver, MediaBuyResolver, ReceiverResolver, BrandResolver, RegistryResolver], validate: false });
+  cached ??= buildSchema({ resolvers: [SystemResolver, ApiKeyResolver, CatalogResolver, MediaBuyResolver, GovernanceResolver, ReceiverResolver, BrandResolver, RegistryResolver], validate: false });
   return cached;
 }
 

@@ -55,6 +55,7 @@ const STORYBOARDS = [
   'media_buy_seller/governance_denied_recovery',
   'governance_spend_authority',
   'governance_spend_authority/denied',
+  'sales_catalog_driven',
 ];
 
 /**
@@ -73,8 +74,9 @@ const CONFIRMING_SELLER_STORYBOARDS = [
   // Proposal mode bundles measurement_terms_rejected: the same seller.
   'media_buy_seller/proposal_finalize',
   'sales_proposal_mode',
-  // Its create is expected to confirm at once (a media_buy_id to monitor delivery of).
+  // Their creates are expected to confirm at once (a media_buy_id to monitor, or to report to governance).
   'governance_delivery_monitor',
+  'media_buy_governance_escalation',
 ];
 
 /**
@@ -116,6 +118,15 @@ const PRESEEDED: Readonly<Record<string, Record<string, unknown>[]>> = {
       },
     },
   ],
+  sales_catalog_driven: [
+    {
+      scenario: 'seed_product',
+      params: {
+        product_id: 'local_display_dynamic',
+        fixture: { delivery_type: 'non_guaranteed', channels: ['display'], format_ids: [{ id: 'display_300x250' }], pricing_options: [{ pricing_option_id: 'cpm_standard', pricing_model: 'cpm', currency: 'USD', fixed_price: 9 }] },
+      },
+    },
+  ],
   governance_delivery_monitor: [
     {
       scenario: 'seed_product',
@@ -130,8 +141,13 @@ const PRESEEDED: Readonly<Record<string, Record<string, unknown>[]>> = {
 /** Storyboards whose steps wait for webhooks (the receiver's retry window is 90 s). */
 const WITH_WEBHOOKS = new Set(['webhook_emission', 'idempotency', 'sales_broadcast_tv']);
 
-/** The CLI cannot check webhook signatures (it takes no JWKS): the programmatic run below does. */
-const CHECKED_ELSEWHERE = { expect_webhook_signature_valid: 'unsatisfied_contract' };
+/**
+ * Steps whose runner contract no runner here implements: webhook signatures (the CLI takes no
+ * JWKS; the programmatic run below checks them), and catalog-macro substitution safety (the
+ * substitution_observer_runner contract, which @adcp/sdk 6.11 does not implement; the same
+ * vectors run against our substitution in test/unit/creative/substitution.test.ts).
+ */
+const CHECKED_ELSEWHERE = { expect_webhook_signature_valid: 'unsatisfied_contract', expect_substitution_safe: 'unsatisfied_contract' };
 
 function storyboardSuite(engine: string, envFor: () => Promise<{ env: Record<string, string>; cleanup: () => Promise<void> }>): void {
   for (const { seller, env, storyboards } of SELLERS) sellerSuite(`${engine}, ${seller}`, storyboards, async () => {
@@ -168,6 +184,24 @@ function sellerSuite(name: string, storyboards: readonly string[], envFor: () =>
     afterAll(async () => {
       await gw?.stop();
       await cleanup?.();
+    });
+
+    it('declares exactly the specialisms whose storyboards this suite runs against it', async () => {
+      const res = await fetch(`${gw.url}/mcp`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json', authorization: `Bearer ${await freshBuyer()}` },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'get_adcp_capabilities', arguments: {} } }),
+      });
+      const declared = (((await res.json()) as { result: { structuredContent: { specialisms?: string[] } } }).result.structuredContent.specialisms ?? []);
+      const bundles = path.join(ROOT, 'node_modules', '@adcp', 'sdk', 'compliance', 'cache', '3.0.6', 'specialisms');
+      const unproven = declared.flatMap((specialism) =>
+        fs
+          .readdirSync(path.join(bundles, specialism))
+          .filter((f) => f.endsWith('.yaml'))
+          .map((f) => /^id:\s*"?([^"\n]+)"?\s*$/m.exec(fs.readFileSync(path.join(bundles, specialism, f), 'utf8'))![1]!)
+          .filter((id) => !storyboards.includes(id)),
+      );
+      expect({ declared: declared.length > 0, unproven }).toEqual({ declared: true, unproven: [] });
     });
 
     for (const id of storyboards) {

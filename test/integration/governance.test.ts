@@ -4,7 +4,7 @@ import { issueApiKey } from '../../src/application/api-keys';
 import { evaluate } from '../../src/domain/governance/evaluate';
 import type { PlanTerms } from '../../src/domain/governance/plan';
 import { validateAdcp3Response } from '../../src/wire/adcp3/schemas';
-import { startTestGateway } from '../support/gateway';
+import { graphql, startTestGateway } from '../support/gateway';
 
 type Json = Record<string, any>;
 const LIVE = { brand: { domain: 'acme-outdoor.com' }, operator: 'pinnacle-media.com' };
@@ -147,17 +147,85 @@ describe('a seller consulting a remote governance agent', () => {
     expect(p.entries.filter((e: Json) => e.type === 'check').map((e: Json) => ({ caller: e.caller, check_type: e.check_type }))).toEqual(
       Array(3).fill({ caller: `${seller.url}/mcp`, check_type: 'execution' }),
     );
+
+    // Raising the buy's budget asks again, as the same action: 5,500 is over the plan, 4,800 within.
+    const packageId = created.body.packages[0].package_id;
+    const raise = (budget: number) => call(seller.url, sellerKey, 'update_media_buy', { idempotency_key: randomUUID(), media_buy_id: created.body.media_buy_id, packages: [{ package_id: packageId, budget }] });
+    expect((await raise(5_500)).body.adcp_error).toMatchObject({ code: 'GOVERNANCE_DENIED' });
+    expect((await raise(4_800)).isError).toBe(false);
+    const after = (await call(agent.url, agentKey, 'get_plan_audit_logs', { plan_ids: ['acme-q'] })).body.plans[0];
+    expect(after).toMatchObject({ budget: { committed: 4_800 }, summary: { checks_performed: 5 } });
+    // The action kept its governance_context across create and update.
+    expect(after.governed_actions.filter((a: Json) => a.committed > 0)).toEqual([expect.objectContaining({ committed: 4_800, check_count: 3 })]);
   });
 
-  it('without the loopback seam, a governance agent on a private address is refused at registration; an unreachable one makes buys wait (GOVERNANCE_UNAVAILABLE)', async () => {
+  it('without the loopback seam, a private address is refused at registration; a placeholder on a test domain only for sandbox accounts (kept, not consulted); an unreachable agent refuses buys (GOVERNANCE_UNAVAILABLE)', async () => {
     const key = (await issueApiKey(strict.app.store, { org: 'acme', role: 'buyer' }, { now: new Date().toISOString() })).key;
     await strict.app.projections.waitFor(strict.app.store.appendedUpTo());
     await call(strict.url, key, 'sync_accounts', { idempotency_key: randomUUID(), accounts: [{ ...LIVE, billing: 'operator' }] });
-    const refused = await call(strict.url, key, 'sync_governance', { idempotency_key: randomUUID(), accounts: [{ account: LIVE, governance_agents: [{ url: 'https://127.0.0.1:9/mcp', authentication: { schemes: ['Bearer'], credentials: 'x'.repeat(40) } }] }] });
-    expect(refused.body.accounts[0]).toMatchObject({ status: 'failed', errors: [{ code: 'VALIDATION_ERROR', message: expect.stringMatching(/governance agent URL .*non-public/) }] });
-    // A name that does not resolve is accepted (DNS may be down), and consulting it fails closed.
-    await call(strict.url, key, 'sync_governance', { idempotency_key: randomUUID(), accounts: [{ account: LIVE, governance_agents: [{ url: 'https://governance.acme-outdoor.invalid/mcp', authentication: { schemes: ['Bearer'], credentials: 'x'.repeat(40) } }] }] });
-    const waiting = await call(strict.url, key, 'create_media_buy', { idempotency_key: randomUUID(), account: LIVE, brand: { domain: 'acme-outdoor.com' }, plan_id: 'p', start_time: 'asap', end_time: future(20), packages: [{ product_id: 'news_display_run_of_site', pricing_option_id: 'cpm_usd_fixed', budget: 100 }] });
+    const register = (gwUrl: string, k: string, account: Json, url: string) =>
+      call(gwUrl, k, 'sync_governance', { idempotency_key: randomUUID(), accounts: [{ account, governance_agents: [{ url, authentication: { schemes: ['Bearer'], credentials: 'x'.repeat(40) } }] }] }, false);
+    expect((await register(strict.url, key, LIVE, 'https://127.0.0.1:9/mcp')).body.accounts[0]).toMatchObject({ status: 'failed', errors: [{ code: 'VALIDATION_ERROR', message: expect.stringMatching(/governance agent URL .*non-public/) }] });
+    expect((await register(strict.url, key, LIVE, 'https://governance.acme-outdoor.example/mcp')).body.accounts[0]).toMatchObject({ status: 'failed', errors: [{ code: 'VALIDATION_ERROR', message: expect.stringMatching(/reserved test domain/) }] });
+
+    // A sandbox account may name a placeholder: buys go ahead without consulting it.
+    const SANDBOX = { brand: { domain: 'acme.example' }, operator: 'agency.example' };
+    expect((await register(strict.url, key, SANDBOX, 'https://governance.agency.example')).body.accounts[0]).toMatchObject({ status: 'synced' });
+    const sandboxBuy = await call(strict.url, key, 'create_media_buy', { idempotency_key: randomUUID(), account: SANDBOX, brand: { domain: 'acme.example' }, start_time: 'asap', end_time: future(20), packages: [{ product_id: 'news_display_run_of_site', pricing_option_id: 'cpm_usd_fixed', budget: 100 }] });
+    expect(sandboxBuy.isError).toBe(false);
+
+    // An agent that does not answer (a closed loopback port, through the seam) fails closed.
+    const closed = { brand: { domain: 'globex-outdoor.com' }, operator: 'pinnacle-media.com' };
+    await call(seller.url, sellerKey, 'sync_accounts', { idempotency_key: randomUUID(), accounts: [{ ...closed, billing: 'operator' }] });
+    expect((await register(seller.url, sellerKey, closed, 'http://127.0.0.1:9/mcp')).body.accounts[0]).toMatchObject({ status: 'synced' });
+    const waiting = await call(seller.url, sellerKey, 'create_media_buy', { idempotency_key: randomUUID(), account: closed, brand: { domain: 'globex-outdoor.com' }, plan_id: 'p', start_time: 'asap', end_time: future(20), packages: [{ product_id: 'news_display_run_of_site', pricing_option_id: 'cpm_usd_fixed', budget: 100 }] });
     expect(waiting.body.adcp_error).toMatchObject({ code: 'GOVERNANCE_UNAVAILABLE', recovery: 'transient' });
+  });
+});
+
+/** The buyer's UI: its plans and checks over GraphQL, and a reviewer resolving an escalation. */
+describe('governance over GraphQL: a human resolves an escalation', () => {
+  let gw: Awaited<ReturnType<typeof startTestGateway>>;
+  let buyer: string;
+  let other: string;
+  const gql = async (query: string, variables: Json, key = buyer): Promise<Json> => (await graphql(gw.url, query, variables, key)).body as Json;
+
+  beforeAll(async () => {
+    gw = await startTestGateway({});
+    const now = { now: new Date().toISOString() };
+    buyer = (await issueApiKey(gw.app.store, { org: 'acme', role: 'buyer' }, now)).key;
+    other = (await issueApiKey(gw.app.store, { org: 'globex', role: 'buyer' }, now)).key;
+    await gw.app.projections.waitFor(gw.app.store.appendedUpTo());
+  });
+  afterAll(async () => {
+    await gw?.stop();
+  });
+
+  it('denies over authority, follows the reviewer\'s approval on conditions up to the amount seen, and shows it in the trail', async () => {
+    const synced = await gql('mutation($r: JSONObject!) { syncPlans(request: $r) }', {
+      r: { idempotency_key: randomUUID(), plans: [{ plan_id: 'q4', brand: { domain: 'acme-outdoor.com' }, objectives: 'Holiday', budget: { total: 1_000, currency: 'USD' }, flight: { start: future(1), end: future(90) } }] },
+    });
+    expect(synced.data.syncPlans.plans[0]).toMatchObject({ plan_id: 'q4', version: 1 });
+    const ask = (amount: number, governance_context?: string) =>
+      gql('mutation($r: JSONObject!) { checkGovernance(request: $r) }', { r: { plan_id: 'q4', caller: 'https://buyer.example/agent', tool: 'create_media_buy', payload: { total_budget: amount, start_time: future(2), end_time: future(30) }, ...(governance_context ? { governance_context } : {}) } });
+    const denied = (await ask(3_000)).data.checkGovernance;
+    expect(denied).toMatchObject({ status: 'denied', check_id: expect.any(String), governance_context: expect.stringMatching(/^gctx_/) });
+
+    const resolve = 'mutation($p: String!, $c: String!, $a: Boolean!, $k: [JSONObject!], $n: String) { resolveGovernanceEscalation(planId: $p, checkId: $c, approve: $a, conditions: $k, note: $n) }';
+    // Another buyer cannot see, let alone resolve, this plan.
+    expect((await gql(resolve, { p: 'q4', c: denied.check_id, a: true }, other)).errors[0].extensions.code).toBe('PLAN_NOT_FOUND');
+    const resolved = (await gql(resolve, { p: 'q4', c: denied.check_id, a: true, k: [{ field: 'reporting_webhook', reason: 'Daily reporting while over plan.' }], n: 'CMO sign-off' })).data.resolveGovernanceEscalation;
+    expect(resolved).toMatchObject({ decision: 'approved', governance_context: denied.governance_context });
+    expect((await gql(resolve, { p: 'q4', c: denied.check_id, a: false })).errors[0].extensions.code).toBe('INVALID_STATE');
+
+    const again = (await ask(3_000, denied.governance_context)).data.checkGovernance;
+    expect(again).toMatchObject({ status: 'conditions', governance_context: denied.governance_context, conditions: [{ field: 'reporting_webhook' }], explanation: expect.stringMatching(/after escalation/) });
+    // More than the reviewer saw is the rules' call again; so is a different action.
+    expect((await ask(3_500, denied.governance_context)).data.checkGovernance.status).toBe('denied');
+    expect((await ask(3_000)).data.checkGovernance.status).toBe('denied');
+
+    const trail = (await gql('query($r: JSONObject!) { planAuditLogs(request: $r) }', { r: { plan_ids: ['q4'] } })).data.planAuditLogs.plans[0];
+    expect(trail.summary).toMatchObject({ checks_performed: 4, statuses: { approved: 0, conditions: 1, denied: 3, human_reviewed: 1 } });
+    expect(trail.summary.escalations[0]).toMatchObject({ check_id: denied.check_id, resolution: expect.stringMatching(/^approved by .*: CMO sign-off$/), resolved_at: expect.any(String) });
   });
 });

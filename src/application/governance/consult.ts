@@ -1,6 +1,7 @@
 import { governancePlanQueries } from '../../../projections/governance-plans';
 import { accountDecider, accountStream, type GovernanceAgent } from '../../domain/account/account';
 import { AppError } from '../../shared/errors';
+import { isReservedTestDomain } from '../accounts';
 import { isObject } from '../../shared/objects';
 import { loadState } from '../command-handler';
 import { runTaskConsistently, type TaskContext } from '../tasks/context';
@@ -43,10 +44,20 @@ export interface PlannedDelivery {
   countries?: string[];
 }
 
-export async function governanceAgentsOf(ctx: TaskContext, accountId: string): Promise<{ agents: readonly GovernanceAgent[]; brand?: string }> {
+export async function governanceAgentsOf(ctx: TaskContext, accountId: string): Promise<{ agents: readonly GovernanceAgent[]; brand?: string; sandbox?: boolean }> {
   const { state } = await loadState(ctx.app.store, accountStream(accountId), accountDecider);
   if (state.status === 'none') return { agents: [] };
-  return { agents: state.governance_agents ?? [], brand: state.terms.brand.domain };
+  return { agents: state.governance_agents ?? [], brand: state.terms.brand.domain, sandbox: state.terms.sandbox };
+}
+
+/**
+ * A governance agent on a reserved test domain (RFC 2606 / 6761: `.example`, `.test`, `.invalid`)
+ * cannot exist on any network. Only a sandbox account may register one (a test placeholder, as
+ * AdCP's own compliance storyboards register `governance.pinnacle-agency.example`): it is kept
+ * and shown, and not consulted. A live account's registration of one is refused.
+ */
+export function isPlaceholderAgent(url: string): boolean {
+  return URL.canParse(url) && isReservedTestDomain(new URL(url).hostname);
 }
 
 /** Whether a registered agent URL is this gateway's own MCP endpoint (by host, whatever the scheme a proxy terminates). */
@@ -68,9 +79,9 @@ export async function consultGovernance(
   request: { plan_id?: string; governance_context?: string; tool: 'create_media_buy' | 'update_media_buy'; phase: 'purchase' | 'modification' },
   planned: PlannedDelivery,
 ): Promise<Consulted | undefined> {
-  const { agents, brand } = await governanceAgentsOf(ctx, accountId);
+  const { agents, brand, sandbox } = await governanceAgentsOf(ctx, accountId);
   const agent = agents[0];
-  if (!agent) return undefined;
+  if (!agent || (sandbox && isPlaceholderAgent(agent.url))) return undefined;
   const own = isOwnAgent(agent.url, [ctx.origin, ctx.app.config.publicUrl]);
   let planId = request.plan_id;
   if (planId === undefined && own && brand) {

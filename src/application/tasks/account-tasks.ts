@@ -3,7 +3,7 @@ import { accountQueries } from '../../../projections/accounts';
 import { accountDecider, accountStream, ACCOUNT_STATUSES, type AccountTerms } from '../../domain/account/account';
 import { AppError } from '../../shared/errors';
 import { resolveAccount, termsFor } from '../accounts';
-import { isOwnAgent } from '../governance/consult';
+import { isOwnAgent, isPlaceholderAgent } from '../governance/consult';
 import { assertDeliverableUrl } from '../../webhooks/url-guard';
 import { publicId } from '../../shared/ids';
 import { handleCommand, loadState } from '../command-handler';
@@ -139,8 +139,15 @@ export const syncGovernance = defineTask({
       const out = [];
       for (const [i, entry] of input.accounts.entries()) {
         try {
-          for (const [j, agent] of entry.governance_agents.entries()) await assertGovernanceAgentUrl(ctx, agent.url, `accounts[${i}].governance_agents[${j}].url`);
           const account = await resolveAccount(ctx, entry.account, `accounts[${i}].account`);
+          for (const [j, agent] of entry.governance_agents.entries()) {
+            const field = `accounts[${i}].governance_agents[${j}].url`;
+            if (isPlaceholderAgent(agent.url)) {
+              if (!account.sandbox) throw new AppError('VALIDATION_ERROR', 'governance agent URL is on a reserved test domain, which no live account can consult; only a sandbox account may name a placeholder agent', field);
+              continue;
+            }
+            await assertGovernanceAgentUrl(ctx, agent.url, field);
+          }
           const governanceAgents = entry.governance_agents.map((a) => ({ url: a.url, authentication: { schemes: a.authentication.schemes, credentials: a.authentication.credentials }, ...(a.categories ? { categories: a.categories } : {}) }));
           await handleCommand(ctx.app.store, accountStream(account.account_id), accountDecider, { type: 'SyncGovernance', governanceAgents, now }, cmdCtx);
           // The credential is write-only: never echoed.

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { buyerCatalogQueries } from '../../../projections/buyer-catalogs';
 import { eventSourceQueries } from '../../../projections/event-sources';
+import { accountQueries } from '../../../projections/accounts';
 import { buyerCatalogDecider, buyerCatalogStream, catalogPlatformId, reviewItem, type CatalogItem, type ItemIssue } from '../../domain/buyer-catalog/buyer-catalog';
 import { eventSourceDecider, eventSourceSellerId, eventSourceStream, type Conversion, type EventSourceTerms } from '../../domain/event-source/event-source';
 import { inUserGraph, type IdType } from '../../domain/audience/audience';
@@ -283,11 +284,26 @@ function recognised(m: z.infer<typeof logEventInput>['events'][number]['user_mat
 }
 
 /** The caller's event source a log_event names: in the account given, else its only one by that id. */
+/**
+ * The buyer's event source an id names. AdCP 3.0's log_event carries no account: the id finds
+ * the source among the buyer's. An account, where given, only chooses between sources of the same
+ * id on several accounts (a source the buyer has once is found whatever account is named).
+ */
 async function sourceFor(ctx: TaskContext, id: string, accountRef: unknown): Promise<{ account: ResolvedAccount | undefined; accountId: string; terms: EventSourceTerms }> {
-  const account = accountRef !== undefined ? await resolveAccount(ctx, accountRef) : undefined;
-  const rows = (await eventSourceQueries.byId(ctx.app.readModels, ctx.principal.org, id)).filter((r) => !account || r.account_id === account.account_id);
-  if (rows.length === 0) throw new AppError('NOT_FOUND', `no event source ${id}${account ? ' on this account' : ''}: register it with sync_event_sources`, 'event_source_id', { resource: 'event_source' });
-  if (rows.length > 1) throw new AppError('INVALID_REQUEST', `event source ${id} exists on ${rows.length} of your accounts: name the account`, 'account');
+  const all = await eventSourceQueries.byId(ctx.app.readModels, ctx.principal.org, id);
+  if (all.length === 0) throw new AppError('NOT_FOUND', `no event source ${id}: register it with sync_event_sources`, 'event_source_id', { resource: 'event_source' });
+  let rows = all;
+  let account: ResolvedAccount | undefined;
+  if (all.length > 1) {
+    if (accountRef === undefined) throw new AppError('INVALID_REQUEST', `event source ${id} exists on ${all.length} of your accounts: name the account`, 'account');
+    account = await resolveAccount(ctx, accountRef);
+    rows = all.filter((r) => r.account_id === account!.account_id);
+    if (rows.length === 0) throw new AppError('NOT_FOUND', `no event source ${id} on this account: register it with sync_event_sources`, 'event_source_id', { resource: 'event_source' });
+  }
+  if (!account) {
+    const row = await accountQueries.byId(ctx.app.readModels, ctx.principal.org, rows[0]!.account_id);
+    account = row ? { account_id: row.account_id, sandbox: row.terms.sandbox, status: row.status } : undefined;
+  }
   return { account, accountId: rows[0]!.account_id, terms: rows[0]!.terms };
 }
 

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import { evaluate, type ActionUnderCheck } from '../../domain/governance/evaluate';
-import { committedOf, planDecider, planKeyFor, planStream, type CheckRecord, type PlanEvent, type PlanState, type PlanTerms } from '../../domain/governance/plan';
+import { committedOf, humanApprovalOf, planDecider, planKeyFor, planStream, type CheckRecord, type PlanEvent, type PlanState, type PlanTerms } from '../../domain/governance/plan';
 import { newEventId } from '../../shared/ids';
 import { AppError } from '../../shared/errors';
 import { isObject } from '../../shared/objects';
@@ -187,7 +187,19 @@ export const checkGovernance = defineTask({
     // A context this plan issued continues its action; any other starts a new one.
     const governanceContext = input.governance_context && state.actions.has(input.governance_context) ? input.governance_context : newGovernanceContext();
     const action = actionOf(input);
-    const decision = evaluate(plan, committedOf(state, governanceContext), action);
+    let decision = evaluate(plan, committedOf(state, governanceContext), action);
+    // A human who approved this action's escalation has the last word, up to the amount they saw.
+    const human = decision.status === 'denied' ? humanApprovalOf(state, governanceContext) : undefined;
+    const humanStands = human && (human.up_to === undefined || action.amount === undefined || action.amount <= human.up_to);
+    if (human && humanStands) {
+      const conditions = [...(human.conditions ?? []), ...decision.conditions.filter((c) => c.field.startsWith('policies.'))];
+      decision = {
+        ...decision,
+        status: conditions.length ? 'conditions' : 'approved',
+        conditions,
+        explanation: `Approved by ${human.reviewer} after escalation (check ${human.check_id})${human.note ? `: ${human.note}` : ''}. The rules alone would deny it: ${decision.explanation}`,
+      };
+    }
     const now = ctx.app.clock();
     const execution = input.planned_delivery !== undefined;
     const check: CheckRecord = {
@@ -201,6 +213,8 @@ export const checkGovernance = defineTask({
       governance_context: governanceContext,
       // Only a seller's committed (execution) check holds budget; an intent check only asks.
       commits: execution && action.phase !== 'delivery' && decision.status !== 'denied' ? (action.amount ?? 0) : 0,
+      ...(action.amount !== undefined ? { amount: action.amount } : {}),
+      ...(human && humanStands ? { human_review: { check_id: human.check_id, reviewer: human.reviewer } } : {}),
       at: now.toISOString(),
     };
     await handleCommand(ctx.app.store, planStream(key.plan_key), planDecider, { type: 'RecordCheck', key, check }, cmdCtxOf(ctx, check.at));
@@ -293,7 +307,7 @@ export const getPlanAuditLogs = defineTask({
       if (!events.length) throw new AppError('PLAN_NOT_FOUND', `no plan ${planId} of yours`, 'plan_ids');
       let state = planDecider.initialState();
       const statuses = { approved: 0, denied: 0, conditions: 0, human_reviewed: 0 };
-      const escalations: { check_id: string; reason: string }[] = [];
+      const reasons = new Map<string, string>();
       const entries: Record<string, unknown>[] = [];
       let findings = 0;
       const wanted = (ctxToken: string, type: string) =>
@@ -305,7 +319,8 @@ export const getPlanAuditLogs = defineTask({
           const c = e.data.check;
           statuses[c.decision.status] += 1;
           findings += c.decision.findings.length;
-          if (c.decision.status === 'denied') escalations.push({ check_id: c.check_id, reason: c.decision.explanation });
+          if (c.decision.status === 'denied') reasons.set(c.check_id, c.decision.explanation);
+          if (c.human_review) statuses.human_reviewed += 1;
           entries.push({
             id: c.check_id,
             type: 'check',
@@ -339,6 +354,10 @@ export const getPlanAuditLogs = defineTask({
       }
       const plan = state.terms!;
       const committed = committedOf(state);
+      const escalations = [...reasons].map(([checkId, reason]) => {
+        const r = state.escalations.get(checkId)?.resolution;
+        return { check_id: checkId, reason, ...(r ? { resolution: `${r.decision} by ${r.reviewer}${r.note ? `: ${r.note}` : ''}`, resolved_at: r.at } : {}) };
+      });
       const checks = statuses.approved + statuses.denied + statuses.conditions;
       plans.push({
         plan_id: planId,
@@ -366,3 +385,27 @@ export const getPlanAuditLogs = defineTask({
     return { plans };
   },
 });
+
+/**
+ * A human's decision on an escalated check (a denial): the plan owner's reviewer approves the
+ * action, optionally on conditions, or confirms the denial. Later checks of the same action (its
+ * governance_context) follow an approval up to the amount the reviewer saw. GraphQL only: it is a
+ * person's act, not an agent's task.
+ */
+export async function resolveEscalation(
+  ctx: TaskContext,
+  input: { plan_id: string; check_id: string; approve: boolean; conditions?: { field: string; required_value?: unknown; reason: string }[]; note?: string },
+): Promise<Record<string, unknown>> {
+  const { key } = await planOf(ctx, input.plan_id);
+  const now = ctx.app.clock().toISOString();
+  const { state } = await handleCommand(
+    ctx.app.store,
+    planStream(key.plan_key),
+    planDecider,
+    { type: 'ResolveEscalation', key, checkId: input.check_id, decision: input.approve ? 'approved' : 'denied', ...(input.conditions?.length ? { conditions: input.conditions } : {}), reviewer: ctx.principal.keyId, ...(input.note ? { note: input.note } : {}), now },
+    cmdCtxOf(ctx, now),
+  );
+  await ctx.app.projections.waitFor(ctx.app.store.appendedUpTo());
+  const e = state.escalations.get(input.check_id)!;
+  return { plan_id: input.plan_id, check_id: input.check_id, governance_context: e.governance_context, decision: e.resolution!.decision, ...(e.resolution!.conditions ? { conditions: e.resolution!.conditions } : {}), resolved_at: e.resolution!.at };
+}

@@ -7,6 +7,7 @@ import { impairmentQueries } from '../../../projections/impairments';
 import type { Impairment } from '../../domain/impairment/impairment';
 import { assertDeliverableUrl } from '../../webhooks/url-guard';
 import { isAuction, type Product } from '../../domain/catalog/catalog';
+import type { MediaBuyState } from '../../domain/media-buy/media-buy';
 import { checkMeasurementTerms, DEFAULT_MEASUREMENT, type MeasurementPolicy } from '../../domain/catalog/measurement';
 import { mediaBuyDecider, mediaBuyStream, type MediaBuyEvent, type MediaBuyTerms, type PackageTerms } from '../../domain/media-buy/media-buy';
 import { taskDecider, taskStream } from '../../domain/task/task';
@@ -497,25 +498,37 @@ export const updateMediaBuy = defineTask({
       const u = input.updates;
       await assertCallbacks(ctx, u, 'updates.');
       const now = ctx.app.clock().toISOString();
-      const { state: after, events } = await handleCommand(
-        ctx.app.store,
-        mediaBuyStream(input.media_buy_id),
-        mediaBuyDecider,
-        {
-          type: 'UpdateMediaBuy',
-          changes: {
-            budget_change: u.budget_change,
-            end_time: u.end_time,
-            targeting: u.targeting,
-            packages: u.packages,
-            push_notification_config: u.push_notification_config,
-            reporting_webhook: u.reporting_webhook,
-          },
-          status: u.status ? STATUS_VERB[u.status] : undefined,
-          reason: u.reason,
-          now,
+      const command = {
+        type: 'UpdateMediaBuy' as const,
+        changes: {
+          budget_change: u.budget_change,
+          end_time: u.end_time,
+          targeting: u.targeting,
+          packages: u.packages,
+          push_notification_config: u.push_notification_config,
+          reporting_webhook: u.reporting_webhook,
         },
-        { now, principal: ctx.principal.keyId, correlationId: ctx.requestId, idempotency: attempt },
+        status: u.status ? STATUS_VERB[u.status] : undefined,
+        reason: u.reason,
+        now,
+      };
+      // A governed buy that would commit more (budget up, flight longer) asks its governance agent
+      // again, as the same action (its governance_context), for the total it would then commit.
+      const governed = state.terms.governance;
+      let consulted: Awaited<ReturnType<typeof consultGovernance>>;
+      if (governed && state.terms.account_id) {
+        const next = mediaBuyDecider.decide(command, state).reduce<MediaBuyState>((st, e) => mediaBuyDecider.evolve(st, e), state);
+        if (next.status !== 'none' && (next.terms.total_budget > state.terms.total_budget || Date.parse(next.terms.end_time) > Date.parse(state.terms.end_time))) {
+          consulted = await consultGovernance(
+            ctx,
+            state.terms.account_id,
+            { plan_id: governed.plan_id, governance_context: governed.governance_context, tool: 'update_media_buy', phase: 'modification' },
+            { total_budget: next.terms.total_budget, currency: next.terms.currency, start_time: next.terms.start_time, end_time: next.terms.end_time },
+          );
+        }
+      }
+      const { state: after, events } = await withGovernanceRelease(ctx, consulted, () =>
+        handleCommand(ctx.app.store, mediaBuyStream(input.media_buy_id), mediaBuyDecider, command, { now, principal: ctx.principal.keyId, correlationId: ctx.requestId, idempotency: attempt }),
       );
       const buy = after as Exclude<typeof after, { status: 'none' }>;
       return mediaBuyView(buy.terms, buy.status, { revision: buy.revision, changed: changedBy(events), ...(buy.activated ? { activated: true } : {}) });

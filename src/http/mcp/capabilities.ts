@@ -6,6 +6,21 @@ import { CONTROLLER_SCENARIOS } from '../../application/sandbox/controller';
 import { MINIMUM_AUDIENCE_SIZE } from '../../domain/audience/audience';
 import { EVENT_TYPES } from '../../application/tasks/commerce-tasks';
 
+/**
+ * Specialism claims: exactly those the conformance suite proves for a seller configured this way
+ * (test/conformance/storyboards.test.ts runs each claimed specialism's storyboards against it and
+ * checks this list). The approval policy decides which seller this is: the same guaranteed create
+ * waits for a human under the default rules and is confirmed at once under `never`.
+ */
+export function specialismsFor(approvalPolicy: App['config']['approvalPolicy'], signedRequests: boolean): string[] {
+  const byPolicy: Record<typeof approvalPolicy, string[]> = {
+    rules: ['audience-sync', 'governance-aware-seller', 'governance-spend-authority', 'sales-catalog-driven', 'sales-guaranteed', 'sales-non-guaranteed', 'sales-social'],
+    never: ['governance-delivery-monitor', 'sales-broadcast-tv', 'sales-proposal-mode'],
+    manual: [],
+  };
+  return [...byPolicy[approvalPolicy], ...(signedRequests ? ['signed-requests'] : [])];
+}
+
 /** How long an idempotency_key's answer is replayed (the records are events: they never expire here). */
 export const REPLAY_TTL_SECONDS = 86_400;
 
@@ -53,6 +68,7 @@ export async function capabilities(app: App, origin: string): Promise<Record<str
     webhook_signing: { supported: true, profile: 'adcp/webhook-signing/v1', algorithms: ['ed25519'], legacy_hmac_fallback: true },
     ...(app.requestSigning ? { request_signing: app.requestSigning.capability } : {}),
     identity: { key_origins: { webhook_signing: origin } },
+    ...(specialismsFor(app.config.approvalPolicy, !!app.requestSigning).length ? { specialisms: specialismsFor(app.config.approvalPolicy, !!app.requestSigning) } : {}),
     // The schema's enum names only the force_* and simulate_* scenarios; list_scenarios names them all.
     compliance_testing: { scenarios: CONTROLLER_SCENARIOS.filter((s) => /^(force_\w+_status|simulate_\w+)$/.test(s)) },
     last_updated: new Date(app.clock().getTime()).toISOString(),
