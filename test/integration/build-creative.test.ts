@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { issueApiKey } from '../../src/application/api-keys';
 import { validateAdcp3Response } from '../../src/wire/adcp3/schemas';
-import { startTestGateway } from '../support/gateway';
+import { graphql, startTestGateway } from '../support/gateway';
 
 type Json = Record<string, any>;
 const ACCOUNT = { brand: { domain: 'steakhouse.example' }, operator: 'agency.example', sandbox: true };
@@ -65,5 +65,18 @@ describe('build_creative', () => {
     expect((await call('build_creative', { message: 'x' })).body.adcp_error).toMatchObject({ code: 'INVALID_REQUEST', field: 'target_format_id' });
     const missing = await call('build_creative', { target_format_id: FORMAT, account: ACCOUNT, creative_manifest: { assets: { feed: { asset_type: 'catalog', catalog_id: 'gone' } } } });
     expect(missing.body.adcp_error).toMatchObject({ code: 'REFERENCE_NOT_FOUND' });
+  });
+
+  it('previews over GraphQL as over MCP: the same preview, recorded', async () => {
+    const request = {
+      request_type: 'single',
+      creative_manifest: { creative_id: 'gql-1', name: 'MPU', format_id: { agent_url: 'https://creative.adcontextprotocol.org', id: 'display_300x250' }, assets: { image: { asset_type: 'image', url: 'https://cdn.acme.example/mpu.png', width: 300, height: 250 } } },
+      output_format: 'url',
+    };
+    const viaGraphql = await graphql(gw.url, 'mutation($r: JSONObject!) { previewCreative(request: $r) }', { r: request }, buyer);
+    const preview = (viaGraphql.body.data as Record<string, any>).previewCreative;
+    expect(preview.previews[0].renders[0].preview_url).toMatch(new RegExp(`^${gw.url}/previews/pv_`));
+    expect((await fetch(preview.previews[0].renders[0].preview_url)).status).toBe(200);
+    expect((await graphql(gw.url, 'mutation($r: JSONObject!) { previewCreative(request: $r) }', { r: { request_type: 'single' } }, buyer)).body.errors![0]!.extensions!.code).toBe('INVALID_REQUEST');
   });
 });

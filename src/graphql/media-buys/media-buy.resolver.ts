@@ -92,6 +92,11 @@ export class MediaBuyResolver {
     return runTask(ctx, 'build_creative', request);
   }
 
+  @Mutation(() => GraphQLJSONObject, { description: 'preview_creative: {request_type single|batch, format_id, creative_manifest, inputs?, output_format?} → preview URLs (and HTML on request), kept for their expiry. Buyer key required.' })
+  async previewCreative(@Ctx() ctx: GraphQLContext, @Arg('request', () => GraphQLJSONObject) request: Record<string, unknown>) {
+    return runTask(ctx, 'preview_creative', request);
+  }
+
   @Query(() => GraphQLJSONObject, { description: 'list_creatives: {filters {status, format_types}, limit, cursor} with a summary. Buyer key required.' })
   async creatives(@Ctx() ctx: GraphQLContext, @Arg('request', () => GraphQLJSONObject, { nullable: true }) request?: Record<string, unknown>) {
     return runTask(ctx, 'list_creatives', request ?? {});
