@@ -1,4 +1,5 @@
 import http from 'node:http';
+import fc from 'fast-check';
 import { randomUUID } from 'node:crypto';
 import { issueApiKey } from '../../src/application/api-keys';
 import { evaluate } from '../../src/domain/governance/evaluate';
@@ -228,4 +229,83 @@ describe('governance over GraphQL: a human resolves an escalation', () => {
     expect(trail.summary).toMatchObject({ checks_performed: 4, statuses: { approved: 0, conditions: 1, denied: 3, human_reviewed: 1 } });
     expect(trail.summary.escalations[0]).toMatchObject({ check_id: denied.check_id, resolution: expect.stringMatching(/^approved by .*: CMO sign-off$/), resolved_at: expect.any(String) });
   });
+});
+
+/**
+ * Property-based, over MCP: random plans, intent and execution checks, delivery reports and
+ * outcomes (schema-valid requests the fuzzer cannot generate: @adcp/sdk 6.11's `adcp fuzz` has no
+ * governance schemas). Every success must validate against the AdCP 3.0 response schema, every
+ * refusal be an AdCP error, and the audit log must count every check it recorded.
+ */
+describe('governance answers under random requests', () => {
+  let gw: Awaited<ReturnType<typeof startTestGateway>>;
+  let key: string;
+  const post = async (name: string, args: Json) => {
+    const res = await fetch(`${gw.url}/mcp`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json', authorization: `Bearer ${key}` },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args } }),
+    });
+    expect(res.status).toBe(200);
+    return ((await res.json()) as { result: { isError?: boolean; structuredContent: Json } }).result;
+  };
+
+  beforeAll(async () => {
+    gw = await startTestGateway({});
+    key = (await issueApiKey(gw.app.store, { org: 'fuzz', role: 'buyer' }, { now: new Date().toISOString() })).key;
+    await gw.app.projections.waitFor(gw.app.store.appendedUpTo());
+  });
+  afterAll(async () => {
+    await gw?.stop();
+  });
+
+  it('every answer is valid AdCP 3.0 or a coded AdCP error', async () => {
+    const day = 86_400_000;
+    const base = Date.UTC(2031, 0, 1);
+    const iso = (d: number) => new Date(base + d * day).toISOString();
+    const planId = fc.constantFrom('p-a', 'p-b', 'p-c');
+    const amount = fc.oneof(fc.integer({ min: 0, max: 200_000 }), fc.double({ min: 0, max: 1e6, noNaN: true }));
+    const policy = fc.record({ policy_id: fc.constantFrom('weekly', 'ugc', 'cap'), enforcement: fc.constantFrom('must', 'should', 'may'), policy: fc.string({ minLength: 1, maxLength: 80 }) });
+    const plan = fc.record({
+      plan_id: planId,
+      brand: fc.record({ domain: fc.constantFrom('acme.example', 'globex.example') }),
+      objectives: fc.string({ minLength: 1, maxLength: 60 }),
+      budget: fc.record({ total: amount, currency: fc.constantFrom('USD', 'EUR') }),
+      flight: fc.integer({ min: 0, max: 300 }).chain((start) => fc.integer({ min: start + 1, max: 400 }).map((end) => ({ start: iso(start), end: iso(end) }))),
+      countries: fc.subarray(['US', 'CA', 'GB', 'DE']),
+      custom_policies: fc.array(policy, { maxLength: 3 }),
+    });
+    const check = fc.oneof(
+      fc.record({ plan_id: planId, caller: fc.constant('https://buyer.example/agent'), tool: fc.constant('create_media_buy'), payload: fc.record({ total_budget: amount, start_time: fc.integer({ min: -50, max: 450 }).map(iso), end_time: fc.integer({ min: 0, max: 500 }).map(iso) }) }),
+      fc.record({ plan_id: planId, caller: fc.constant('https://seller.example/mcp'), planned_delivery: fc.record({ total_budget: amount, currency: fc.constantFrom('USD', 'EUR'), start_time: fc.integer({ min: 0, max: 400 }).map(iso), end_time: fc.integer({ min: 1, max: 450 }).map(iso), geo: fc.record({ countries: fc.subarray(['US', 'FR', 'GB']) }) }) }),
+      fc.record({ plan_id: planId, caller: fc.constant('https://seller.example/mcp'), phase: fc.constant('delivery'), delivery_metrics: fc.record({ reporting_period: fc.constant({ start: iso(10), end: iso(40) }), spend: amount, cumulative_spend: amount, pacing: fc.constantFrom('ahead', 'on_track', 'behind') }) }),
+    );
+    const outcome = fc.record({ plan_id: planId, outcome: fc.constantFrom('completed', 'failed', 'delivery'), governance_context: fc.constantFrom('gctx_unknown', 'x'), seller_response: fc.record({ seller_reference: fc.constant('mb_1'), committed_budget: amount }) });
+    const op = fc.oneof(
+      { arbitrary: fc.array(plan, { minLength: 1, maxLength: 3 }).map((plans) => ['sync_plans', { idempotency_key: randomUUID(), plans }] as const), weight: 2 },
+      { arbitrary: check.map((c) => ['check_governance', c] as const), weight: 5 },
+      { arbitrary: outcome.map((o) => ['report_plan_outcome', { idempotency_key: randomUUID(), ...o }] as const), weight: 2 },
+      { arbitrary: fc.subarray(['p-a', 'p-b', 'p-c'], { minLength: 1 }).map((ids) => ['get_plan_audit_logs', { plan_ids: ids, include_entries: true }] as const), weight: 1 },
+    );
+    let checks = 0;
+    await fc.assert(
+      fc.asyncProperty(fc.array(op, { minLength: 1, maxLength: 8 }), async (ops) => {
+        for (const [name, args] of ops) {
+          const result = await post(name, args);
+          if (result.isError) {
+            expect(result.structuredContent.adcp_error).toMatchObject({ code: expect.stringMatching(/^[A-Z_]+$/), message: expect.any(String) });
+            continue;
+          }
+          if (name === 'check_governance') checks++;
+          const validation = validateAdcp3Response(name, result.structuredContent);
+          if (!validation.valid) throw new Error(`${name} ${JSON.stringify(args)} answered outside the 3.0 schema: ${JSON.stringify(validation)}`);
+        }
+      }),
+      { numRuns: 150, seed: 17 },
+    );
+    expect(checks).toBeGreaterThan(50);
+    // The trail holds every check that was answered.
+    const trail = (await post('get_plan_audit_logs', { plan_ids: ['p-a', 'p-b', 'p-c'] })).structuredContent;
+    expect(trail.plans.reduce((n: number, p: Json) => n + p.summary.checks_performed, 0)).toBe(checks);
+  }, 120_000);
 });

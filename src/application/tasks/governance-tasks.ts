@@ -176,6 +176,11 @@ const newGovernanceContext = () => `gctx_${randomBytes(18).toString('base64url')
 
 const DAY_MS = 86_400_000;
 
+function utilizationPct(committed: number, total: number): number | undefined {
+  const pct = Math.round((committed / total) * 10_000) / 100;
+  return total > 0 && Number.isFinite(pct) ? pct : undefined;
+}
+
 export const checkGovernance = defineTask({
   // It records the check (the audit trail), so it answers once the record is readable.
   mutating: true,
@@ -367,7 +372,8 @@ export const getPlanAuditLogs = defineTask({
           authorized: plan.budget.total,
           committed,
           remaining: Math.round((plan.budget.total - committed) * 100) / 100,
-          utilization_pct: plan.budget.total > 0 ? Math.round((committed / plan.budget.total) * 10_000) / 100 : 0,
+          // A share only where one exists (a budget of 0, or one so small the share overflows, has none).
+          ...(utilizationPct(committed, plan.budget.total) !== undefined ? { utilization_pct: utilizationPct(committed, plan.budget.total) } : {}),
         },
         summary: {
           checks_performed: checks,
