@@ -34,6 +34,7 @@ import { WebhookReceiver } from './webhooks/receiver/receiver';
 import * as dispatcher from '../consumers/webhook-dispatcher';
 import * as reporter from '../consumers/delivery-reporter';
 import * as impairmentMonitor from '../consumers/impairment-monitor';
+import * as governanceMonitor from '../consumers/governance-monitor';
 import * as changeFeed from '../consumers/change-feed';
 import * as sandboxApprover from '../consumers/sandbox-approver';
 import { approveTask } from './application/approvals';
@@ -202,6 +203,8 @@ export async function startApp(
   // The nonces of signed requests live beside the receiver's, in the shared database: every instance refuses a replay.
   const requestSigning = signers ? new RequestSigning(signers, await DatabaseReplayStore.open(readModels)) : undefined;
   const app: App = { config, store, readModels, cache, mediaBuyCache, bus, projections, metrics: createMetrics(), log, clock, gatewayClock, adServer, signingKeys, oauth, webhooks, receiver, brandCrawler, rateLimiter, ...(budgets ? { budgets } : {}), ...(authFailures ? { authFailures } : {}), ...(requestSigning ? { requestSigning } : {}) };
+  // Delivery of governed buys, reported to the buyers' governance agents (it asks them as this app).
+  await bus.consumer(governanceMonitor.group).start(governanceMonitor.governanceMonitor(app));
   await bus.consumer(sandboxApprover.group).start(
     sandboxApprover.sandboxApprover({
       store,

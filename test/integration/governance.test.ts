@@ -160,6 +160,26 @@ describe('a seller consulting a remote governance agent', () => {
     expect(after.governed_actions.filter((a: Json) => a.committed > 0)).toEqual([expect.objectContaining({ committed: 4_800, check_count: 3 })]);
   });
 
+  it('reports each whole day of a governed buy\'s delivery to the agent, once, and records its answer', async () => {
+    const before = (await call(agent.url, agentKey, 'get_plan_audit_logs', { plan_ids: ['acme-q'], include_entries: true })).body.plans[0];
+    const buys = (await call(seller.url, sellerKey, 'get_media_buys', { account: LIVE })).body.media_buys as Json[];
+    const governed = buys.find((b) => b.total_budget === 4_800)!;
+    await seller.app.gatewayClock.advance(2 * 86_400, 'test');
+    await seller.app.adServer.tick();
+    let trail: Json = before;
+    for (let i = 0; i < 100 && trail.summary.checks_performed === before.summary.checks_performed; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      trail = (await call(agent.url, agentKey, 'get_plan_audit_logs', { plan_ids: ['acme-q'], include_entries: true })).body.plans[0];
+    }
+    const delivery = trail.entries.filter((e: Json) => e.type === 'check').slice(before.summary.checks_performed);
+    expect(delivery).toEqual([expect.objectContaining({ caller: `${seller.url}/mcp`, check_type: 'execution' })]);
+    // The seller's record of it: one day, claimed once, with the agent's answer.
+    const day = new Date(Math.floor(seller.app.clock().getTime() / 86_400_000) * 86_400_000 - 86_400_000).toISOString().slice(0, 10);
+    const recorded = await seller.app.store.readStream(`governance-delivery-${governed.media_buy_id}.${day}`);
+    expect(recorded.map((e) => e.type)).toEqual(['GovernanceDeliveryCheckClaimed', 'GovernanceDeliveryChecked']);
+    expect(recorded[1]!.data).toMatchObject({ check_id: delivery[0].id, metrics: { reporting_period: { start: `${day}T00:00:00.000Z` }, cumulative_spend: expect.any(Number), pacing: expect.stringMatching(/^(ahead|on_track|behind)$/) } });
+  });
+
   it('without the loopback seam, a private address is refused at registration; a placeholder on a test domain only for sandbox accounts (kept, not consulted); an unreachable agent refuses buys (GOVERNANCE_UNAVAILABLE)', async () => {
     const key = (await issueApiKey(strict.app.store, { org: 'acme', role: 'buyer' }, { now: new Date().toISOString() })).key;
     await strict.app.projections.waitFor(strict.app.store.appendedUpTo());

@@ -5,6 +5,9 @@ import { isReservedTestDomain } from '../accounts';
 import { isObject } from '../../shared/objects';
 import { loadState } from '../command-handler';
 import { runTaskConsistently, type TaskContext } from '../tasks/context';
+import { parseInput } from '../validation';
+import type { App } from '../../app';
+import type { MediaBuyTerms } from '../../domain/media-buy/media-buy';
 import { checkGovernance, reportPlanOutcome } from '../tasks/governance-tasks';
 import { callRemoteGovernanceAgent } from './remote-agent';
 
@@ -27,6 +30,10 @@ export interface GovernanceVerdict {
   governance_context?: string;
   conditions?: unknown[];
   agent_url: string;
+  /** The agent is this gateway's own (asked in-process, as the buyer): later checks go the same way. */
+  own?: boolean;
+  /** This seller's agent URL as the check named it (`caller`). */
+  caller?: string;
 }
 
 /** A verdict and the agent that gave it (whose credential is never stored with the buy). */
@@ -136,6 +143,8 @@ export async function consultGovernance(
     ...(typeof answer.governance_context === 'string' ? { governance_context: answer.governance_context } : {}),
     ...(status === 'conditions' && Array.isArray(answer.conditions) ? { conditions: answer.conditions.filter(isObject) } : {}),
     agent_url: agent.url,
+    ...(own ? { own: true } : {}),
+    caller: check.caller,
   };
   return { verdict, agent };
 }
@@ -172,4 +181,28 @@ export async function withGovernanceRelease<T>(ctx: TaskContext, consulted: Cons
     }
     throw err;
   }
+}
+
+/**
+ * A governed buy's delivery reported to its governance agent: a delivery-phase check_governance
+ * with the metrics, as the same action (its governance_context). Answers the agent's check
+ * (status, findings); an agent that cannot be reached is GOVERNANCE_UNAVAILABLE.
+ */
+export async function reportDeliveryToGovernance(app: App, buy: Pick<MediaBuyTerms, 'owner' | 'account_id' | 'governance'>, metrics: Record<string, unknown>): Promise<Record<string, unknown>> {
+  const g = buy.governance!;
+  const check = {
+    plan_id: g.plan_id,
+    caller: g.caller ?? `${app.config.publicUrl ?? 'https://seller.invalid'}/mcp`,
+    phase: 'delivery',
+    purchase_type: 'media_buy',
+    ...(g.governance_context ? { governance_context: g.governance_context } : {}),
+    delivery_metrics: metrics,
+  };
+  // The seller's own monitor acts for the buyer whose plan it is, on the buyer's own agent.
+  const ctx: TaskContext = { app, principal: { org: buy.owner, keyId: 'governance-monitor', role: 'buyer' } };
+  if (g.own) return checkGovernance.run(parseInput(checkGovernance.input, check), ctx);
+  const { agents } = await governanceAgentsOf(ctx, buy.account_id ?? '');
+  const agent = agents.find((a) => a.url === g.agent_url) ?? agents[0];
+  if (!agent) throw new AppError('GOVERNANCE_UNAVAILABLE', 'the account no longer has a governance agent', undefined, { retry_after: 30 });
+  return callRemoteGovernanceAgent(app, agent, 'check_governance', check);
 }

@@ -206,7 +206,8 @@ export const checkGovernance = defineTask({
       };
     }
     const now = ctx.app.clock();
-    const execution = input.planned_delivery !== undefined;
+    // A seller's check (what it will deliver, or what it delivered) is an execution check.
+    const execution = input.planned_delivery !== undefined || action.phase === 'delivery';
     const check: CheckRecord = {
       check_id: `chk_${newEventId()}`,
       caller: input.caller,

@@ -61,6 +61,8 @@ export interface MediaBuyTerms {
     readonly governance_context?: string;
     readonly conditions?: readonly unknown[];
     readonly agent_url: string;
+    readonly own?: boolean;
+    readonly caller?: string;
   };
 }
 
