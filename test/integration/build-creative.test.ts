@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { issueApiKey } from '../../src/application/api-keys';
-import { validateAdcp3Response } from '../../src/wire/adcp3/schemas';
 import { graphql, startTestGateway } from '../support/gateway';
+import { mcpCall } from '../support/mcp-call';
 
 type Json = Record<string, any>;
 const ACCOUNT = { brand: { domain: 'steakhouse.example' }, operator: 'agency.example', sandbox: true };
@@ -11,16 +11,7 @@ const FORMAT = { agent_url: 'https://creative.adcontextprotocol.org', id: 'displ
 describe('build_creative', () => {
   let gw: Awaited<ReturnType<typeof startTestGateway>>;
   let buyer: string;
-  const call = async (name: string, args: Json): Promise<{ isError: boolean; body: Json }> => {
-    const res = await fetch(`${gw.url}/mcp`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'application/json', authorization: `Bearer ${buyer}` },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: { idempotency_key: randomUUID(), ...args } } }),
-    });
-    const { result } = (await res.json()) as { result: { isError?: boolean; structuredContent: Json } };
-    if (!result.isError) expect(validateAdcp3Response(name, result.structuredContent)).toMatchObject({ valid: true });
-    return { isError: result.isError ?? false, body: result.structuredContent };
-  };
+  const call = (name: string, args: Json) => mcpCall(gw.url, buyer, name, { idempotency_key: randomUUID(), ...args });
 
   beforeAll(async () => {
     gw = await startTestGateway();

@@ -1,8 +1,8 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { issueApiKey } from '../../src/application/api-keys';
 import { eventSourceStream } from '../../src/domain/event-source/event-source';
-import { validateAdcp3Response } from '../../src/wire/adcp3/schemas';
 import { graphql, startTestGateway } from '../support/gateway';
+import { mcpCall } from '../support/mcp-call';
 
 type Json = Record<string, any>;
 const LIVE = { brand: { domain: 'acme-outdoor.com' }, operator: 'pinnacle-media.com' };
@@ -20,16 +20,7 @@ describe('catalogs, event sources, conversions, financials, feedback', () => {
   let buyer: string;
   let other: string;
 
-  const call = async (name: string, args: Json, key = buyer): Promise<{ isError: boolean; body: Json }> => {
-    const res = await fetch(`${gw.url}/mcp`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'application/json', authorization: `Bearer ${key}` },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args } }),
-    });
-    const { result } = (await res.json()) as { result: { isError?: boolean; structuredContent: Json } };
-    if (!result.isError && name !== 'comply_test_controller') expect({ name, validation: validateAdcp3Response(name, result.structuredContent) }).toMatchObject({ name, validation: { valid: true } });
-    return { isError: result.isError ?? false, body: result.structuredContent };
-  };
+  const call = (name: string, args: Json, key = buyer) => mcpCall(gw.url, key, name, args);
   const mutate = (name: string, args: Json, key = buyer) => call(name, { idempotency_key: randomUUID(), ...args }, key);
   const settle = () => gw.app.projections.waitFor(gw.app.store.appendedUpTo());
 

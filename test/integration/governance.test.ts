@@ -6,6 +6,7 @@ import { evaluate } from '../../src/domain/governance/evaluate';
 import type { PlanTerms } from '../../src/domain/governance/plan';
 import { validateAdcp3Response } from '../../src/wire/adcp3/schemas';
 import { graphql, startTestGateway } from '../support/gateway';
+import { mcpCall } from '../support/mcp-call';
 
 type Json = Record<string, any>;
 const LIVE = { brand: { domain: 'acme-outdoor.com' }, operator: 'pinnacle-media.com' };
@@ -63,16 +64,7 @@ describe('a seller consulting a remote governance agent', () => {
   let agentKey: string;
 
   // `validate: false` only where the agent sits at http://127.0.0.1 (the seam): 3.0 requires https there.
-  const call = async (gwUrl: string, key: string, name: string, args: Json, validate = true): Promise<{ isError: boolean; body: Json }> => {
-    const res = await fetch(`${gwUrl}/mcp`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'application/json', authorization: `Bearer ${key}` },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args } }),
-    });
-    const { result } = (await res.json()) as { result: { isError?: boolean; structuredContent: Json } };
-    if (!result.isError && validate) expect({ name, validation: validateAdcp3Response(name, result.structuredContent) }).toMatchObject({ name, validation: { valid: true } });
-    return { isError: result.isError ?? false, body: result.structuredContent };
-  };
+  const call = (gwUrl: string, key: string, name: string, args: Json, validate = true) => mcpCall(gwUrl, key, name, args, { validate });
 
   beforeAll(async () => {
     [seller, agent, strict] = await Promise.all([

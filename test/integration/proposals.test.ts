@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { issueApiKey } from '../../src/application/api-keys';
-import { validateAdcp3Response } from '../../src/wire/adcp3/schemas';
 import { graphql, startTestGateway } from '../support/gateway';
+import { mcpCall } from '../support/mcp-call';
 
 type Json = Record<string, any>;
 const future = (days: number) => new Date(Date.now() + days * 86_400_000).toISOString();
@@ -18,16 +18,7 @@ describe('proposals: brief, refine, finalize, accept', () => {
   let buyer: string;
   let other: string;
 
-  const call = async (name: string, args: Json, key = buyer): Promise<{ isError: boolean; body: Json }> => {
-    const res = await fetch(`${gw.url}/mcp`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'application/json', authorization: `Bearer ${key}` },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args } }),
-    });
-    const { result } = (await res.json()) as { result: { isError?: boolean; structuredContent: Json } };
-    if (!result.isError) expect(validateAdcp3Response(name, result.structuredContent)).toMatchObject({ valid: true });
-    return { isError: result.isError ?? false, body: result.structuredContent };
-  };
+  const call = (name: string, args: Json, key = buyer) => mcpCall(gw.url, key, name, args);
   const refine = (refine: Json[], key = buyer) => call('get_products', { buying_mode: 'refine', refine, account: ACCOUNT }, key);
   const create = (extra: Json, key = buyer) =>
     call('create_media_buy', { account: ACCOUNT, brand: { domain: 'acme-outdoor.com' }, idempotency_key: randomUUID(), start_time: 'asap', end_time: future(30), ...extra }, key);
