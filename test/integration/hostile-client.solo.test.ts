@@ -1,4 +1,4 @@
-import { execFile } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { promisify } from 'node:util';
 import { BIN, ROOT, graphql, spawnGateway, tempDir, type GatewayProcess } from '../support/gateway';
 import { HOSTILE, hostileLoop, post } from '../support/limits';
@@ -14,6 +14,7 @@ describe('resource limits: no single client stalls the gateway for everyone', ()
   let gw: GatewayProcess;
   let hostile: string;
   let other: string;
+  let control: { url: string; child: ChildProcess };
 
   beforeAll(async () => {
     // The documented defaults, in a real process of its own, so the clocks below are the server's.
@@ -22,9 +23,11 @@ describe('resource limits: no single client stalls the gateway for everyone', ()
     hostile = await key('hostile');
     other = await key('other');
     gw = await spawnGateway(env);
+    control = await spawnControl();
   }, 60_000);
 
   afterAll(async () => {
+    control?.child.kill();
     await gw?.stop();
   });
 
@@ -41,14 +44,17 @@ describe('resource limits: no single client stalls the gateway for everyone', ()
     const attacker = hostileLoop(gw.url, hostile, 10_000, 2);
     const until = Date.now() + 10_000;
     const healthz: number[] = [];
+    const bare: number[] = [];
     const otherStatuses: number[] = [];
     const healthLoop = async () => {
       while (Date.now() < until) {
-        const t = performance.now();
-        const res = await fetch(`${gw.url}/healthz`);
-        await res.text();
-        healthz.push(performance.now() - t);
-        expect(res.status).toBe(200);
+        // The gateway's /healthz and a bare server's answer, asked at the same moment from here: a
+        // pause of the whole machine (or of this process) delays both; a gateway stalled by the
+        // hostile buyer delays only its own.
+        const [g, b] = await Promise.all([roundTrip(`${gw.url}/healthz`), roundTrip(control.url)]);
+        healthz.push(g.ms);
+        bare.push(b.ms);
+        expect(g.status).toBe(200);
         await new Promise((r) => setTimeout(r, 25));
       }
     };
@@ -71,18 +77,43 @@ describe('resource limits: no single client stalls the gateway for everyone', ()
     expect(hostileStatuses.filter((s) => s === 400).length).toBeLessThanOrEqual(2 * 51);
     expect(hostileTimes.length).toBeGreaterThan(20);
     expect(healthz.length).toBeGreaterThan(50);
-    // 99 % of the samples under 50 ms (never fewer than all but one) and every one under 100 ms:
-    // this VM pauses a process now and then, which no gateway code causes (in CI once a refusal
-    // took 56.8 ms where the others took 6-16 ms; another time two samples of a few hundred took
-    // 50.8 ms and more). A gateway that a hostile client can stall fails both bounds by far: the
-    // probe's /healthz waited 3.15 s before the limits. On failure the slowest samples are printed.
-    for (const [series, times] of [['refusals (server time)', hostileTimes], ['/healthz (round trip)', healthz]] as const) {
+    // 99 % of the samples under 50 ms (never fewer than all but one) and every one under 100 ms. A
+    // /healthz round trip counts what it took beyond the bare server's answer to the same moment's
+    // request: this 2-CPU VM pauses processes now and then, which no gateway code causes (CI failed
+    // this bound twice on round trips alone while the same code passed the runs around them). A
+    // gateway that a hostile client can stall fails both bounds by far: the probe's /healthz waited
+    // 3.15 s before the limits. On failure the slowest samples of both are printed.
+    const excess = healthz.map((ms, i) => Math.max(0, ms - bare[i]!));
+    for (const [series, times] of [['refusals (server time)', hostileTimes], ['/healthz (round trip beyond the bare server\'s)', excess]] as const) {
       const slowest = [...times].sort((a, b) => b - a);
       const allowed = Math.max(1, Math.floor(times.length / 100));
-      expect({ series, samples: times.length, slowest: slowest.slice(0, allowed + 2).map((t) => Math.round(t * 10) / 10), withinBounds: slowest[0]! < 100 && slowest[allowed]! < 50 }).toMatchObject({ withinBounds: true });
+      const shown = slowest.slice(0, allowed + 2).map((t) => Math.round(t * 10) / 10);
+      if (!(slowest[0]! < 100 && slowest[allowed]! < 50)) {
+        throw new Error(`${series}: ${times.length} samples, the slowest ${shown.join(', ')} ms (at most ${allowed} may pass 50 ms, none 100 ms); the bare server's slowest: ${[...bare].sort((a, b) => b - a).slice(0, 4).map((t) => t.toFixed(1)).join(', ')} ms`);
+      }
     }
     expect(otherStatuses.length).toBeGreaterThan(100);
     expect(otherStatuses.filter((s) => s !== 200)).toEqual([]);
   }, 60_000);
 });
 
+
+async function roundTrip(url: string): Promise<{ ms: number; status: number }> {
+  const t = performance.now();
+  const res = await fetch(url);
+  await res.text();
+  return { ms: performance.now() - t, status: res.status };
+}
+
+/** A bare HTTP server in a process of its own, answering what /healthz answers; it stops itself after a minute. */
+async function spawnControl(): Promise<{ url: string; child: ChildProcess }> {
+  const script = `const s = require('node:http').createServer((q, r) => { r.setHeader('content-type', 'application/json'); r.end('{"status":"ok"}'); });
+s.listen(0, '127.0.0.1', () => process.stdout.write(String(s.address().port) + '\\n'));
+setTimeout(() => process.exit(0), 60000);`;
+  const child = spawn(process.execPath, ['-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const port = await new Promise<string>((resolve, reject) => {
+    child.stdout!.once('data', (d: Buffer) => resolve(d.toString().trim()));
+    child.once('exit', (code) => reject(new Error(`control server exited (${code})`)));
+  });
+  return { url: `http://127.0.0.1:${port}/healthz`, child };
+}
