@@ -28,7 +28,7 @@ const graphqlShape: Shape = (err) => ({ errors: [{ message: err.message, extensi
 const oauthShape: Shape = (err, status) => ({ error: status >= 500 ? 'temporarily_unavailable' : 'invalid_request', error_description: err.message });
 
 /**
- * JSON-RPC's error shape, for what is refused before the MCP server sees it (bad JSON, too large,
+ * JSON-RPC's error shape, for what is refused before the MCP or A2A handler sees it (bad JSON, too large,
  * wrong content type, a limit): a parse error or an invalid request, with AdCP's error under `data`.
  */
 const jsonRpcShape: Shape = (err, status) => {
@@ -46,13 +46,13 @@ export const AUTHORIZATION_SERVER_PATHS = ['/.well-known/oauth-authorization-ser
 /** The registry's paths, which answer errors in their own shape. */
 export const isRegistryPath = (url: string) => /^\/api\/(registry|brands|storyboards)\//.test(url);
 
-/** The MCP endpoint's paths. */
-export const isMcpPath = (url: string) => /^\/mcp\/?(\?|$)/.test(url);
+/** The JSON-RPC endpoints' paths: MCP's and A2A's (also at the agent's base URL). */
+export const isJsonRpcPath = (url: string) => /^\/((mcp|a2a)\/?)?(\?|$)/.test(url);
 
 /** The error shape of the binding a URL belongs to: registry, GraphQL, OAuth, MCP, or the REST shim's. */
 function shapeFor(url: string): Shape {
   if (isRegistryPath(url)) return registryShape;
-  if (isMcpPath(url)) return jsonRpcShape;
+  if (isJsonRpcPath(url)) return jsonRpcShape;
   if (AUTHORIZATION_SERVER_PATHS.includes(url.split('?')[0]!)) return oauthShape;
   if (/^\/graphql(\?|$)/.test(url)) return graphqlShape;
   return restShape;

@@ -11,7 +11,7 @@ import type { BudgetVerdict, SharedBudgets } from './shared-budgets';
  * The paths whose requests count against a client's request rate: every API binding, and the
  * embedded authorization server's endpoints (anonymous: counted per client address).
  */
-const isLimitedPath = (url: string) => /^\/(graphql|mcp)(\/|\?|$)|^\/api\/|^\/(authorize|token|register|revoke|oauth\/login)(\?|$)/.test(url);
+const isLimitedPath = (url: string) => /^\/(graphql|mcp|a2a)?(\/|\?|$)|^\/api\/|^\/(authorize|token|register|revoke|oauth\/login)(\?|$)/.test(url);
 
 declare module 'fastify' {
   interface FastifyRequest {

@@ -28,6 +28,7 @@ import { registerPreviewRoutes } from './preview-route';
 import { nestingLimitRule } from '../graphql/nesting-limit';
 import { costLimitsPlugin, refuseOversizedDocuments, refuseWhenPointsSpent } from '../graphql/cost-limits';
 import { registerRequestLimits } from './request-limits';
+import { registerA2aRoutes } from './a2a/route';
 import { registerWorkCaps } from './work-caps';
 
 /**
@@ -144,6 +145,7 @@ export async function buildServer(app: App): Promise<FastifyInstance> {
   // from inside Apollo's stop, which deadlocks when Apollo is stopped from Fastify's onClose.
   registerTaskRoutes(fastify, app);
   registerMcpRoutes(fastify, app);
+  registerA2aRoutes(fastify, app);
   registerPreviewRoutes(fastify, app);
   registerWellKnownRoutes(fastify, app);
   await registerReceiverRoutes(fastify, app);

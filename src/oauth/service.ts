@@ -83,7 +83,7 @@ export class OAuthService {
   /** The `aud` values this gateway accepts; the first is what the registry API calls itself. */
   audiences(): string[] {
     // In URL-normal form (`https://a.example` → `https://a.example/`), as resource parameters are compared.
-    const configured = this.deps.config.oauth.audiences ?? (this.origin === undefined ? [] : [`${this.origin}/api`, `${this.origin}/mcp`]);
+    const configured = this.deps.config.oauth.audiences ?? (this.origin === undefined ? [] : [`${this.origin}/api`, `${this.origin}/mcp`, `${this.origin}/a2a`]);
     return configured.map((a) => (URL.canParse(a) ? new URL(a).href : a));
   }
 

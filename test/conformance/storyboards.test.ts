@@ -87,9 +87,18 @@ const CONFIRMING_SELLER_STORYBOARDS = [
  */
 const GOVERNED = new Set([...STORYBOARDS, ...CONFIRMING_SELLER_STORYBOARDS].filter((id) => /governance/.test(id)));
 
-const SELLERS: { seller: string; env: Record<string, string>; storyboards: readonly string[] }[] = [
-  { seller: 'approval rules', env: {}, storyboards: STORYBOARDS },
-  { seller: 'APPROVAL_POLICY=never', env: { APPROVAL_POLICY: 'never' }, storyboards: CONFIRMING_SELLER_STORYBOARDS },
+/**
+ * Over A2A (`--protocol a2a`, the agent's base URL, its card at /.well-known/agent-card.json):
+ * the storyboards the MCP binding was first held to (the list above up to creative_sales_agent).
+ */
+const A2A_STORYBOARDS = STORYBOARDS.slice(0, STORYBOARDS.indexOf('creative_sales_agent') + 1);
+
+type Protocol = 'mcp' | 'a2a';
+
+const SELLERS: { seller: string; env: Record<string, string>; storyboards: readonly string[]; protocol: Protocol }[] = [
+  { seller: 'approval rules', env: {}, storyboards: STORYBOARDS, protocol: 'mcp' },
+  { seller: 'APPROVAL_POLICY=never', env: { APPROVAL_POLICY: 'never' }, storyboards: CONFIRMING_SELLER_STORYBOARDS, protocol: 'mcp' },
+  { seller: 'approval rules, over A2A', env: {}, storyboards: A2A_STORYBOARDS, protocol: 'a2a' },
 ];
 
 /**
@@ -150,18 +159,20 @@ const WITH_WEBHOOKS = new Set(['webhook_emission', 'idempotency', 'sales_broadca
 const CHECKED_ELSEWHERE = { expect_webhook_signature_valid: 'unsatisfied_contract', expect_substitution_safe: 'unsatisfied_contract' };
 
 function storyboardSuite(engine: string, envFor: () => Promise<{ env: Record<string, string>; cleanup: () => Promise<void> }>): void {
-  for (const { seller, env, storyboards } of SELLERS) sellerSuite(`${engine}, ${seller}`, storyboards, async () => {
+  for (const { seller, env, storyboards, protocol } of SELLERS) sellerSuite(`${engine}, ${seller}`, storyboards, protocol, async () => {
     const setup = await envFor();
     return { env: { ...setup.env, ...env }, cleanup: setup.cleanup };
   });
 }
 
-function sellerSuite(name: string, storyboards: readonly string[], envFor: () => Promise<{ env: Record<string, string>; cleanup: () => Promise<void> }>): void {
+function sellerSuite(name: string, storyboards: readonly string[], protocol: Protocol, envFor: () => Promise<{ env: Record<string, string>; cleanup: () => Promise<void> }>): void {
   describe(`official storyboard runner (${name})`, () => {
     let gw: Awaited<ReturnType<typeof startTestGateway>>;
     let cleanup: () => Promise<void>;
     let tools: Set<string>;
 
+    // MCP at its endpoint; A2A at the agent's base URL (the runner finds the card there).
+    const agentUrl = () => (protocol === 'a2a' ? gw.url : `${gw.url}/mcp`);
     const freshBuyer = async () => {
       const { key } = await issueApiKey(gw.app.store, { org: `buyer-${randomBytes(4).toString('hex')}`, role: 'buyer' }, { now: new Date().toISOString() });
       // Keys are read from a projection: on PostgreSQL + Kafka it may trail the append a little.
@@ -186,23 +197,26 @@ function sellerSuite(name: string, storyboards: readonly string[], envFor: () =>
       await cleanup?.();
     });
 
-    it('declares exactly the specialisms whose storyboards this suite runs against it', async () => {
-      const res = await fetch(`${gw.url}/mcp`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', accept: 'application/json', authorization: `Bearer ${await freshBuyer()}` },
-        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'get_adcp_capabilities', arguments: {} } }),
+    // The same agent declares the same specialisms on both transports; the MCP suites prove them.
+    if (protocol === 'mcp') {
+      it('declares exactly the specialisms whose storyboards this suite runs against it', async () => {
+        const res = await fetch(`${gw.url}/mcp`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', accept: 'application/json', authorization: `Bearer ${await freshBuyer()}` },
+          body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'get_adcp_capabilities', arguments: {} } }),
+        });
+        const declared = (((await res.json()) as { result: { structuredContent: { specialisms?: string[] } } }).result.structuredContent.specialisms ?? []);
+        const bundles = path.join(ROOT, 'node_modules', '@adcp', 'sdk', 'compliance', 'cache', '3.0.6', 'specialisms');
+        const unproven = declared.flatMap((specialism) =>
+          fs
+            .readdirSync(path.join(bundles, specialism))
+            .filter((f) => f.endsWith('.yaml'))
+            .map((f) => /^id:\s*"?([^"\n]+)"?\s*$/m.exec(fs.readFileSync(path.join(bundles, specialism, f), 'utf8'))![1]!)
+            .filter((id) => !storyboards.includes(id)),
+        );
+        expect({ declared: declared.length > 0, unproven }).toEqual({ declared: true, unproven: [] });
       });
-      const declared = (((await res.json()) as { result: { structuredContent: { specialisms?: string[] } } }).result.structuredContent.specialisms ?? []);
-      const bundles = path.join(ROOT, 'node_modules', '@adcp', 'sdk', 'compliance', 'cache', '3.0.6', 'specialisms');
-      const unproven = declared.flatMap((specialism) =>
-        fs
-          .readdirSync(path.join(bundles, specialism))
-          .filter((f) => f.endsWith('.yaml'))
-          .map((f) => /^id:\s*"?([^"\n]+)"?\s*$/m.exec(fs.readFileSync(path.join(bundles, specialism, f), 'utf8'))![1]!)
-          .filter((id) => !storyboards.includes(id)),
-      );
-      expect({ declared: declared.length > 0, unproven }).toEqual({ declared: true, unproven: [] });
-    });
+    }
 
     for (const id of storyboards) {
       it(
@@ -228,12 +242,12 @@ function sellerSuite(name: string, storyboards: readonly string[], envFor: () =>
           }
           if (GOVERNED.has(id)) {
             const governanceAgentUrl = `https://${new URL(gw.url).host}/mcp`;
-            const result = await runStoryboardWithJwks({ agentUrl: `${gw.url}/mcp`, token, storyboard: id, context: { governance_agent_url: governanceAgentUrl } });
+            const result = await runStoryboardWithJwks({ agentUrl: agentUrl(), token, storyboard: id, protocol, context: { governance_agent_url: governanceAgentUrl } });
             const notPassed = result.steps.filter((s) => !s.passed || s.skipped).map((s) => `${s.step} (${s.task}): ${s.skipped ? `skipped ${s.skip_reason}` : s.details}`);
             expect({ storyboard: id, notPassed, ran: result.passed > 0 }).toEqual({ storyboard: id, notPassed: [], ran: true });
             return;
           }
-          const result = await runStoryboards({ agentUrl: `${gw.url}/mcp`, token, storyboards: id, webhookReceiver: WITH_WEBHOOKS.has(id) });
+          const result = await runStoryboards({ agentUrl: agentUrl(), token, storyboards: id, webhookReceiver: WITH_WEBHOOKS.has(id), protocol });
           const problems = problemsOf(result, tools, CHECKED_ELSEWHERE);
           expect({ storyboard: id, summary: { passed: result.summary.passed, failed: result.summary.failed, skipped: result.summary.skipped }, problems }).toEqual({
             storyboard: id,

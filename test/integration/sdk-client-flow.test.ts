@@ -9,11 +9,15 @@ const future = (days: number) => new Date(Date.now() + days * 86_400_000).toISOS
 const ACCOUNT = { brand: { domain: 'acme-outdoor.com' }, operator: 'pinnacle-media.com' };
 
 /**
- * The spec's flow driven by `@adcp/sdk`'s own buyer client over MCP: products, formats, a buy
+ * The spec's flow driven by `@adcp/sdk`'s own buyer client, over MCP and over A2A: products, formats, a buy
  * that waits for the seller (approved through GraphQL), creatives, delivery. The task's webhooks
  * reach a buyer endpoint and the SDK's verifier checks every signature.
  */
-describe('@adcp/sdk client over MCP drives the media-buy flow', () => {
+describe.each([
+  { protocol: 'mcp' as const, path: '/mcp' },
+  // A2A clients are pointed at the agent's base URL; the card there names the endpoint.
+  { protocol: 'a2a' as const, path: '' },
+])('@adcp/sdk client over $protocol drives the media-buy flow', ({ protocol, path }) => {
   let gw: Awaited<ReturnType<typeof startTestGateway>>;
   let receiver: Awaited<ReturnType<typeof startReceiver>>;
   let buyer: string;
@@ -32,9 +36,10 @@ describe('@adcp/sdk client over MCP drives the media-buy flow', () => {
   });
 
   it('get_products → list_creative_formats → create_media_buy (seller approves) → sync_creatives → get_media_buy_delivery', async () => {
-    const agentUrl = `${gw.url}/mcp`;
+    const agentUrl = `${gw.url}${path}`;
     const [synced, products, formats, created] = await sdkClientSteps({
       agentUrl,
+      protocol,
       token: buyer,
       steps: [
         { method: 'syncAccounts', params: { accounts: [{ ...ACCOUNT, billing: 'operator' }] } },
@@ -49,7 +54,7 @@ describe('@adcp/sdk client over MCP drives the media-buy flow', () => {
             end_time: future(20),
             // A guaranteed product: the seller signs the IO first.
             packages: [{ product_id: 'premium_ctv_guaranteed', pricing_option_id: 'cpm_usd_guaranteed', budget: 20000 }],
-            push_notification_config: { url: `${receiver.origin}/adcp/create_media_buy`, operation_id: 'op-sdk-flow-1' },
+            push_notification_config: { url: `${receiver.origin}/adcp/create_media_buy`, operation_id: `op-sdk-flow-${protocol}` },
           },
         },
       ],
@@ -66,7 +71,7 @@ describe('@adcp/sdk client over MCP drives the media-buy flow', () => {
     expect(approved.body.errors).toBeUndefined();
     const completed = (await eventually(() => receiver.received.find((w) => w.json.status === 'completed'), 20_000, 'the completed webhook'))!;
     const buyId = completed.json.result.media_buy_id as string;
-    expect(completed.json).toMatchObject({ task_id: taskId, operation_id: 'op-sdk-flow-1', task_type: 'create_media_buy', protocol: 'media-buy', result: { media_buy_id: buyId } });
+    expect(completed.json).toMatchObject({ task_id: taskId, operation_id: `op-sdk-flow-${protocol}`, task_type: 'create_media_buy', protocol: 'media-buy', result: { media_buy_id: buyId } });
 
     const jwks = ((await (await fetch(`${gw.url}/.well-known/jwks.json`)).json()) as { keys: Record<string, unknown>[] }).keys;
     const verdicts = await sdkVerifyWebhooks(jwks, receiver.received.map((w) => ({ method: w.method, url: w.url, headers: w.headers, body: w.body })));
@@ -76,6 +81,7 @@ describe('@adcp/sdk client over MCP drives the media-buy flow', () => {
 
     const [buys, creatives, delivery, task] = await sdkClientSteps({
       agentUrl,
+      protocol,
       token: buyer,
       steps: [
         { method: 'getMediaBuys', params: { account: ACCOUNT, media_buy_ids: [buyId] } },

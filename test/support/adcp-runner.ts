@@ -30,11 +30,12 @@ export interface StoryboardRun {
  * even when steps fail, so callers judge the summary, never the exit code. The storyboards are
  * the SDK's own, re-dated (see compliance-tree.ts).
  */
-export function runStoryboards(opts: { agentUrl: string; token: string; storyboards: string; webhookReceiver?: boolean; timeoutMs?: number }): Promise<StoryboardRun> {
+export function runStoryboards(opts: { agentUrl: string; token: string; storyboards: string; webhookReceiver?: boolean; timeoutMs?: number; protocol?: 'mcp' | 'a2a' }): Promise<StoryboardRun> {
   const dir = tempDir('adcp-runner-');
   const summaryFile = path.join(dir, 'summary.json');
   const args = [ADCP_BIN, 'storyboard', 'run', opts.agentUrl, '--storyboards', opts.storyboards, '--allow-http', '--auth', opts.token, '--json', '--summary-output', summaryFile, '--timeout', '900'];
   if (opts.webhookReceiver) args.push('--webhook-receiver');
+  if (opts.protocol) args.push('--protocol', opts.protocol);
   const child = spawn(process.execPath, args, {
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? dir, ADCP_COMPLIANCE_DIR: redatedComplianceDir() },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 
 /**
- * `@adcp/sdk`'s own buyer client (ADCPMultiAgentClient over MCP) calling an agent, step by step,
+ * `@adcp/sdk`'s own buyer client (ADCPMultiAgentClient, over MCP or A2A) calling an agent, step by step,
  * in a child Node process (the SDK needs ESM-only jose 6, which Jest cannot load). Each step is
  * a client method and its params; the answer is what the client made of each response.
  */
@@ -22,7 +22,8 @@ export interface ClientResult {
 
 const run = promisify(execFile);
 
-export async function sdkClientSteps(job: { agentUrl: string; token: string; steps: ClientStep[] }): Promise<ClientResult[]> {
+/** `protocol`: how the client reaches the agent (MCP at its endpoint; A2A at the agent's base URL). */
+export async function sdkClientSteps(job: { agentUrl: string; token: string; steps: ClientStep[]; protocol?: 'mcp' | 'a2a' }): Promise<ClientResult[]> {
   const child = run(process.execPath, [__filename, 'run'], { maxBuffer: 16 * 1024 * 1024, timeout: 120_000, env: { PATH: process.env.PATH ?? '' } });
   child.child.stdin!.end(JSON.stringify(job));
   const { stdout } = await child;
@@ -32,9 +33,9 @@ export async function sdkClientSteps(job: { agentUrl: string; token: string; ste
 async function main(): Promise<void> {
   let input = '';
   for await (const chunk of process.stdin) input += chunk;
-  const job = JSON.parse(input) as { agentUrl: string; token: string; steps: ClientStep[] };
+  const job = JSON.parse(input) as { agentUrl: string; token: string; steps: ClientStep[]; protocol?: 'mcp' | 'a2a' };
   const { ADCPMultiAgentClient } = require('@adcp/sdk') as { ADCPMultiAgentClient: new (agents: unknown[], options?: unknown) => { agent(id: string): Record<string, (...args: unknown[]) => Promise<any>> } };
-  const client = new ADCPMultiAgentClient([{ id: 'gateway', name: 'adcp-gateway', agent_uri: job.agentUrl, protocol: 'mcp', auth_token: job.token }]);
+  const client = new ADCPMultiAgentClient([{ id: 'gateway', name: 'adcp-gateway', agent_uri: job.agentUrl, protocol: job.protocol ?? 'mcp', auth_token: job.token }]);
   const agent = client.agent('gateway');
   const out: ClientResult[] = [];
   for (const step of job.steps) {

@@ -31,6 +31,8 @@ export interface ProgrammaticJob {
   requestSigning?: Record<string, unknown>;
   /** Values the storyboard reads as `$context.…` before any step sets them (e.g. governance_agent_url). */
   context?: Record<string, unknown>;
+  /** The transport the runner calls the agent over (default MCP; A2A takes the agent's base URL). */
+  protocol?: 'mcp' | 'a2a';
 }
 
 export async function runStoryboardWithJwks(job: ProgrammaticJob): Promise<ProgrammaticRun> {
@@ -57,7 +59,7 @@ async function main(): Promise<void> {
   for (const whole of testing.resolveBundleOrStoryboard(job.storyboard) as { phases?: { id: string }[] }[]) {
     const storyboard = { ...whole, phases: (whole.phases ?? []).filter((p) => !job.skipPhases?.includes(p.id)) };
     const result = await testing.runStoryboard(job.agentUrl, storyboard, {
-      protocol: 'mcp',
+      protocol: job.protocol ?? 'mcp',
       auth: { type: 'bearer', token: job.token },
       allow_http: true,
       sandbox: true,

@@ -15,6 +15,8 @@ export interface TaskContext {
    * its tasks go out in the same shape, and 3.0 callers are told of synchronous completions too.
    */
   wire?: 'spec' | 'adcp3';
+  /** Asked over A2A: the conversation (`contextId`) an asynchronous task it starts belongs to. */
+  a2a?: { contextId: string };
 }
 
 /**

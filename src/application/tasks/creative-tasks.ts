@@ -112,6 +112,7 @@ export const syncCreatives = defineTask({
         owner,
         resourceId: owner,
         request,
+        ...(ctx.a2a ? { a2a: { context_id: ctx.a2a.contextId } } : {}),
         message: 'Creatives awaiting seller approval',
         now,
       }, { now, principal: ctx.principal.keyId, correlationId: ctx.requestId });

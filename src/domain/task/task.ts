@@ -25,6 +25,8 @@ export type TaskEvent =
         readonly awaits_controller?: boolean;
         /** The wire its requester speaks: its webhooks carry results in that shape (default: the spec's). */
         readonly wire?: 'adcp3';
+        /** Asked over A2A: the conversation (A2A `contextId`) the task belongs to. */
+        readonly a2a?: { readonly context_id: string };
         readonly message: string;
         readonly at: string;
       };
@@ -43,7 +45,7 @@ export type TaskEvent =
     };
 
 export type TaskCommand =
-  | { readonly type: 'SubmitTask'; readonly taskId: string; readonly taskType: string; readonly owner: string; readonly resourceId: string; readonly pushNotificationConfig?: Record<string, unknown>; readonly context?: Record<string, unknown>; readonly request?: Record<string, unknown>; readonly awaitsController?: boolean; readonly wire?: 'adcp3'; readonly message: string; readonly now: string }
+  | { readonly type: 'SubmitTask'; readonly taskId: string; readonly taskType: string; readonly owner: string; readonly resourceId: string; readonly pushNotificationConfig?: Record<string, unknown>; readonly context?: Record<string, unknown>; readonly request?: Record<string, unknown>; readonly awaitsController?: boolean; readonly wire?: 'adcp3'; readonly a2a?: { readonly context_id: string }; readonly message: string; readonly now: string }
   | { readonly type: 'ChangeTaskStatus'; readonly status: TaskStatus; readonly message: string; readonly result?: Record<string, unknown>; readonly actor: string; readonly now: string };
 
 export type TaskState =
@@ -82,6 +84,7 @@ export const taskDecider: Decider<TaskCommand, TaskEvent, TaskState> = {
               ...(command.request ? { request: command.request } : {}),
               ...(command.awaitsController ? { awaits_controller: true } : {}),
               ...(command.wire ? { wire: command.wire } : {}),
+              ...(command.a2a ? { a2a: command.a2a } : {}),
               message: command.message,
               at: command.now,
             },

@@ -3,13 +3,11 @@ import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { App } from '../../app';
-import type { Principal } from '../../application/api-keys';
 import { AppError } from '../../shared/errors';
-import { authenticate } from '../auth';
+import { agentCaller, refuseAmbiguousSignedBody } from '../agent-auth';
 import { publicOrigin } from '../well-known';
 import { callTool, toolList } from './tools';
 import { strictJsonParser } from '../json-body';
-import { hasSeveralValues, SignatureVerificationError } from '../../signing/signature-verifier';
 import { isObject } from '../../shared/objects';
 
 export const MCP_PATH = '/mcp';
@@ -49,46 +47,10 @@ export function registerMcpRoutes(fastify: FastifyInstance, app: App): void {
   });
 }
 
-/**
- * A signed request whose Content-Type has two values is malformed (step 1 of the request
- * checklist): answered as such here, since the body parser would otherwise refuse the media type
- * (415) before the signature is looked at.
- */
-function refuseAmbiguousSignedBody(app: App, req: FastifyRequest, reply: FastifyReply, done: () => void): void {
-  const contentType = req.headers['content-type'];
-  if (!app.requestSigning || req.headers['signature-input'] === undefined || contentType === undefined || !hasSeveralValues(contentType)) return done();
-  signatureRefused(reply, new SignatureVerificationError('request_signature_header_malformed', '1', 'Content-Type has more than one value'));
-}
-
 async function handlePost(app: App, req: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
-  // A signed request is judged by its signature first: a valid one is the caller's credential, a
-  // bad one is refused whatever else it carries, and an unsigned call the signing policy
-  // requires signed is refused before any bearer token is looked at.
-  let signer: Principal | undefined;
-  if (app.requestSigning) {
-    try {
-      const outcome = await app.requestSigning.verify(req, `${publicOrigin(app, req)}${req.url}`, req.rawBody ?? '', callOf(req.body));
-      if ('signer' in outcome) signer = outcome.signer;
-    } catch (err) {
-      if (!(err instanceof SignatureVerificationError)) throw err;
-      return signatureRefused(reply, err);
-    }
-  }
-  let principal: Principal | null;
-  try {
-    principal = await authenticate(req, app);
-  } catch (err) {
-    if (!(err instanceof AppError) || err.code !== 'UNAUTHENTICATED') throw err;
-    return unauthorized(app, req, reply, 'invalid_token', err.message);
-  }
-  if (signer && principal && principal.org !== signer.org) {
-    return signatureRefused(reply, new SignatureVerificationError('request_signature_key_unknown', '7', `the signing key is not one of ${principal.org}'s`));
-  }
-  principal ??= signer ?? null;
-  if (!principal) return unauthorized(app, req, reply, undefined, 'credentials are required: send an sk_ API key or an access token in the Authorization header');
-  if (!signer && app.requestSigning?.requiresSignature(principal.org)) {
-    return signatureRefused(reply, new SignatureVerificationError('request_signature_required', '0', `${principal.org} signs its calls: this one is unsigned`));
-  }
+  const caller = await agentCaller(app, req, MCP_PATH, callOf(req.body));
+  if ('refused' in caller) return caller.refused(reply);
+  const { principal } = caller;
 
   const server = new Server({ name: 'adcp-gateway', version: '0.1.0' }, { capabilities: { tools: {} } });
   const ctx = {
@@ -101,7 +63,7 @@ async function handlePost(app: App, req: FastifyRequest, reply: FastifyReply): P
     // error: the body is valid JSON, and AdCP clients read errors from the tool result.
     ...(req.forbiddenKeys ? { refusal: new AppError('INVALID_REQUEST', 'the request contains a "__proto__" or "constructor.prototype" key, which no field accepts') } : {}),
   };
-  server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: toolList(principal) }));
+  server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: toolList() }));
   server.setRequestHandler(CallToolRequestSchema, async (request) => callTool(request.params.name, request.params.arguments, ctx));
 
   const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
@@ -137,23 +99,4 @@ function callOf(body: unknown): { operation?: string; protocolMethod?: string } 
   const args = isObject(params.arguments) ? params.arguments : {};
   const operation = tool === 'call_adcp_agent' && typeof args.task === 'string' ? args.task : tool;
   return { protocolMethod: body.method, ...(operation ? { operation } : {}) };
-}
-
-/** A signature that does not verify: 401 with `WWW-Authenticate: Signature error="<code>"` (security.mdx). */
-function signatureRefused(reply: FastifyReply, err: SignatureVerificationError): FastifyReply {
-  const message = `request signature refused: ${err.message}`;
-  return reply
-    .status(401)
-    .header('www-authenticate', `Signature error="${err.code}"`)
-    .send({ jsonrpc: '2.0', error: { code: -32028, message, data: { adcp_error: { code: 'AUTH_REQUIRED', message, recovery: 'correctable', details: { signature_error: err.code } } } }, id: null });
-}
-
-/** RFC 6750 / RFC 9728: where a client finds how to get a token for this resource. */
-function unauthorized(app: App, req: FastifyRequest, reply: FastifyReply, error: string | undefined, message: string): FastifyReply {
-  const metadata = `${publicOrigin(app, req)}/.well-known/oauth-protected-resource${MCP_PATH}`;
-  const params = [`realm="adcp-gateway"`, ...(error ? [`error="${error}"`, `error_description="${message.replace(/["\\]/g, "'")}"`] : []), `resource_metadata="${metadata}"`];
-  return reply
-    .status(401)
-    .header('www-authenticate', `Bearer ${params.join(', ')}`)
-    .send({ jsonrpc: '2.0', error: { code: -32028, message, data: { adcp_error: { code: 'AUTH_REQUIRED', message, recovery: 'correctable' } } }, id: null });
 }

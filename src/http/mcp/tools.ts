@@ -13,12 +13,16 @@ import { forwardToAgent, RemoteAgentError } from '../../application/agent-forwar
 import { isObject } from '../../shared/objects';
 import { validateAdcp3 } from '../../wire/adcp3/schemas';
 
+/** One call of the sales agent's tools, over MCP or A2A (both speak AdCP 3.0). */
 export interface McpContext {
   app: App;
   principal: Principal;
   requestId?: string;
   /** The origin this request reached us at: our own agent URL is `${origin}/mcp`. */
   origin: string;
+  wire: 'adcp3';
+  /** Over A2A: the conversation an asynchronous task started by this call belongs to. */
+  a2a?: { contextId: string };
   /** Set when the request itself is refused (e.g. forbidden keys): every call answers it as its error. */
   refusal?: AppError;
 }
@@ -96,7 +100,7 @@ const tools: Readonly<Record<string, ToolDef>> = {
         throw new AppError('INVALID_REQUEST', `task must name one of this agent's tools: ${Object.keys(tools).filter((t) => t !== 'call_adcp_agent').join(', ')}`, 'task');
       }
       if (params !== undefined && !isObject(params)) throw new AppError('INVALID_REQUEST', 'params must be an object', 'params');
-      if (agent_url !== undefined && agent_url !== `${ctx.origin}/mcp`) {
+      if (agent_url !== undefined && agent_url !== `${ctx.origin}/mcp` && agent_url !== `${ctx.origin}/a2a`) {
         if (typeof agent_url !== 'string') throw new AppError('INVALID_REQUEST', 'agent_url must be a string', 'agent_url');
         return forwardToAgent(ctx.app.config, agent_url, task, params ?? {});
       }
@@ -119,7 +123,7 @@ function withTaskStatus(tool: string, body: Obj): Obj {
 }
 
 /** `tools/list`: open input schemas (AdCP clients validate against the protocol's schemas). */
-export function toolList(_principal: Principal): Tool[] {
+export function toolList(): Tool[] {
   return [...Object.entries(tools), ...Object.entries(ALIASES).map(([alias, name]) => [alias, tools[name]!] as const)].map(([name, t]) => ({
     name,
     description: t.description,

@@ -1,0 +1,210 @@
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type {
+  AgentCard,
+  Artifact,
+  DeleteTaskPushNotificationConfigParams,
+  GetTaskPushNotificationConfigParams,
+  ListTaskPushNotificationConfigParams,
+  Message,
+  MessageSendParams,
+  Task,
+  TaskArtifactUpdateEvent,
+  TaskIdParams,
+  TaskPushNotificationConfig,
+  TaskQueryParams,
+  TaskState,
+  TaskStatusUpdateEvent,
+} from '@a2a-js/sdk';
+import { A2AError, type A2ARequestHandler } from '@a2a-js/sdk/server';
+import { taskStream } from '../../domain/task/task';
+import { newEventId, ownerScopedId } from '../../shared/ids';
+import { isObject } from '../../shared/objects';
+import { callTool, type McpContext } from '../mcp/tools';
+import type { CompletedTasks } from './completed-tasks';
+
+type Obj = Record<string, unknown>;
+
+/** AdCP task statuses a call may answer with while the work goes on (the task id names it). */
+const PENDING: ReadonlySet<string> = new Set(['submitted', 'working', 'input-required']);
+
+/** What a message asks: the AdCP task (a skill of the agent card) and its input. */
+function invocationOf(message: Message): { skill: string; input: Obj } {
+  const data = (message.parts ?? []).filter((p) => p?.kind === 'data');
+  if (data.length !== 1) {
+    throw A2AError.invalidParams(`a message must carry exactly one DataPart { skill, input } (this one has ${data.length}); text is not routed to AdCP tasks`);
+  }
+  const payload = (data[0] as { data?: unknown }).data;
+  if (!isObject(payload)) throw A2AError.invalidParams('the DataPart data must be an object { skill, input }');
+  const { skill } = payload;
+  // `parameters` is what @adcp/sdk's A2A client sends; `input` what its A2A server documents.
+  const input = payload.input ?? payload.parameters;
+  if (typeof skill !== 'string' || skill.length === 0) throw A2AError.invalidParams('the DataPart must name the AdCP task in a non-empty string `skill` (one of the agent card\'s skills)');
+  if (input !== undefined && !isObject(input)) throw A2AError.invalidParams('the DataPart `input` (or `parameters`) must be an object');
+  return { skill, input: input ?? {} };
+}
+
+/**
+ * The sales agent over A2A: each `message/send` runs one AdCP task through the same tools as MCP
+ * (one domain, AdCP 3.0 answers), and answers an A2A Task, completed with the call, whose first
+ * artifact's DataPart is the AdCP response (kept a while for `tasks/get`). Work that goes on (a
+ * buy awaiting seller approval) is the AdCP task the artifact names: as an A2A task with that id,
+ * `tasks/get` shows it in its AdCP status (submitted, working, input-required, then completed with
+ * its result, or failed / rejected / canceled), read from the event-sourced task.
+ */
+export class AdcpA2AHandler implements A2ARequestHandler {
+  constructor(
+    private readonly card: AgentCard,
+    private readonly ctx: McpContext,
+    private readonly completed: CompletedTasks,
+  ) {}
+
+  async getAgentCard(): Promise<AgentCard> {
+    return this.card;
+  }
+
+  async getAuthenticatedExtendedAgentCard(): Promise<AgentCard> {
+    throw A2AError.authenticatedExtendedCardNotConfigured();
+  }
+
+  async sendMessage(params: MessageSendParams): Promise<Task> {
+    const message = params.message;
+    if (!isObject(message) || typeof message.messageId !== 'string' || message.messageId.length === 0) throw A2AError.invalidParams('message.messageId is required');
+    // A message naming a taskId is another call in that conversation: AdCP tasks move on through
+    // the seller (approval) or a new call, never through a reply, and @adcp/sdk's client names
+    // the last task it saw on every later call of a session.
+    const { skill, input } = invocationOf(message);
+    const contextId = typeof message.contextId === 'string' && message.contextId.length > 0 ? message.contextId : newEventId();
+    const result = await callTool(skill, input, { ...this.ctx, a2a: { contextId } });
+    const task = taskOfAnswer(result, { contextId, message, now: this.ctx.app.clock().toISOString(), task: skill === 'call_adcp_agent' && typeof input.task === 'string' ? input.task : skill });
+    this.completed.keep(this.ctx.principal.org, task);
+    return task;
+  }
+
+  async getTask(params: TaskQueryParams): Promise<Task> {
+    const id = taskIdOf(params);
+    const kept = this.completed.find(this.ctx.principal.org, id);
+    if (kept) return withHistoryLength(kept, params.historyLength);
+    const answer = await callTool('tasks_get', { task_id: id, include_result: true }, this.ctx);
+    const data = (answer.structuredContent ?? {}) as Obj;
+    if (answer.isError) {
+      const code = (data.adcp_error as { code?: string } | undefined)?.code;
+      if (code === 'TASK_NOT_FOUND' || code === 'REFERENCE_NOT_FOUND') throw A2AError.taskNotFound(id);
+      throw A2AError.internalError(String((data.adcp_error as { message?: string } | undefined)?.message ?? 'the task could not be read'));
+    }
+    return taskOfAdcpTask(data, await this.contextIdOf(id));
+  }
+
+  async cancelTask(params: TaskIdParams): Promise<Task> {
+    const task = await this.getTask(params);
+    // Finished tasks cannot be canceled (A2A); pending ones end through the seller or the buy.
+    throw new A2AError(-32002, `Task not cancelable: ${task.id} is ${task.status.state}; ${task.status.state === 'submitted' || task.status.state === 'working' || task.status.state === 'input-required' ? 'the seller decides it' : 'it has ended'}`, undefined, task.id);
+  }
+
+  async setTaskPushNotificationConfig(_params: TaskPushNotificationConfig): Promise<TaskPushNotificationConfig> {
+    throw A2AError.pushNotificationNotSupported();
+  }
+
+  async getTaskPushNotificationConfig(_params: TaskIdParams | GetTaskPushNotificationConfigParams): Promise<TaskPushNotificationConfig> {
+    throw A2AError.pushNotificationNotSupported();
+  }
+
+  async listTaskPushNotificationConfigs(_params: ListTaskPushNotificationConfigParams): Promise<TaskPushNotificationConfig[]> {
+    throw A2AError.pushNotificationNotSupported();
+  }
+
+  async deleteTaskPushNotificationConfig(_params: DeleteTaskPushNotificationConfigParams): Promise<void> {
+    throw A2AError.pushNotificationNotSupported();
+  }
+
+  // eslint-disable-next-line require-yield
+  async *sendMessageStream(): AsyncGenerator<Message | Task | TaskStatusUpdateEvent | TaskArtifactUpdateEvent, void, undefined> {
+    throw A2AError.unsupportedOperation('message/stream is not offered yet (the agent card says streaming: false)');
+  }
+
+  // eslint-disable-next-line require-yield
+  async *resubscribe(): AsyncGenerator<Task | TaskStatusUpdateEvent | TaskArtifactUpdateEvent, void, undefined> {
+    throw A2AError.unsupportedOperation('tasks/resubscribe is not offered yet (the agent card says streaming: false)');
+  }
+
+  /** The conversation a task was started in over A2A (its id stands in for one started elsewhere). */
+  private async contextIdOf(publicTaskId: string): Promise<string> {
+    for (const id of [ownerScopedId(this.ctx.principal.org, publicTaskId), publicTaskId]) {
+      const [first] = await this.ctx.app.store.readStream(taskStream(id), { limit: 1 });
+      const data = first?.data as { owner?: string; a2a?: { context_id?: string } } | undefined;
+      if (data && data.owner === this.ctx.principal.org) return data.a2a?.context_id ?? publicTaskId;
+    }
+    return publicTaskId;
+  }
+}
+
+function taskIdOf(params: TaskIdParams): string {
+  if (!isObject(params) || typeof params.id !== 'string' || params.id.length === 0) throw A2AError.invalidParams('params.id (the task id) is required');
+  return params.id;
+}
+
+function withHistoryLength(task: Task, historyLength: number | undefined): Task {
+  if (historyLength === undefined || !task.history) return task;
+  return { ...task, history: historyLength > 0 ? task.history.slice(-historyLength) : [] };
+}
+
+function artifact(name: string, data: Obj, adcpTaskId?: string, lead?: string): Artifact {
+  return { artifactId: newEventId(), name, parts: [...(lead ? [{ kind: 'text' as const, text: lead }] : []), { kind: 'data', data }], ...(adcpTaskId ? { metadata: { adcp_task_id: adcpTaskId } } : {}) };
+}
+
+/** The answers whose top-level `status` is the media buy's (AdCP 3.0's create and update success arms). */
+const BUY_STATUS_ANSWERS: ReadonlySet<string> = new Set(['create_media_buy', 'update_media_buy']);
+
+/**
+ * On A2A the first part's `status` is the AdCP task status (@adcp/sdk reads it so, and the
+ * runner checks a submitted arm there): an answer whose `status` is the buy's own (a canceled
+ * buy is not a canceled call) leads with a TextPart saying so, and its DataPart follows whole.
+ */
+function buyStatusLead(task: string, data: Obj): string | undefined {
+  if (!BUY_STATUS_ANSWERS.has(task) || typeof data.status !== 'string' || PENDING.has(data.status)) return undefined;
+  return typeof data.media_buy_id === 'string' ? `Media buy ${data.media_buy_id} is ${data.status}.` : `The media buy is ${data.status}.`;
+}
+
+/** A status message for a task still pending: its AdCP words and data (A2A interim states carry them there). */
+function statusMessage(taskId: string, contextId: string, data: Obj): Message {
+  const text = typeof data.message === 'string' ? data.message : undefined;
+  return { kind: 'message', role: 'agent', messageId: newEventId(), taskId, contextId, parts: [...(text ? [{ kind: 'text' as const, text }] : []), { kind: 'data', data }] };
+}
+
+/**
+ * The A2A task for one call's answer. Its state is the call's: `completed` once the answer is in,
+ * whatever the AdCP payload says (@adcp/sdk's A2A contract, adcontextprotocol/adcp-client#899:
+ * A2A `Task.state` follows the transport call, the AdCP `status` in the artifact follows the
+ * work). A pending answer (`submitted` with a `task_id`) names the AdCP task on the artifact's
+ * `metadata.adcp_task_id`: `tasks/get` with that id follows the work to its end. An AdCP error
+ * answer is a completed call whose artifact, named `error`, carries `adcp_error` and `errors[]`
+ * (the SDK's client reads errors only from a completed task's artifact).
+ */
+export function taskOfAnswer(result: CallToolResult, call: { contextId: string; message: Message; now: string; task: string }): Task {
+  const data = (result.structuredContent ?? {}) as Obj;
+  const adcpTaskId = !result.isError && typeof data.task_id === 'string' && typeof data.status === 'string' && PENDING.has(data.status) ? data.task_id : undefined;
+  const id = newEventId();
+  return {
+    kind: 'task',
+    id,
+    contextId: call.contextId,
+    status: { state: 'completed', timestamp: call.now },
+    artifacts: [artifact(result.isError ? 'error' : adcpTaskId ? 'submitted' : 'result', data, adcpTaskId, result.isError ? undefined : buyStatusLead(call.task, data))],
+    history: [{ ...call.message, taskId: id, contextId: call.contextId }],
+  };
+}
+
+/** The A2A task for an AdCP task as `tasks_get` answers it (3.0): its status, and its result once completed. */
+export function taskOfAdcpTask(t: Obj, contextId: string): Task {
+  const id = String(t.task_id);
+  const state = t.status as TaskState;
+  const at = typeof t.updated_at === 'string' ? t.updated_at : undefined;
+  const finished = state === 'completed' || state === 'failed' || state === 'canceled' || state === 'rejected';
+  const outcome = state === 'completed' && isObject(t.result) ? artifact('result', t.result) : finished ? artifact('error', { status: state, ...(t.message ? { message: t.message } : {}), ...(t.error ? { error: t.error } : {}) }) : undefined;
+  return {
+    kind: 'task',
+    id,
+    contextId,
+    status: { state, ...(at ? { timestamp: at } : {}), ...(!finished ? { message: statusMessage(id, contextId, t) } : {}) },
+    ...(outcome ? { artifacts: [outcome] } : {}),
+  };
+}

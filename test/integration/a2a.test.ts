@@ -1,0 +1,173 @@
+import { A2AClient, TaskNotFoundError } from '@a2a-js/sdk/client';
+import type { Task } from '@a2a-js/sdk';
+import { issueApiKey } from '../../src/application/api-keys';
+import { validateAdcp3Response } from '../../src/wire/adcp3/schemas';
+import { graphql, startTestGateway } from '../support/gateway';
+
+type Json = Record<string, any>;
+
+const future = (days: number) => new Date(Date.now() + days * 86_400_000).toISOString();
+let messageSeq = 0;
+
+/** A message to the agent running one AdCP task, as @adcp/sdk's A2A client words it. */
+const ask = (skill: string, parameters: Json, extra: Json = {}) => ({
+  message: { kind: 'message' as const, role: 'user' as const, messageId: `m-${++messageSeq}`, parts: [{ kind: 'data' as const, data: { skill, parameters } }], ...extra },
+});
+
+/** The AdCP answer a Task carries: its first artifact's last DataPart. */
+const answerOf = (task: Task): Json => (task.artifacts![0]!.parts.filter((p) => p.kind === 'data').at(-1) as { data: Json }).data;
+
+/**
+ * The sales agent over A2A, driven by @a2a-js/sdk's own client (the one @adcp/sdk uses) and by raw
+ * JSON-RPC: the agent card, AdCP answers as Task artifacts, the AdCP task behind a pending answer
+ * followed with tasks/get as the seller approves, tasks kept per buyer, and every malformed request
+ * answered with a JSON-RPC error, never a 5xx.
+ */
+describe('A2A binding', () => {
+  let gw: Awaited<ReturnType<typeof startTestGateway>>;
+  let buyer: string;
+  let other: string;
+  let seller: string;
+  const clientFor = (key: string) =>
+    A2AClient.fromCardUrl(`${gw.url}/.well-known/agent-card.json`, { fetchImpl: (url, init) => fetch(url, { ...init, headers: { ...(init?.headers as Record<string, string>), authorization: `Bearer ${key}` } }) });
+  const rpc = async (body: unknown, key: string | null = buyer, path = '/a2a') => {
+    const res = await fetch(`${gw.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...(key ? { authorization: `Bearer ${key}` } : {}) }, body: typeof body === 'string' ? body : JSON.stringify(body) });
+    return { status: res.status, headers: res.headers, body: (await res.json()) as Json };
+  };
+
+  beforeAll(async () => {
+    gw = await startTestGateway();
+    const ctx = { now: new Date().toISOString() };
+    buyer = (await issueApiKey(gw.app.store, { org: 'acme', role: 'buyer' }, ctx)).key;
+    other = (await issueApiKey(gw.app.store, { org: 'rival', role: 'buyer' }, ctx)).key;
+    seller = (await issueApiKey(gw.app.store, { org: 'publisher', role: 'seller' }, ctx)).key;
+    await gw.app.projections.waitFor(gw.app.store.appendedUpTo());
+  });
+  afterAll(async () => {
+    await gw?.stop();
+  });
+
+  it('serves the agent card at both well-known names: a skill per AdCP task, JSON-RPC at /a2a, bearer credentials', async () => {
+    for (const path of ['/.well-known/agent-card.json', '/.well-known/agent.json', '/a2a/.well-known/agent-card.json']) {
+      const res = await fetch(`${gw.url}${path}`);
+      expect(res.status).toBe(200);
+      const card = (await res.json()) as Json;
+      expect(card).toMatchObject({ url: `${gw.url}/a2a`, protocolVersion: '0.3.0', preferredTransport: 'JSONRPC', securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } });
+      const skills = (card.skills as { id: string }[]).map((s) => s.id);
+      expect(skills).toEqual(expect.arrayContaining(['get_adcp_capabilities', 'get_products', 'create_media_buy', 'update_media_buy', 'sync_creatives', 'get_media_buy_delivery', 'tasks/get']));
+    }
+  });
+
+  it('answers a synchronous task as a completed Task whose artifact is the AdCP 3.0 answer, kept for tasks/get by its buyer only', async () => {
+    const client = await clientFor(buyer);
+    const sent = (await client.sendMessage(ask('get_products', { buying_mode: 'brief', brief: 'sports video', context: { correlation_id: 'c-1' } }))) as { result: Task };
+    expect(sent.result).toMatchObject({ kind: 'task', status: { state: 'completed' }, contextId: expect.any(String), artifacts: [{ name: 'result' }] });
+    const products = answerOf(sent.result);
+    expect(validateAdcp3Response('get_products', products)).toMatchObject({ valid: true });
+    expect(products).toMatchObject({ context: { correlation_id: 'c-1' } });
+    expect(products.products.length).toBeGreaterThan(0);
+
+    const again = (await client.getTask({ id: sent.result.id })) as { result: Task };
+    expect(again.result).toMatchObject({ id: sent.result.id, status: { state: 'completed' } });
+    await expect((await clientFor(other)).getTask({ id: sent.result.id })).rejects.toBeInstanceOf(TaskNotFoundError);
+  });
+
+  it('carries an AdCP error in a completed Task\'s "error" artifact, in the shape MCP answers it', async () => {
+    const client = await clientFor(buyer);
+    const sent = (await client.sendMessage(ask('update_media_buy', { media_buy_id: 'mb_nope', paused: true, idempotency_key: 'a2a-err-000000001', context: { correlation_id: 'c-2' } }))) as { result: Task };
+    expect(sent.result).toMatchObject({ status: { state: 'completed' }, artifacts: [{ name: 'error' }] });
+    expect(answerOf(sent.result)).toMatchObject({ adcp_error: { code: 'MEDIA_BUY_NOT_FOUND' }, errors: [{ code: 'MEDIA_BUY_NOT_FOUND' }], context: { correlation_id: 'c-2' } });
+  });
+
+  it('a buy awaiting the seller: the call completes with the submitted arm, and tasks/get follows the AdCP task from submitted to completed with the buy', async () => {
+    const client = await clientFor(buyer);
+    const contextId = 'ctx-guaranteed-buy';
+    const create = {
+      brand: { domain: 'acme-outdoor.com' },
+      start_time: 'asap',
+      end_time: future(20),
+      packages: [{ product_id: 'premium_ctv_guaranteed', pricing_option_id: 'cpm_usd_guaranteed', budget: 20000 }],
+      idempotency_key: `a2a-create-${Date.now()}`,
+    };
+    const sent = (await client.sendMessage(ask('create_media_buy', create, { contextId }))) as { result: Task };
+    expect(sent.result).toMatchObject({ status: { state: 'completed' }, contextId, artifacts: [{ name: 'submitted', metadata: { adcp_task_id: expect.any(String) } }] });
+    const submitted = answerOf(sent.result);
+    expect(submitted).toMatchObject({ status: 'submitted', task_id: sent.result.artifacts![0]!.metadata!.adcp_task_id });
+    expect(validateAdcp3Response('create_media_buy', submitted)).toMatchObject({ valid: true });
+    const taskId = submitted.task_id as string;
+
+    const pending = (await client.getTask({ id: taskId })) as { result: Task };
+    expect(pending.result).toMatchObject({ id: taskId, contextId, status: { state: 'submitted', message: { role: 'agent' } } });
+    expect(pending.result.artifacts).toBeUndefined();
+
+    const approved = await graphql(gw.url, 'mutation($t: ID!) { approveTask(taskId: $t, note: "IO signed") }', { t: taskId }, seller);
+    expect(approved.body.errors).toBeUndefined();
+    const done = (await client.getTask({ id: taskId })) as { result: Task };
+    expect(done.result).toMatchObject({ id: taskId, contextId, status: { state: 'completed' }, artifacts: [{ name: 'result' }] });
+    const buy = answerOf(done.result);
+    expect(buy).toMatchObject({ media_buy_id: expect.any(String), packages: [expect.objectContaining({ package_id: expect.any(String) })] });
+    expect(validateAdcp3Response('create_media_buy', buy)).toMatchObject({ valid: true });
+
+    // Another buyer cannot follow it; tasks cannot be canceled by message.
+    await expect((await clientFor(other)).getTask({ id: taskId })).rejects.toBeInstanceOf(TaskNotFoundError);
+    expect((await rpc({ jsonrpc: '2.0', id: 9, method: 'tasks/cancel', params: { id: taskId } })).body.error).toMatchObject({ code: -32002 });
+  });
+
+  it("a buy canceled over A2A: the answer leads with a TextPart, so the buy's status is not read as the call's", async () => {
+    const client = await clientFor(buyer);
+    const created = answerOf(
+      ((await client.sendMessage(
+        ask('create_media_buy', {
+          brand: { domain: 'acme-outdoor.com' },
+          start_time: 'asap',
+          end_time: future(20),
+          packages: [{ product_id: 'news_display_run_of_site', pricing_option_id: 'cpm_usd_fixed', budget: 500 }],
+          idempotency_key: `a2a-cancel-${Date.now()}`,
+        }),
+      )) as { result: Task }).result,
+    );
+    const canceled = ((await client.sendMessage(ask('update_media_buy', { media_buy_id: created.media_buy_id, canceled: true, idempotency_key: `a2a-cancel-u-${Date.now()}` }))) as { result: Task }).result;
+    const parts = canceled.artifacts![0]!.parts;
+    expect(parts.map((p) => p.kind)).toEqual(['text', 'data']);
+    expect(answerOf(canceled)).toMatchObject({ media_buy_id: created.media_buy_id, status: 'canceled' });
+  });
+
+  it('answers every malformed request with a JSON-RPC error, never a 5xx', async () => {
+    const cases: [unknown, number][] = [
+      ['{"jsonrpc":"2.0","id":1,"method":"message/send"', -32700],
+      [[{ jsonrpc: '2.0', id: 1, method: 'tasks/get', params: { id: 'x' } }], -32600],
+      [{ jsonrpc: '1.0', id: 1, method: 'tasks/get', params: { id: 'x' } }, -32600],
+      [{ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'get_products' } }, -32601],
+      [{ jsonrpc: '2.0', id: 1, method: 'message/send', params: 'x' }, -32602],
+      [{ jsonrpc: '2.0', id: 1, method: 'message/send', params: { message: { kind: 'message', role: 'user', parts: [] } } }, -32602],
+      [{ jsonrpc: '2.0', id: 1, method: 'message/send', params: { message: { kind: 'message', role: 'user', messageId: 'm', parts: [{ kind: 'text', text: 'buy me ads' }] } } }, -32602],
+      [{ jsonrpc: '2.0', id: 1, method: 'message/send', params: { message: { kind: 'message', role: 'user', messageId: 'm', parts: [{ kind: 'data', data: { skill: 7 } }] } } }, -32602],
+      [{ jsonrpc: '2.0', id: 1, method: 'message/send', params: { message: { kind: 'message', role: 'user', messageId: 'm', parts: [{ kind: 'data', data: { skill: 'get_products', input: [1] } }] } } }, -32602],
+      [{ jsonrpc: '2.0', id: 1, method: 'message/stream', params: ask('get_products', {}) }, -32004],
+      [{ jsonrpc: '2.0', id: 1, method: 'tasks/get', params: {} }, -32602],
+      [{ jsonrpc: '2.0', id: 1, method: 'tasks/get', params: { id: 'task_unknown' } }, -32001],
+      [{ jsonrpc: '2.0', id: 1, method: 'tasks/pushNotificationConfig/set', params: { taskId: 'x', pushNotificationConfig: { url: 'https://buyer.example/hook' } } }, -32003],
+    ];
+    for (const [body, code] of cases) {
+      const res = await rpc(body);
+      expect({ body, status: res.status < 500, code: res.body.error?.code }).toEqual({ body, status: true, code });
+      expect(res.body.jsonrpc).toBe('2.0');
+    }
+    // An unknown skill is an AdCP error in the answer, as over MCP.
+    const unknown = await rpc({ jsonrpc: '2.0', id: 1, method: 'message/send', params: ask('buy_everything', {}) });
+    expect(answerOf(unknown.body.result as Task)).toMatchObject({ adcp_error: { code: 'INVALID_REQUEST' } });
+  });
+
+  it('refuses a call without credentials or with a bad key (401 naming where to get a token), at the endpoint and at the base URL', async () => {
+    for (const path of ['/a2a', '/']) {
+      const none = await rpc({ jsonrpc: '2.0', id: 1, method: 'message/send', params: ask('get_products', {}) }, null, path);
+      expect(none.status).toBe(401);
+      expect(none.headers.get('www-authenticate')).toContain(`resource_metadata="${gw.url}/.well-known/oauth-protected-resource${path === '/' ? '' : path}"`);
+      expect(none.body).toMatchObject({ jsonrpc: '2.0', error: { code: -32028, data: { adcp_error: { code: 'AUTH_REQUIRED' } } } });
+      const bad = await rpc({ jsonrpc: '2.0', id: 1, method: 'message/send', params: ask('get_products', {}) }, 'sk_nope_nope', path);
+      expect(bad.status).toBe(401);
+    }
+    const metadata = (await (await fetch(`${gw.url}/.well-known/oauth-protected-resource`)).json()) as Json;
+    expect(metadata.resource).toBe(gw.url);
+  });
+});
