@@ -1,10 +1,10 @@
 import type { BusHandler } from '../../src/bus/port';
 import type { TaskEvent, TaskStatus } from '../../src/domain/task/task';
-import { publicId } from '../../src/shared/ids';
 import type { WebhookAuth, WebhookEvent } from '../../src/domain/webhook/webhook';
 import { appendOnce } from '../../src/application/command-handler';
 import type { EventStore, StoredEvent } from '../../src/eventstore/port';
-import { newIdempotencyKey, taskEnvelope } from '../../src/webhooks/envelope';
+import { a2aTaskEnvelope, newIdempotencyKey, taskEnvelope } from '../../src/webhooks/envelope';
+import { newEventId, publicId } from '../../src/shared/ids';
 import { answer3 } from '../../src/wire/adcp3/answers';
 
 export const group = 'webhook-dispatcher';
@@ -41,39 +41,48 @@ export function webhookDispatcher(store: EventStore): BusHandler {
       if (!NOTIFY.has(change.status)) continue;
       const [first] = await store.readStream(e.streamId, { limit: 1 });
       const submitted = first?.data as Submitted | undefined;
-      const config = submitted?.push_notification_config as PushConfig | undefined;
-      if (!submitted || !config) continue;
-      const idempotencyKey = newIdempotencyKey();
+      if (!submitted) continue;
       // A 3.0 requester gets the result as 3.0 answers it (the spec's shape otherwise).
       const result = submitted.wire === 'adcp3' && change.result ? answer3(submitted.task_type, change.result, { now: new Date(change.at) }) : change.result;
-      const body = JSON.stringify(
-        taskEnvelope({
-          idempotencyKey,
-          taskId: publicId(change.task_id),
-          operationId: config.operation_id,
-          taskType: submitted.task_type,
-          status: change.status,
-          timestamp: change.at,
-          message: change.message,
-          result,
-          context: submitted.context,
-        }),
-      );
-      const scheduled: Extract<WebhookEvent, { type: 'WebhookScheduled' }> = {
-        type: 'WebhookScheduled',
-        data: {
-          idempotency_key: idempotencyKey,
-          owner: submitted.owner,
-          notification_type: 'task_status',
-          task_id: change.task_id,
-          ...(submitted.task_type === 'create_media_buy' ? { media_buy_id: submitted.resource_id } : {}),
-          url: config.url,
-          auth: authOf(config, submitted.wire),
-          body,
-          scheduled_at: new Date().toISOString(),
-        },
-      };
-      await appendOnce(store, deliveryStreamFor(e), [scheduled]); // a redelivered event: already scheduled
+      const taskId = publicId(change.task_id);
+      const config = submitted.push_notification_config as PushConfig | undefined;
+      if (config) {
+        const idempotencyKey = newIdempotencyKey();
+        const body = taskEnvelope({ idempotencyKey, taskId, operationId: config.operation_id, taskType: submitted.task_type, status: change.status, timestamp: change.at, message: change.message, result, context: submitted.context });
+        await schedule(store, deliveryStreamFor(e), submitted, change, idempotencyKey, config.url, authOf(config, submitted.wire), body);
+      }
+      // Registered the A2A way: the same change in A2A's own envelope, a delivery of its own (a
+      // buyer may register both ways and hear both).
+      const a2a = submitted.a2a;
+      if (a2a?.push_notification_config) {
+        const push = a2a.push_notification_config;
+        const body = a2aTaskEnvelope(
+          { taskId, contextId: a2a.context_id, taskType: submitted.task_type, status: change.status, timestamp: change.at, message: change.message, result, context: submitted.context },
+          { artifactId: newEventId(), messageId: newEventId() },
+        );
+        const auth = authOf({ url: push.url, operation_id: '', ...(push.authentication ? { authentication: { schemes: [...push.authentication.schemes], credentials: push.authentication.credentials } } : {}) }, 'adcp3');
+        await schedule(store, `${deliveryStreamFor(e)}.a2a`, submitted, change, newIdempotencyKey(), push.url, auth, body);
+      }
     }
   };
+}
+
+/** One delivery, scheduled once: a redelivered event finds its stream already written. */
+async function schedule(store: EventStore, stream: string, submitted: Submitted, change: Extract<TaskEvent, { type: 'TaskStatusChanged' }>['data'], idempotencyKey: string, url: string, auth: WebhookAuth, envelope: Record<string, unknown>): Promise<void> {
+  const scheduled: Extract<WebhookEvent, { type: 'WebhookScheduled' }> = {
+    type: 'WebhookScheduled',
+    data: {
+      idempotency_key: idempotencyKey,
+      owner: submitted.owner,
+      notification_type: 'task_status',
+      task_id: change.task_id,
+      ...(submitted.task_type === 'create_media_buy' ? { media_buy_id: submitted.resource_id } : {}),
+      url,
+      auth,
+      // Serialized here, once: every retry sends these bytes.
+      body: JSON.stringify(envelope),
+      scheduled_at: new Date().toISOString(),
+    },
+  };
+  await appendOnce(store, stream, [scheduled]);
 }

@@ -39,7 +39,7 @@ const DDL = [
  */
 export const receivedWebhooks: Projection = {
   name: 'received-webhooks',
-  version: 2,
+  version: 3,
   tables: ['webhook_endpoints', 'received_webhooks', 'received_task_status', 'received_notifications'],
   ddl: { sqlite: DDL, postgres: DDL },
   handles: ['WebhookEndpointRegistered', 'WebhookReceived'],
@@ -56,10 +56,13 @@ export const receivedWebhooks: Projection = {
     const payload = JSON.parse(d.body) as Record<string, any>;
     const format = detectFormat(payload) ?? d.format;
     const data = extractData(payload, format);
-    const taskId = text(format === 'mcp' ? payload.task_id : payload.id);
+    // An A2A Task names itself by `id`; a TaskStatusUpdateEvent its task by `taskId`.
+    const taskId = text(format === 'mcp' ? payload.task_id : payload.kind === 'status-update' ? payload.taskId : payload.id);
     const status = text(format === 'mcp' ? payload.status : payload.status?.state);
     const sentAt = text(format === 'mcp' ? payload.timestamp : payload.status?.timestamp) ?? d.received_at;
-    const taskType = text(payload.task_type);
+    const taskType = text(payload.task_type ?? (data as { task_type?: unknown } | null)?.task_type);
+    // A2A says it in its status message's text.
+    const message = format === 'mcp' ? text(payload.message) : text((Array.isArray(payload.status?.message?.parts) ? (payload.status.message.parts as { kind?: unknown; text?: unknown }[]) : []).find((p) => p?.kind === 'text')?.text);
     const notificationId = text(payload.notification_id);
     const dataJson = data === null || data === undefined ? null : JSON.stringify(data);
     const out: Sql[] = [
@@ -81,7 +84,7 @@ export const receivedWebhooks: Projection = {
               ON CONFLICT (owner, sender, task_id) DO UPDATE SET status = excluded.status, status_rank = excluded.status_rank, sent_at = excluded.sent_at, message = excluded.message, data = excluded.data
               WHERE excluded.sent_at > received_task_status.sent_at
                  OR (excluded.sent_at = received_task_status.sent_at AND excluded.status_rank > received_task_status.status_rank)`,
-        params: [d.owner, d.sender, taskId, taskType, status, statusRank(status), sentAt, text(payload.message), dataJson],
+        params: [d.owner, d.sender, taskId, taskType, status, statusRank(status), sentAt, message, dataJson],
       });
     }
     return out;

@@ -40,7 +40,50 @@ export function taskEnvelope(p: TaskEnvelopeInput): Record<string, unknown> {
   };
 }
 
-function resultFor(p: TaskEnvelopeInput): Record<string, unknown> | undefined {
+/** A2A's final task states: a notification in one of them is the whole Task. */
+const A2A_FINAL: ReadonlySet<TaskStatus> = new Set(['completed', 'failed', 'canceled', 'rejected']);
+
+export interface A2aEnvelopeInput {
+  taskId: string;
+  contextId: string;
+  taskType: string;
+  status: TaskStatus;
+  timestamp: string;
+  message: string;
+  result?: Record<string, unknown>;
+  context?: Record<string, unknown>;
+}
+
+/**
+ * The A2A-native task notification (spec §6: for a registration made the A2A way): in a final
+ * state the A2A `Task`, whose first artifact's last DataPart carries what the MCP-style envelope
+ * puts in `result`; in an interim state (`working`, `input-required`) a `TaskStatusUpdateEvent`
+ * whose status message's first DataPart carries it. The request's `context` rides in that data.
+ */
+export function a2aTaskEnvelope(p: A2aEnvelopeInput, ids: { artifactId: string; messageId: string }): Record<string, unknown> {
+  const result = resultFor(p);
+  const text = { kind: 'text', text: p.message };
+  if (A2A_FINAL.has(p.status)) {
+    const data = { ...(result ?? { status: p.status }), ...(p.context ? { context: p.context } : {}) };
+    return {
+      kind: 'task',
+      id: p.taskId,
+      contextId: p.contextId,
+      status: { state: p.status, timestamp: p.timestamp, message: { kind: 'message', role: 'agent', messageId: ids.messageId, taskId: p.taskId, contextId: p.contextId, parts: [text] } },
+      artifacts: [{ artifactId: ids.artifactId, name: p.status === 'completed' ? 'result' : 'error', parts: [text, { kind: 'data', data }] }],
+    };
+  }
+  const data = { task_id: p.taskId, task_type: p.taskType, status: p.status, message: p.message, ...result, ...(p.context ? { context: p.context } : {}) };
+  return {
+    kind: 'status-update',
+    taskId: p.taskId,
+    contextId: p.contextId,
+    status: { state: p.status, timestamp: p.timestamp, message: { kind: 'message', role: 'agent', messageId: ids.messageId, taskId: p.taskId, contextId: p.contextId, parts: [{ kind: 'data', data }, text] } },
+    final: false,
+  };
+}
+
+function resultFor(p: { status: TaskStatus; message: string; result?: Record<string, unknown> }): Record<string, unknown> | undefined {
   switch (p.status) {
     case 'input-required':
       return { reason: p.message, ...p.result };

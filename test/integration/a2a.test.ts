@@ -146,7 +146,10 @@ describe('A2A binding', () => {
       [{ jsonrpc: '2.0', id: 1, method: 'message/stream', params: ask('get_products', {}) }, -32004],
       [{ jsonrpc: '2.0', id: 1, method: 'tasks/get', params: {} }, -32602],
       [{ jsonrpc: '2.0', id: 1, method: 'tasks/get', params: { id: 'task_unknown' } }, -32001],
-      [{ jsonrpc: '2.0', id: 1, method: 'tasks/pushNotificationConfig/set', params: { taskId: 'x', pushNotificationConfig: { url: 'https://buyer.example/hook' } } }, -32003],
+      [{ jsonrpc: '2.0', id: 1, method: 'tasks/pushNotificationConfig/set', params: { taskId: 'x', pushNotificationConfig: { url: 'https://buyer.example/hook' } } }, -32004],
+      [{ jsonrpc: '2.0', id: 1, method: 'tasks/pushNotificationConfig/list', params: { id: 'task_unknown' } }, -32001],
+      [{ jsonrpc: '2.0', id: 1, method: 'message/send', params: { ...ask('get_products', {}), configuration: { pushNotificationConfig: { url: 'http://10.0.0.1/hook' } } } }, -32602],
+      [{ jsonrpc: '2.0', id: 1, method: 'message/send', params: { ...ask('get_products', {}), configuration: { pushNotificationConfig: { url: 'https://buyer.example/hook', authentication: { schemes: ['HMAC-SHA256'], credentials: 'short' } } } } }, -32602],
     ];
     for (const [body, code] of cases) {
       const res = await rpc(body);

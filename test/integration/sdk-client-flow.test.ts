@@ -37,9 +37,13 @@ describe.each([
 
   it('get_products → list_creative_formats → create_media_buy (seller approves) → sync_creatives → get_media_buy_delivery', async () => {
     const agentUrl = `${gw.url}${path}`;
+    // Over A2A the client also registers its own webhooks the A2A way (configuration.pushNotificationConfig,
+    // HMAC-signed with its secret): those come back in A2A's own envelope, and the client verifies them.
+    const webhooks = protocol === 'a2a' ? { urlTemplate: `${receiver.origin}/sdk/{task_type}/{operation_id}`, secret: 'a2a-flow-secret-0123456789abcdef-0123' } : undefined;
     const [synced, products, formats, created] = await sdkClientSteps({
       agentUrl,
       protocol,
+      webhooks,
       token: buyer,
       steps: [
         { method: 'syncAccounts', params: { accounts: [{ ...ACCOUNT, billing: 'operator' }] } },
@@ -73,11 +77,37 @@ describe.each([
     const buyId = completed.json.result.media_buy_id as string;
     expect(completed.json).toMatchObject({ task_id: taskId, operation_id: `op-sdk-flow-${protocol}`, task_type: 'create_media_buy', protocol: 'media-buy', result: { media_buy_id: buyId } });
 
+    // Registered in the task's input: the MCP-style envelope, RFC 9421-signed, whatever the transport.
+    const mcpStyle = receiver.received.filter((w) => w.path.startsWith('/adcp/'));
     const jwks = ((await (await fetch(`${gw.url}/.well-known/jwks.json`)).json()) as { keys: Record<string, unknown>[] }).keys;
-    const verdicts = await sdkVerifyWebhooks(jwks, receiver.received.map((w) => ({ method: w.method, url: w.url, headers: w.headers, body: w.body })));
+    const verdicts = await sdkVerifyWebhooks(jwks, mcpStyle.map((w) => ({ method: w.method, url: w.url, headers: w.headers, body: w.body })));
     expect(verdicts.length).toBeGreaterThanOrEqual(2);
     expect(verdicts.map((v) => v.status)).toEqual(verdicts.map(() => 'verified'));
-    expect(receiver.received.map((w) => w.json.status)).toEqual(expect.arrayContaining(['working', 'completed']));
+    expect(mcpStyle.map((w) => w.json.status)).toEqual(expect.arrayContaining(['working', 'completed']));
+
+    if (webhooks) {
+      // Registered the A2A way: a TaskStatusUpdateEvent for `working`, the whole Task for `completed`.
+      const a2aFinal = (await eventually(() => receiver.received.find((w) => w.path.startsWith('/sdk/create_media_buy/') && w.json.kind === 'task'), 20_000, 'the A2A completed Task'))!;
+      const a2a = receiver.received.filter((w) => w.path.startsWith('/sdk/create_media_buy/'));
+      expect(a2a.map((w) => `${w.json.kind}:${w.json.status.state}`)).toEqual(expect.arrayContaining(['status-update:working', 'task:completed']));
+      expect(a2aFinal.json).toMatchObject({ id: taskId, contextId: expect.any(String), status: { state: 'completed' } });
+      const verified = await sdkClientSteps({
+        agentUrl,
+        protocol,
+        webhooks,
+        token: buyer,
+        steps: a2a.map((w) => {
+          const [, , taskType, operationId] = w.path.split('/');
+          return { method: 'handleWebhook', params: { payload: w.json, taskType, operationId, signature: w.headers['x-adcp-signature'], timestamp: w.headers['x-adcp-timestamp'], rawBody: w.body } };
+        }),
+      });
+      expect(verified.map((v) => v.error)).toEqual(a2a.map(() => undefined));
+      expect(verified.map((v) => v.data?.status)).toEqual(a2a.map((w) => w.json.status.state));
+      expect(verified.find((v) => v.data?.status === 'completed')!.data).toMatchObject({ task_id: taskId, payload: { media_buy_id: buyId } });
+      // The same bytes with a forged signature are refused by the client.
+      const forged = await sdkClientSteps({ agentUrl, protocol, webhooks, token: buyer, steps: [{ method: 'handleWebhook', params: { payload: a2aFinal.json, taskType: 'create_media_buy', operationId: 'x', signature: `sha256=${'0'.repeat(64)}`, timestamp: a2aFinal.headers['x-adcp-timestamp'], rawBody: a2aFinal.body } }] });
+      expect(forged[0]).toMatchObject({ success: false, error: expect.stringMatching(/signature/i) });
+    }
 
     const [buys, creatives, delivery, task] = await sdkClientSteps({
       agentUrl,

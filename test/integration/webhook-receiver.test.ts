@@ -97,6 +97,58 @@ describe(`buyer-side webhook receiver (${name})`, () => {
     expect(activity).toHaveLength(2);
   }, 60_000);
 
+  it('our dispatcher → our receiver over A2A: a push registered the A2A way comes in A2A\'s envelope (status update, then the Task), RFC 9421-signed, and is applied as task status', async () => {
+    const endpoint = (await register('adcp_gateway', 'seller.example'))!;
+    const url = endpoint.url_template.replace('{task_type}', 'create_media_buy');
+    const res = await fetch(`${seller.url}/a2a`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${keys.sellerBuyer}` },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'message/send',
+        params: {
+          message: {
+            kind: 'message',
+            role: 'user',
+            messageId: 'm-a2a-push',
+            contextId: 'ctx-a2a-push',
+            parts: [
+              {
+                kind: 'data',
+                data: {
+                  skill: 'create_media_buy',
+                  input: {
+                    brand: { domain: 'acme.example' },
+                    packages: [{ product_id: 'news_display_run_of_site', pricing_option_id: 'cpm_usd_fixed', budget: 700 }],
+                    start_time: 'asap',
+                    end_time: new Date(Date.now() + 5 * 86_400_000).toISOString(),
+                    idempotency_key: 'a2a-push-create-0001',
+                  },
+                },
+              },
+            ],
+          },
+          configuration: { pushNotificationConfig: { url } },
+        },
+      }),
+    });
+    const task = ((await res.json()) as { result: { artifacts: { metadata: { adcp_task_id: string } }[] } }).result;
+    const taskId = task.artifacts[0]!.metadata.adcp_task_id;
+    // The seller shows the registration (without credentials) on the AdCP task.
+    const listed = await fetch(`${seller.url}/a2a`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${keys.sellerBuyer}` }, body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tasks/pushNotificationConfig/list', params: { id: taskId } }) });
+    expect(((await listed.json()) as { result: unknown }).result).toEqual([{ taskId, pushNotificationConfig: { id: taskId, url } }]);
+    await graphql(seller.url, 'mutation($t: ID!) { approveTask(taskId: $t) }', { t: taskId }, keys.seller);
+    const got = (await eventually(async () => {
+      const list = await received(taskId);
+      return list.length === 2 && (await status(taskId))?.status === 'completed' ? list : undefined;
+    }, 20_000, 'working and completed received over A2A'))!;
+    expect(got.map((w) => w.status).sort()).toEqual(['completed', 'working']);
+    expect(got.every((w) => w.sender === 'seller.example/adcp_gateway')).toBe(true);
+    // The Task's artifact: the buy as AdCP 3.0 answers it (no creatives yet: pending_creatives).
+    expect(await status(taskId)).toMatchObject({ status: 'completed', data: { media_buy_id: expect.any(String), status: 'pending_creatives' } });
+  }, 60_000);
+
   it('accepts webhooks signed by @adcp/sdk; a duplicate (fresh signature, same key) is 200 and applied once; an older status is not applied', async () => {
     const endpoint = (await register('sdk_agent', 'sdk-sender.example'))!;
     const url = endpoint.url_template.replace('{task_type}', 'create_media_buy');

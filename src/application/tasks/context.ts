@@ -2,6 +2,7 @@ import type { z, ZodType } from 'zod';
 import { parseInput } from '../validation';
 import type { App } from '../../app';
 import type { Principal } from '../api-keys';
+import type { A2aTaskRegistration } from '../../domain/task/task';
 
 /** What every task handler receives besides its input: the app and the authenticated buyer. */
 export interface TaskContext {
@@ -15,8 +16,8 @@ export interface TaskContext {
    * its tasks go out in the same shape, and 3.0 callers are told of synchronous completions too.
    */
   wire?: 'spec' | 'adcp3';
-  /** Asked over A2A: the conversation (`contextId`) an asynchronous task it starts belongs to. */
-  a2a?: { contextId: string };
+  /** Asked over A2A: how an asynchronous task it starts is registered (conversation, A2A-native push). */
+  a2a?: A2aTaskRegistration;
 }
 
 /**

@@ -112,7 +112,7 @@ export const syncCreatives = defineTask({
         owner,
         resourceId: owner,
         request,
-        ...(ctx.a2a ? { a2a: { context_id: ctx.a2a.contextId } } : {}),
+        ...(ctx.a2a ? { a2a: ctx.a2a } : {}),
         message: 'Creatives awaiting seller approval',
         now,
       }, { now, principal: ctx.principal.keyId, correlationId: ctx.requestId });

@@ -289,7 +289,7 @@ export const createMediaBuy = defineTask({
             context: input.context,
             ...(arm ? { awaitsController: true } : {}),
             ...(ctx.wire === 'adcp3' ? { wire: 'adcp3' as const } : {}),
-            ...(ctx.a2a ? { a2a: { context_id: ctx.a2a.contextId } } : {}),
+            ...(ctx.a2a ? { a2a: ctx.a2a } : {}),
             message: arm?.message ?? 'Media buy awaiting seller approval',
             now: cmdCtx.now,
           }, cmdCtx);

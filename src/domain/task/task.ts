@@ -25,8 +25,8 @@ export type TaskEvent =
         readonly awaits_controller?: boolean;
         /** The wire its requester speaks: its webhooks carry results in that shape (default: the spec's). */
         readonly wire?: 'adcp3';
-        /** Asked over A2A: the conversation (A2A `contextId`) the task belongs to. */
-        readonly a2a?: { readonly context_id: string };
+        /** Asked over A2A: the conversation (A2A `contextId`) the task belongs to, and where its A2A-native push notifications go. */
+        readonly a2a?: A2aTaskRegistration;
         readonly message: string;
         readonly at: string;
       };
@@ -45,8 +45,17 @@ export type TaskEvent =
     };
 
 export type TaskCommand =
-  | { readonly type: 'SubmitTask'; readonly taskId: string; readonly taskType: string; readonly owner: string; readonly resourceId: string; readonly pushNotificationConfig?: Record<string, unknown>; readonly context?: Record<string, unknown>; readonly request?: Record<string, unknown>; readonly awaitsController?: boolean; readonly wire?: 'adcp3'; readonly a2a?: { readonly context_id: string }; readonly message: string; readonly now: string }
+  | { readonly type: 'SubmitTask'; readonly taskId: string; readonly taskType: string; readonly owner: string; readonly resourceId: string; readonly pushNotificationConfig?: Record<string, unknown>; readonly context?: Record<string, unknown>; readonly request?: Record<string, unknown>; readonly awaitsController?: boolean; readonly wire?: 'adcp3'; readonly a2a?: A2aTaskRegistration; readonly message: string; readonly now: string }
   | { readonly type: 'ChangeTaskStatus'; readonly status: TaskStatus; readonly message: string; readonly result?: Record<string, unknown>; readonly actor: string; readonly now: string };
+
+/**
+ * A task started over A2A: its conversation, and the push notification config registered the A2A
+ * way (`configuration.pushNotificationConfig`), whose notifications go out in A2A's own envelope.
+ */
+export interface A2aTaskRegistration {
+  readonly context_id: string;
+  readonly push_notification_config?: { readonly url: string; readonly authentication?: { readonly schemes: readonly string[]; readonly credentials: string } };
+}
 
 export type TaskState =
   | { readonly status: 'none' }

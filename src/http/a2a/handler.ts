@@ -16,7 +16,8 @@ import type {
   TaskStatusUpdateEvent,
 } from '@a2a-js/sdk';
 import { A2AError, type A2ARequestHandler } from '@a2a-js/sdk/server';
-import { taskStream } from '../../domain/task/task';
+import { taskStream, type A2aTaskRegistration } from '../../domain/task/task';
+import { assertDeliverableUrl } from '../../webhooks/url-guard';
 import { newEventId, ownerScopedId } from '../../shared/ids';
 import { isObject } from '../../shared/objects';
 import { callTool, type McpContext } from '../mcp/tools';
@@ -74,7 +75,8 @@ export class AdcpA2AHandler implements A2ARequestHandler {
     // the last task it saw on every later call of a session.
     const { skill, input } = invocationOf(message);
     const contextId = typeof message.contextId === 'string' && message.contextId.length > 0 ? message.contextId : newEventId();
-    const result = await callTool(skill, input, { ...this.ctx, a2a: { contextId } });
+    const push = await this.pushConfigOf(params.configuration?.pushNotificationConfig);
+    const result = await callTool(skill, input, { ...this.ctx, a2a: { context_id: contextId, ...(push ? { push_notification_config: push } : {}) } });
     const task = taskOfAnswer(result, { contextId, message, now: this.ctx.app.clock().toISOString(), task: skill === 'call_adcp_agent' && typeof input.task === 'string' ? input.task : skill });
     this.completed.keep(this.ctx.principal.org, task);
     return task;
@@ -101,19 +103,26 @@ export class AdcpA2AHandler implements A2ARequestHandler {
   }
 
   async setTaskPushNotificationConfig(_params: TaskPushNotificationConfig): Promise<TaskPushNotificationConfig> {
-    throw A2AError.pushNotificationNotSupported();
+    throw A2AError.unsupportedOperation('a task\'s push notification config is set when it starts: send configuration.pushNotificationConfig with message/send');
   }
 
-  async getTaskPushNotificationConfig(_params: TaskIdParams | GetTaskPushNotificationConfigParams): Promise<TaskPushNotificationConfig> {
-    throw A2AError.pushNotificationNotSupported();
+  async getTaskPushNotificationConfig(params: TaskIdParams | GetTaskPushNotificationConfigParams): Promise<TaskPushNotificationConfig> {
+    const [config] = await this.listTaskPushNotificationConfigs({ id: taskIdOf(params) });
+    if (!config) throw A2AError.invalidParams(`task ${params.id} has no push notification config`);
+    return config;
   }
 
-  async listTaskPushNotificationConfigs(_params: ListTaskPushNotificationConfigParams): Promise<TaskPushNotificationConfig[]> {
-    throw A2AError.pushNotificationNotSupported();
+  async listTaskPushNotificationConfigs(params: ListTaskPushNotificationConfigParams): Promise<TaskPushNotificationConfig[]> {
+    const id = taskIdOf(params);
+    const registration = await this.registrationOf(id);
+    if (!registration && !this.completed.find(this.ctx.principal.org, id)) await this.getTask({ id }); // not found: say so
+    const push = registration?.push_notification_config;
+    // Credentials stay with the seller: the config is shown without them.
+    return push ? [{ taskId: id, pushNotificationConfig: { id, url: push.url, ...(push.authentication ? { authentication: { schemes: [...push.authentication.schemes] } } : {}) } }] : [];
   }
 
   async deleteTaskPushNotificationConfig(_params: DeleteTaskPushNotificationConfigParams): Promise<void> {
-    throw A2AError.pushNotificationNotSupported();
+    throw A2AError.unsupportedOperation('a task\'s push notification config stays for its life');
   }
 
   // eslint-disable-next-line require-yield
@@ -128,12 +137,40 @@ export class AdcpA2AHandler implements A2ARequestHandler {
 
   /** The conversation a task was started in over A2A (its id stands in for one started elsewhere). */
   private async contextIdOf(publicTaskId: string): Promise<string> {
+    return (await this.registrationOf(publicTaskId))?.context_id ?? publicTaskId;
+  }
+
+  /** How the caller's AdCP task was registered over A2A, if it was (undefined for another buyer's, or none). */
+  private async registrationOf(publicTaskId: string): Promise<A2aTaskRegistration | undefined> {
     for (const id of [ownerScopedId(this.ctx.principal.org, publicTaskId), publicTaskId]) {
       const [first] = await this.ctx.app.store.readStream(taskStream(id), { limit: 1 });
-      const data = first?.data as { owner?: string; a2a?: { context_id?: string } } | undefined;
-      if (data && data.owner === this.ctx.principal.org) return data.a2a?.context_id ?? publicTaskId;
+      const data = first?.data as { owner?: string; a2a?: A2aTaskRegistration } | undefined;
+      if (data && data.owner === this.ctx.principal.org) return data.a2a;
     }
-    return publicTaskId;
+    return undefined;
+  }
+
+  /**
+   * An A2A-native push registration (`configuration.pushNotificationConfig`): a deliverable URL (the
+   * same guard as every webhook URL), and optionally the legacy schemes' `authentication`, as
+   * AdCP's `push_notification_config` takes it; without one, notifications are RFC 9421-signed.
+   */
+  private async pushConfigOf(raw: unknown): Promise<A2aTaskRegistration['push_notification_config']> {
+    if (raw === undefined) return undefined;
+    const field = 'configuration.pushNotificationConfig';
+    if (!isObject(raw) || typeof raw.url !== 'string') throw A2AError.invalidParams(`${field} must be an object with a url`);
+    try {
+      await assertDeliverableUrl(raw.url, `${field}.url`, this.ctx.app.config.allowPrivateWebhookUrls);
+    } catch (err) {
+      throw A2AError.invalidParams(`${field}.url: ${(err as Error).message}`);
+    }
+    const auth = raw.authentication;
+    if (auth === undefined) return { url: raw.url };
+    const schemes = isObject(auth) && Array.isArray(auth.schemes) ? auth.schemes : [];
+    if (!isObject(auth) || schemes.length !== 1 || (schemes[0] !== 'Bearer' && schemes[0] !== 'HMAC-SHA256') || typeof auth.credentials !== 'string' || auth.credentials.length < 32) {
+      throw A2AError.invalidParams(`${field}.authentication must be { schemes: ["HMAC-SHA256"] or ["Bearer"], credentials: at least 32 characters } (or left out: notifications are then RFC 9421-signed)`);
+    }
+    return { url: raw.url, authentication: { schemes: [schemes[0]], credentials: auth.credentials } };
   }
 }
 

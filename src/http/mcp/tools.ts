@@ -1,6 +1,7 @@
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { App } from '../../app';
 import type { Principal } from '../../application/api-keys';
+import type { A2aTaskRegistration } from '../../domain/task/task';
 import { tasks } from '../../application/tasks';
 import { runTaskConsistently } from '../../application/tasks/context';
 import { AppError } from '../../shared/errors';
@@ -21,8 +22,8 @@ export interface McpContext {
   /** The origin this request reached us at: our own agent URL is `${origin}/mcp`. */
   origin: string;
   wire: 'adcp3';
-  /** Over A2A: the conversation an asynchronous task started by this call belongs to. */
-  a2a?: { contextId: string };
+  /** Over A2A: how an asynchronous task started by this call is registered (conversation, A2A-native push). */
+  a2a?: A2aTaskRegistration;
   /** Set when the request itself is refused (e.g. forbidden keys): every call answers it as its error. */
   refusal?: AppError;
 }

@@ -176,8 +176,9 @@ export class WebhookReceiver {
     const format = detectFormat(payload);
     let dedupKey: string;
     if (format === 'a2a') {
-      // A2A Task / TaskStatusUpdateEvent carry no idempotency_key: one state change is one event.
-      dedupKey = `a2a:${payload.id}:${payload.status.state}:${payload.status.timestamp ?? ''}`;
+      // A2A Task / TaskStatusUpdateEvent carry no idempotency_key: one state change is one event
+      // (a Task names itself by `id`, a status update its task by `taskId`).
+      dedupKey = `a2a:${payload.id ?? payload.taskId}:${payload.status.state}:${payload.status.timestamp ?? ''}`;
     } else {
       const problem = envelopeError(payload);
       if (problem) return { status: 400, body: { error: { code: problem, message: 'not an AdCP webhook envelope' } } };
