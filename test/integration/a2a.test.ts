@@ -3,6 +3,7 @@ import type { Task } from '@a2a-js/sdk';
 import { issueApiKey } from '../../src/application/api-keys';
 import { validateAdcp3Response } from '../../src/wire/adcp3/schemas';
 import { graphql, startTestGateway } from '../support/gateway';
+import { eventually } from '../support/infra';
 
 type Json = Record<string, any>;
 
@@ -132,6 +133,74 @@ describe('A2A binding', () => {
     expect(answerOf(canceled)).toMatchObject({ media_buy_id: created.media_buy_id, status: 'canceled' });
   });
 
+  it('message/stream follows a pending buy as the seller approves: the Task submitted, then working, then the buy as an artifact and completed (final)', async () => {
+    const client = await clientFor(buyer);
+    const stream = client.sendMessageStream(
+      ask(
+        'create_media_buy',
+        {
+          brand: { domain: 'acme-outdoor.com' },
+          start_time: 'asap',
+          end_time: future(20),
+          packages: [{ product_id: 'premium_ctv_guaranteed', pricing_option_id: 'cpm_usd_guaranteed', budget: 20000 }],
+          idempotency_key: `a2a-stream-${Date.now()}`,
+        },
+        { contextId: 'ctx-stream' },
+      ),
+    );
+    const seen: Json[] = [];
+    let approval: Promise<unknown> | undefined;
+    for await (const event of stream) {
+      seen.push(event as Json);
+      // The seller signs the IO once the buyer is watching.
+      if (seen.length === 1) approval = graphql(gw.url, 'mutation($t: ID!) { approveTask(taskId: $t, note: "IO signed") }', { t: (event as Task).id }, seller);
+    }
+    await approval;
+    const taskId = (seen[0] as Task).id;
+    expect(seen.map((e) => `${e.kind}:${e.status?.state ?? e.artifact?.name}`)).toEqual(['task:submitted', 'status-update:working', 'artifact-update:result', 'status-update:completed']);
+    expect(seen[0]).toMatchObject({ contextId: 'ctx-stream', artifacts: [{ name: 'submitted', metadata: { adcp_task_id: taskId } }] });
+    expect(seen.at(-1)).toMatchObject({ taskId, contextId: 'ctx-stream', final: true });
+    const buy = (seen[2]!.artifact.parts as { kind: string; data: Json }[]).find((p) => p.kind === 'data')!.data;
+    expect(validateAdcp3Response('create_media_buy', buy)).toMatchObject({ valid: true });
+    expect(buy.media_buy_id).toEqual(expect.any(String));
+
+    // Resubscribing to a finished task gives it as it ended; a synchronous call streams as one Task.
+    const again: Json[] = [];
+    for await (const event of client.resubscribeTask({ id: taskId })) again.push(event as Json);
+    expect(again).toEqual([expect.objectContaining({ kind: 'task', id: taskId, status: expect.objectContaining({ state: 'completed' }) })]);
+    const once: Json[] = [];
+    for await (const event of client.sendMessageStream(ask('get_products', { buying_mode: 'brief', brief: 'news' }))) once.push(event as Json);
+    expect(once).toEqual([expect.objectContaining({ kind: 'task', status: expect.objectContaining({ state: 'completed' }) })]);
+  });
+
+  it('holds at most 20 open streams per key, and a stream whose caller goes away is released', async () => {
+    const client = await clientFor(other);
+    const pending = answerOf(
+      ((await client.sendMessage(
+        ask('create_media_buy', { brand: { domain: 'rival.example' }, start_time: 'asap', end_time: future(20), packages: [{ product_id: 'premium_ctv_guaranteed', pricing_option_id: 'cpm_usd_guaranteed', budget: 20000 }], idempotency_key: `a2a-cap-${Date.now()}` }),
+      )) as { result: Task }).result,
+    );
+    const open = async () => {
+      const abort = new AbortController();
+      const res = await fetch(`${gw.url}/a2a`, { method: 'POST', signal: abort.signal, headers: { 'content-type': 'application/json', authorization: `Bearer ${other}` }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tasks/resubscribe', params: { id: pending.task_id } }) });
+      return { abort, res };
+    };
+    const streams = [];
+    for (let i = 0; i < 20; i++) streams.push(await open());
+    expect(streams.every((s) => s.res.headers.get('content-type') === 'text/event-stream')).toBe(true);
+    const refused = await open();
+    expect(refused.res.headers.get('content-type')).toMatch(/application\/json/);
+    expect(await refused.res.json()).toMatchObject({ error: { code: -32000, message: expect.stringMatching(/20 open streams/) } });
+    for (const s of streams) s.abort.abort();
+    const again = await eventually(async () => {
+      const s = await open();
+      if (s.res.headers.get('content-type') === 'text/event-stream') return s;
+      await s.res.text();
+      return undefined;
+    }, 10_000, 'a stream slot freed by the callers that went away');
+    again!.abort.abort();
+  });
+
   it('answers every malformed request with a JSON-RPC error, never a 5xx', async () => {
     const cases: [unknown, number][] = [
       ['{"jsonrpc":"2.0","id":1,"method":"message/send"', -32700],
@@ -143,7 +212,9 @@ describe('A2A binding', () => {
       [{ jsonrpc: '2.0', id: 1, method: 'message/send', params: { message: { kind: 'message', role: 'user', messageId: 'm', parts: [{ kind: 'text', text: 'buy me ads' }] } } }, -32602],
       [{ jsonrpc: '2.0', id: 1, method: 'message/send', params: { message: { kind: 'message', role: 'user', messageId: 'm', parts: [{ kind: 'data', data: { skill: 7 } }] } } }, -32602],
       [{ jsonrpc: '2.0', id: 1, method: 'message/send', params: { message: { kind: 'message', role: 'user', messageId: 'm', parts: [{ kind: 'data', data: { skill: 'get_products', input: [1] } }] } } }, -32602],
-      [{ jsonrpc: '2.0', id: 1, method: 'message/stream', params: ask('get_products', {}) }, -32004],
+      [{ jsonrpc: '2.0', id: 1, method: 'message/stream', params: { message: { kind: 'message', role: 'user', messageId: 'm', parts: [] } } }, -32602],
+      [{ jsonrpc: '2.0', id: 1, method: 'tasks/resubscribe', params: { id: 'task_unknown' } }, -32001],
+      [{ jsonrpc: '2.0', id: 1, method: 'tasks/resubscribe', params: 'x' }, -32602],
       [{ jsonrpc: '2.0', id: 1, method: 'tasks/get', params: {} }, -32602],
       [{ jsonrpc: '2.0', id: 1, method: 'tasks/get', params: { id: 'task_unknown' } }, -32001],
       [{ jsonrpc: '2.0', id: 1, method: 'tasks/pushNotificationConfig/set', params: { taskId: 'x', pushNotificationConfig: { url: 'https://buyer.example/hook' } } }, -32004],

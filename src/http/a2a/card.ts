@@ -26,7 +26,7 @@ export function agentCard(app: App, origin: string): AgentCard {
     protocolVersion: A2A_PROTOCOL_VERSION,
     provider: { organization: 'adcp-gateway', url: origin },
     documentationUrl: `${origin}/docs`,
-    capabilities: { streaming: false, pushNotifications: true, stateTransitionHistory: false },
+    capabilities: { streaming: true, pushNotifications: true, stateTransitionHistory: false },
     defaultInputModes: ['application/json'],
     defaultOutputModes: ['application/json'],
     skills: toolList().map((tool) => ({

@@ -16,7 +16,8 @@ import type {
   TaskStatusUpdateEvent,
 } from '@a2a-js/sdk';
 import { A2AError, type A2ARequestHandler } from '@a2a-js/sdk/server';
-import { taskStream, type A2aTaskRegistration } from '../../domain/task/task';
+import { taskStream, type A2aTaskRegistration, type TaskEvent } from '../../domain/task/task';
+import { answer3 } from '../../wire/adcp3/answers';
 import { assertDeliverableUrl } from '../../webhooks/url-guard';
 import { newEventId, ownerScopedId } from '../../shared/ids';
 import { isObject } from '../../shared/objects';
@@ -24,6 +25,28 @@ import { callTool, type McpContext } from '../mcp/tools';
 import type { CompletedTasks } from './completed-tasks';
 
 type Obj = Record<string, unknown>;
+type Submitted = Extract<TaskEvent, { type: 'TaskSubmitted' }>['data'];
+type StatusChange = Extract<TaskEvent, { type: 'TaskStatusChanged' }>['data'];
+
+/** A2A's final task states. */
+const FINAL: ReadonlySet<string> = new Set(['completed', 'failed', 'canceled', 'rejected']);
+
+/** The longest a stream stays open (a caller that still waits resubscribes). */
+export const STREAM_MAX_MS = 10 * 60_000;
+
+/** Waits `ms`, or less if `signal` aborts. */
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) return resolve();
+    const timer = setTimeout(done, ms);
+    signal.addEventListener('abort', done, { once: true });
+    function done() {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    }
+  });
+}
 
 /** AdCP task statuses a call may answer with while the work goes on (the task id names it). */
 const PENDING: ReadonlySet<string> = new Set(['submitted', 'working', 'input-required']);
@@ -57,6 +80,8 @@ export class AdcpA2AHandler implements A2ARequestHandler {
     private readonly card: AgentCard,
     private readonly ctx: McpContext,
     private readonly completed: CompletedTasks,
+    /** Aborted when the caller goes away: an open stream stops following its task. */
+    private readonly signal: AbortSignal = new AbortController().signal,
   ) {}
 
   async getAgentCard(): Promise<AgentCard> {
@@ -125,14 +150,100 @@ export class AdcpA2AHandler implements A2ARequestHandler {
     throw A2AError.unsupportedOperation('a task\'s push notification config stays for its life');
   }
 
-  // eslint-disable-next-line require-yield
-  async *sendMessageStream(): AsyncGenerator<Message | Task | TaskStatusUpdateEvent | TaskArtifactUpdateEvent, void, undefined> {
-    throw A2AError.unsupportedOperation('message/stream is not offered yet (the agent card says streaming: false)');
+  /**
+   * `message/stream`: the call as `message/send` makes it; an answer that ended with the call is
+   * that one Task. A pending answer streams the AdCP task it names, as the work goes: the Task in
+   * its current state (the submitted arm as its artifact), a status update for each change
+   * (`working`, `input-required`), and at the end the result as an artifact update and the final
+   * status (`final: true`).
+   */
+  async *sendMessageStream(params: MessageSendParams): AsyncGenerator<Message | Task | TaskStatusUpdateEvent | TaskArtifactUpdateEvent, void, undefined> {
+    const call = await this.sendMessage(params);
+    const adcpTaskId = call.artifacts?.[0]?.metadata?.adcp_task_id;
+    if (typeof adcpTaskId !== 'string') {
+      yield call;
+      return;
+    }
+    yield* this.follow(adcpTaskId, call.artifacts![0]!);
   }
 
-  // eslint-disable-next-line require-yield
-  async *resubscribe(): AsyncGenerator<Task | TaskStatusUpdateEvent | TaskArtifactUpdateEvent, void, undefined> {
-    throw A2AError.unsupportedOperation('tasks/resubscribe is not offered yet (the agent card says streaming: false)');
+  /** `tasks/resubscribe`: a task's stream again, from its current state (a call's own Task, if kept, as it ended). */
+  async *resubscribe(params: TaskIdParams): AsyncGenerator<Task | TaskStatusUpdateEvent | TaskArtifactUpdateEvent, void, undefined> {
+    const id = taskIdOf(params);
+    const kept = this.completed.find(this.ctx.principal.org, id);
+    if (kept) {
+      yield kept;
+      return;
+    }
+    yield* this.follow(id);
+  }
+
+  /**
+   * Follows the caller's AdCP task from its event stream (every status change, in order, on any
+   * instance), polling it a few times a second for at most STREAM_MAX_MS, until a final state or
+   * until the caller goes away.
+   */
+  private async *follow(publicTaskId: string, submittedArtifact?: Artifact): AsyncGenerator<Task | TaskStatusUpdateEvent | TaskArtifactUpdateEvent, void, undefined> {
+    const found = await this.taskStreamOf(publicTaskId);
+    if (!found) throw A2AError.taskNotFound(publicTaskId);
+    const { streamId, submitted } = found;
+    const contextId = submitted.a2a?.context_id ?? publicTaskId;
+    const events = await this.ctx.app.store.readStream(streamId);
+    let version = events.length;
+    const changes = events.filter((e) => e.type === 'TaskStatusChanged').map((e) => e.data as StatusChange);
+    const current = changes.at(-1);
+    const state = (current?.status ?? 'submitted') as TaskState;
+    if (FINAL.has(state)) {
+      yield { kind: 'task', id: publicTaskId, contextId, status: { state, timestamp: current!.at }, artifacts: [this.outcomeArtifact(submitted, current!)] };
+      return;
+    }
+    yield {
+      kind: 'task',
+      id: publicTaskId,
+      contextId,
+      status: { state, timestamp: current?.at ?? submitted.at, message: statusMessage(publicTaskId, contextId, { task_id: publicTaskId, status: state, message: current?.message ?? submitted.message }) },
+      ...(submittedArtifact ? { artifacts: [submittedArtifact] } : {}),
+    };
+    const deadline = Date.now() + STREAM_MAX_MS;
+    for (let polls = 0; Date.now() < deadline && !this.signal.aborted; polls++) {
+      // Quick at first (an approval is often seconds away), then once a second.
+      await sleep(polls < 50 ? 200 : 1000, this.signal);
+      const next = await this.ctx.app.store.readStream(streamId, { fromVersion: version + 1 });
+      for (const e of next) {
+        version = e.streamVersion;
+        if (e.type !== 'TaskStatusChanged') continue;
+        const change = e.data as StatusChange;
+        const changed = change.status as TaskState;
+        if (FINAL.has(changed)) {
+          yield { kind: 'artifact-update', taskId: publicTaskId, contextId, artifact: this.outcomeArtifact(submitted, change), append: false, lastChunk: true };
+          yield { kind: 'status-update', taskId: publicTaskId, contextId, status: { state: changed, timestamp: change.at }, final: true };
+          return;
+        }
+        yield {
+          kind: 'status-update',
+          taskId: publicTaskId,
+          contextId,
+          status: { state: changed, timestamp: change.at, message: statusMessage(publicTaskId, contextId, { task_id: publicTaskId, status: changed, message: change.message, ...change.result }) },
+          final: false,
+        };
+      }
+    }
+  }
+
+  /** What a task ended with: its result as AdCP 3.0 answers it, or why it did not complete. */
+  private outcomeArtifact(submitted: Submitted, change: StatusChange): Artifact {
+    if (change.status === 'completed' && change.result) return artifact('result', { ...answer3(submitted.task_type, change.result, { now: new Date(change.at) }), ...(submitted.context ? { context: submitted.context } : {}) });
+    return artifact('error', { status: change.status, message: change.message, ...(submitted.context ? { context: submitted.context } : {}) });
+  }
+
+  /** The caller's AdCP task's stream and how it was submitted (undefined for another buyer's, or none). */
+  private async taskStreamOf(publicTaskId: string): Promise<{ streamId: string; submitted: Submitted } | undefined> {
+    for (const id of [ownerScopedId(this.ctx.principal.org, publicTaskId), publicTaskId]) {
+      const [first] = await this.ctx.app.store.readStream(taskStream(id), { limit: 1 });
+      const data = first?.data as Submitted | undefined;
+      if (first?.type === 'TaskSubmitted' && data?.owner === this.ctx.principal.org) return { streamId: taskStream(id), submitted: data };
+    }
+    return undefined;
   }
 
   /** The conversation a task was started in over A2A (its id stands in for one started elsewhere). */
@@ -142,12 +253,7 @@ export class AdcpA2AHandler implements A2ARequestHandler {
 
   /** How the caller's AdCP task was registered over A2A, if it was (undefined for another buyer's, or none). */
   private async registrationOf(publicTaskId: string): Promise<A2aTaskRegistration | undefined> {
-    for (const id of [ownerScopedId(this.ctx.principal.org, publicTaskId), publicTaskId]) {
-      const [first] = await this.ctx.app.store.readStream(taskStream(id), { limit: 1 });
-      const data = first?.data as { owner?: string; a2a?: A2aTaskRegistration } | undefined;
-      if (data && data.owner === this.ctx.principal.org) return data.a2a;
-    }
-    return undefined;
+    return (await this.taskStreamOf(publicTaskId))?.submitted.a2a;
   }
 
   /**

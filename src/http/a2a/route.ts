@@ -1,5 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { JsonRpcTransportHandler } from '@a2a-js/sdk/server';
+import { Readable } from 'node:stream';
+import type { MessageSendParams, TaskIdParams } from '@a2a-js/sdk';
+import { A2AError, JsonRpcTransportHandler } from '@a2a-js/sdk/server';
 import type { App } from '../../app';
 import { AppError } from '../../shared/errors';
 import { isObject } from '../../shared/objects';
@@ -21,6 +23,14 @@ const CARD_PATHS = ['/.well-known/agent-card.json', '/.well-known/agent.json', `
  */
 export function registerA2aRoutes(fastify: FastifyInstance, app: App): void {
   const completed = new CompletedTasks();
+  // Open streams per key on this instance (see MAX_STREAMS_PER_KEY).
+  const streams = new Map<string, number>();
+  // Every request's "caller went away" switch: a shutdown ends open streams rather than wait for them.
+  const live = new Set<AbortController>();
+  fastify.addHook('preClose', (done) => {
+    for (const c of live) c.abort();
+    done();
+  });
   for (const url of CARD_PATHS) {
     fastify.get(url, async (req, reply) =>
       reply.header('cache-control', 'public, max-age=300').header('access-control-allow-origin', '*').send(agentCard(app, publicOrigin(app, req))),
@@ -45,7 +55,7 @@ export function registerA2aRoutes(fastify: FastifyInstance, app: App): void {
     // The endpoint the card names, and the agent's base URL: A2A clients (and the official runner's
     // raw probes, with `--protocol a2a`) are pointed at the origin.
     for (const url of [A2A_PATH, `${A2A_PATH}/`, '/']) {
-      a2a.post(url, { onRequest: (req, reply, done) => refuseAmbiguousSignedBody(app, req, reply, done) }, (req, reply) => handlePost(app, completed, req, reply));
+      a2a.post(url, { onRequest: (req, reply, done) => refuseAmbiguousSignedBody(app, req, reply, done) }, (req, reply) => handlePost(app, { completed, streams, live }, req, reply));
       if (url === '/') continue;
       a2a.route({
         method: ['GET', 'DELETE', 'PUT', 'PATCH'],
@@ -57,7 +67,8 @@ export function registerA2aRoutes(fastify: FastifyInstance, app: App): void {
   });
 }
 
-async function handlePost(app: App, completed: CompletedTasks, req: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
+async function handlePost(app: App, state: { completed: CompletedTasks; streams: Map<string, number>; live: Set<AbortController> }, req: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
+  const { completed, streams, live } = state;
   const caller = await agentCaller(app, req, req.url.startsWith(A2A_PATH) ? A2A_PATH : '', callOf(req.body));
   if ('refused' in caller) return caller.refused(reply);
   const origin = publicOrigin(app, req);
@@ -70,14 +81,87 @@ async function handlePost(app: App, completed: CompletedTasks, req: FastifyReque
     // A `__proto__` or `constructor.prototype` key (dropped by the parser) is refused as the task's error.
     ...(req.forbiddenKeys ? { refusal: new AppError('INVALID_REQUEST', 'the request contains a "__proto__" or "constructor.prototype" key, which no field accepts') } : {}),
   };
-  const transport = new JsonRpcTransportHandler(new AdcpA2AHandler(agentCard(app, origin), ctx, completed));
-  const answer = await transport.handle(req.body);
-  if (Symbol.asyncIterator in answer) {
-    // Streaming methods are refused while the card says streaming: false; never reached.
-    throw new AppError('UNAVAILABLE', 'streaming is not offered');
+  // The caller going away ends a stream's polling at once.
+  const gone = new AbortController();
+  live.add(gone);
+  reply.raw.once('close', () => {
+    gone.abort();
+    live.delete(gone);
+  });
+  const handler = new AdcpA2AHandler(agentCard(app, origin), ctx, completed, gone.signal);
+  const body = req.body;
+  if (isObject(body) && body.jsonrpc === '2.0' && (body.method === 'message/stream' || body.method === 'tasks/resubscribe') && isObject(body.params)) {
+    const id = typeof body.id === 'string' || typeof body.id === 'number' ? body.id : null;
+    const events = body.method === 'message/stream' ? handler.sendMessageStream(body.params as unknown as MessageSendParams) : handler.resubscribe(body.params as unknown as TaskIdParams);
+    return stream(reply, streams, caller.principal.keyId, id, events);
   }
+  // Everything else (and whatever is malformed) through @a2a-js/sdk's transport handler.
+  const answer = await new JsonRpcTransportHandler(handler).handle(body);
   // JSON-RPC answers its own errors in the body; the HTTP exchange itself succeeded.
   return reply.status(200).type('application/json').send(answer);
+}
+
+/** The most streams one key may hold open on an instance: each polls its task until it ends. */
+const MAX_STREAMS_PER_KEY = 20;
+
+/**
+ * A streaming answer as Server-Sent Events (`data: <JSON-RPC response>` per event, as A2A's
+ * clients read them). An error before the first event is a plain JSON-RPC error answer; one later
+ * is an `event: error` with the JSON-RPC error, and the stream ends.
+ */
+async function stream(reply: FastifyReply, open: Map<string, number>, keyId: string, id: string | number | null, events: AsyncGenerator<unknown, void, undefined>): Promise<FastifyReply> {
+  const held = open.get(keyId) ?? 0;
+  if (held >= MAX_STREAMS_PER_KEY) {
+    await events.return(undefined);
+    return reply.status(200).type('application/json').send({ jsonrpc: '2.0', id, error: { code: -32000, message: `this key already holds ${held} open streams, the most one key may; close one, or follow the task with tasks/get` } });
+  }
+  let first: IteratorResult<unknown, void>;
+  try {
+    first = await events.next();
+  } catch (err) {
+    return reply.status(200).type('application/json').send({ jsonrpc: '2.0', id, error: rpcErrorOf(err, reply) });
+  }
+  open.set(keyId, held + 1);
+  const release = () => {
+    const n = (open.get(keyId) ?? 1) - 1;
+    if (n > 0) open.set(keyId, n);
+    else open.delete(keyId);
+  };
+  async function* sse(): AsyncGenerator<string> {
+    try {
+      if (!first.done) yield `data: ${JSON.stringify({ jsonrpc: '2.0', id, result: first.value })}\n\n`;
+      for (;;) {
+        let next: IteratorResult<unknown, void>;
+        try {
+          next = await events.next();
+        } catch (err) {
+          yield `event: error\ndata: ${JSON.stringify({ jsonrpc: '2.0', id, error: rpcErrorOf(err, reply) })}\n\n`;
+          return;
+        }
+        if (next.done) return;
+        yield `data: ${JSON.stringify({ jsonrpc: '2.0', id, result: next.value })}\n\n`;
+      }
+    } finally {
+      release();
+      await events.return(undefined);
+    }
+  }
+  // `connection: close`: a stream's connection ends with it, so nothing keeps it open once the stream
+  // is over (a shutdown ends open streams and must not then wait out a keep-alive).
+  return reply
+    .status(200)
+    .header('content-type', 'text/event-stream')
+    .header('cache-control', 'no-cache')
+    .header('x-accel-buffering', 'no')
+    .header('connection', 'close')
+    .send(Readable.from(sse()));
+}
+
+/** A JSON-RPC error for what a stream threw: A2A's own, or an internal error (logged) that says nothing more. */
+function rpcErrorOf(err: unknown, reply: FastifyReply): { code: number; message: string; data?: Record<string, unknown> } {
+  if (err instanceof A2AError) return err.toJSONRPCError();
+  reply.log.error({ err }, 'A2A stream failed');
+  return { code: -32603, message: 'internal error' };
 }
 
 /** The AdCP task (and JSON-RPC method) a request calls, for the signing policy. */
