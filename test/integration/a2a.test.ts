@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { A2AClient, TaskNotFoundError } from '@a2a-js/sdk/client';
 import type { Task } from '@a2a-js/sdk';
 import { issueApiKey } from '../../src/application/api-keys';
@@ -231,6 +232,35 @@ describe('A2A binding', () => {
     const unknown = await rpc({ jsonrpc: '2.0', id: 1, method: 'message/send', params: ask('buy_everything', {}) });
     expect(answerOf(unknown.body.result as Task)).toMatchObject({ adcp_error: { code: 'INVALID_REQUEST' } });
   });
+
+  it('property: whatever JSON-RPC arrives (methods, params, parts, skills, inputs at random), the answer is JSON-RPC 2.0 with a result or an error, never a 5xx', async () => {
+    const runs = Number(process.env.FUZZ_RUNS ?? 60);
+    const skills = ['get_products', 'create_media_buy', 'update_media_buy', 'sync_creatives', 'get_media_buys', 'tasks/get', 'call_adcp_agent', 'comply_test_controller'];
+    const part = fc.oneof(
+      fc.record({ kind: fc.constant('data'), data: fc.oneof(fc.anything(), fc.record({ skill: fc.oneof(fc.constantFrom(...skills), fc.string()), input: fc.oneof(fc.anything(), fc.dictionary(fc.string(), fc.anything())), parameters: fc.anything() }, { requiredKeys: [] })) }, { requiredKeys: [] }),
+      fc.record({ kind: fc.constant('text'), text: fc.anything() }),
+      fc.anything(),
+    );
+    const message = fc.record({ kind: fc.constant('message'), role: fc.constantFrom('user', 'agent'), messageId: fc.oneof(fc.string(), fc.anything()), contextId: fc.anything(), taskId: fc.anything(), parts: fc.oneof(fc.array(part, { maxLength: 3 }), fc.anything()) }, { requiredKeys: ['kind', 'parts'] });
+    const params = fc.oneof(fc.record({ message, configuration: fc.anything() }, { requiredKeys: ['message'] }), fc.record({ id: fc.oneof(fc.string(), fc.anything()), historyLength: fc.anything() }, { requiredKeys: [] }), fc.anything());
+    const method = fc.oneof(fc.constantFrom('message/send', 'message/stream', 'tasks/get', 'tasks/cancel', 'tasks/resubscribe', 'tasks/pushNotificationConfig/get', 'tasks/pushNotificationConfig/list', 'agent/getAuthenticatedExtendedCard'), fc.string());
+    await fc.assert(
+      fc.asyncProperty(method, params, fc.oneof(fc.integer(), fc.string(), fc.constant(null)), async (m, p, id) => {
+        const res = await fetch(`${gw.url}/a2a`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${buyer}` }, body: JSON.stringify({ jsonrpc: '2.0', id, method: m, params: p }) });
+        expect(res.status).toBeLessThan(500);
+        const text = await res.text();
+        // A stream's first event is enough (a pending task would stream for minutes).
+        const first = res.headers.get('content-type') === 'text/event-stream' ? /^data: (.*)$/m.exec(text)![1]! : text;
+        const body = JSON.parse(first) as Json;
+        if (res.status >= 400) return; // refused before JSON-RPC (a body the parser refuses), in JSON-RPC's shape
+        expect(body.jsonrpc).toBe('2.0');
+        expect('result' in body !== 'error' in body).toBe(true);
+        if (body.error) expect(Number.isInteger(body.error.code)).toBe(true);
+        if (body.result && m === 'message/send') expect(body.result).toMatchObject({ kind: 'task', status: { state: 'completed' }, artifacts: [{ parts: expect.arrayContaining([expect.objectContaining({ kind: 'data' })]) }] });
+      }),
+      { numRuns: runs },
+    );
+  }, 120_000);
 
   it('refuses a call without credentials or with a bad key (401 naming where to get a token), at the endpoint and at the base URL', async () => {
     for (const path of ['/a2a', '/']) {

@@ -117,12 +117,7 @@ export async function consultGovernance(
       ...(planned.countries?.length ? { geo: { countries: planned.countries } } : {}),
     },
   };
-  let answer: Record<string, unknown>;
-  if (own) {
-    answer = await runTaskConsistently(checkGovernance, check, ctx);
-  } else {
-    answer = await callRemoteGovernanceAgent(ctx.app, agent, 'check_governance', check);
-  }
+  const answer = await askGovernanceAgent(ctx, agent, own, 'check_governance', check);
   const status = answer.status;
   if (status === 'denied') {
     const explanation = typeof answer.explanation === 'string' ? answer.explanation : 'denied by the buyer\'s governance agent';
@@ -170,11 +165,7 @@ export async function withGovernanceRelease<T>(ctx: TaskContext, consulted: Cons
         error: { code: err instanceof AppError ? err.code : 'INTERNAL_ERROR', message: (err as Error).message.slice(0, 500) },
       };
       try {
-        if (isOwnAgent(consulted.agent.url, [ctx.origin, ctx.app.config.publicUrl])) {
-          await runTaskConsistently(reportPlanOutcome, report, ctx);
-        } else {
-          await callRemoteGovernanceAgent(ctx.app, consulted.agent, 'report_plan_outcome', report);
-        }
+        await askGovernanceAgent(ctx, consulted.agent, isOwnAgent(consulted.agent.url, [ctx.origin, ctx.app.config.publicUrl]), 'report_plan_outcome', report);
       } catch (reportErr) {
         ctx.app.log.warn({ err: reportErr, plan_id: verdict.plan_id }, 'could not report a failed governed action to its governance agent');
       }
@@ -198,11 +189,30 @@ export async function reportDeliveryToGovernance(app: App, buy: Pick<MediaBuyTer
     ...(g.governance_context ? { governance_context: g.governance_context } : {}),
     delivery_metrics: metrics,
   };
-  // The seller's own monitor acts for the buyer whose plan it is, on the buyer's own agent.
+  // The seller's own monitor acts for the buyer whose plan it is, on the buyer's own agent; a
+  // consumer does not wait for read models (it may be what they wait on).
   const ctx: TaskContext = { app, principal: { org: buy.owner, keyId: 'governance-monitor', role: 'buyer' } };
-  if (g.own) return checkGovernance.run(parseInput(checkGovernance.input, check), ctx);
+  if (g.own) return askGovernanceAgent(ctx, undefined, true, 'check_governance', check, { waitForReadModels: false });
   const { agents } = await governanceAgentsOf(ctx, buy.account_id ?? '');
-  const agent = agents.find((a) => a.url === g.agent_url) ?? agents[0];
+  return askGovernanceAgent(ctx, agents.find((a) => a.url === g.agent_url) ?? agents[0], false, 'check_governance', check);
+}
+
+/**
+ * Asks the buyer's governance agent: this gateway's own, in-process as that buyer (waiting, by
+ * default, until its read models show what it wrote), or a remote one over MCP, signed.
+ */
+async function askGovernanceAgent(
+  ctx: TaskContext,
+  agent: GovernanceAgent | undefined,
+  own: boolean,
+  tool: 'check_governance' | 'report_plan_outcome',
+  args: Record<string, unknown>,
+  options: { waitForReadModels?: boolean } = {},
+): Promise<Record<string, unknown>> {
+  if (own) {
+    const task = tool === 'check_governance' ? checkGovernance : reportPlanOutcome;
+    return options.waitForReadModels === false ? task.run(parseInput(task.input, args), ctx) : runTaskConsistently(task, args, ctx);
+  }
   if (!agent) throw new AppError('GOVERNANCE_UNAVAILABLE', 'the account no longer has a governance agent', undefined, { retry_after: 30 });
-  return callRemoteGovernanceAgent(app, agent, 'check_governance', check);
+  return callRemoteGovernanceAgent(ctx.app, agent, tool, args);
 }

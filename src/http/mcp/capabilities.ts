@@ -32,6 +32,7 @@ export async function capabilities(app: App, origin: string): Promise<Record<str
   const [products, properties] = await Promise.all([catalogQueries.products(app.readModels), catalogQueries.properties(app.readModels)]);
   const channels = [...new Set(products.flatMap((p) => p.channels.map((c) => CHANNEL_TO_ADCP3[c] ?? c)))];
   const pricingModels = [...new Set(products.flatMap((p) => p.pricing_options.map((o) => pricingModel3(o.pricing_model))))];
+  const specialisms = specialismsFor(app.config.approvalPolicy, !!app.requestSigning);
   return {
     adcp: { major_versions: [3], idempotency: { supported: true, replay_ttl_seconds: REPLAY_TTL_SECONDS } },
     // The creative protocol: formats, a library (sync, list), previews, and build_creative (a
@@ -68,7 +69,7 @@ export async function capabilities(app: App, origin: string): Promise<Record<str
     webhook_signing: { supported: true, profile: 'adcp/webhook-signing/v1', algorithms: ['ed25519'], legacy_hmac_fallback: true },
     ...(app.requestSigning ? { request_signing: app.requestSigning.capability } : {}),
     identity: { key_origins: { webhook_signing: origin } },
-    ...(specialismsFor(app.config.approvalPolicy, !!app.requestSigning).length ? { specialisms: specialismsFor(app.config.approvalPolicy, !!app.requestSigning) } : {}),
+    ...(specialisms.length ? { specialisms } : {}),
     // The schema's enum names only the force_* and simulate_* scenarios; list_scenarios names them all.
     compliance_testing: { scenarios: CONTROLLER_SCENARIOS.filter((s) => /^(force_\w+_status|simulate_\w+)$/.test(s)) },
     last_updated: new Date(app.clock().getTime()).toISOString(),
