@@ -1,4 +1,4 @@
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { App } from '../app';
 import type { Principal } from '../application/api-keys';
 import { AppError } from '../shared/errors';
@@ -76,4 +76,20 @@ function unauthorized(app: App, req: FastifyRequest, reply: FastifyReply, path: 
     .status(401)
     .header('www-authenticate', `Bearer ${params.join(', ')}`)
     .send({ jsonrpc: '2.0', error: { code: -32028, message, data: { adcp_error: { code: 'AUTH_REQUIRED', message, recovery: 'correctable' } } }, id: null });
+}
+
+/**
+ * RFC 9728 protected-resource metadata for an agent endpoint, at
+ * `/.well-known/oauth-protected-resource<path>`: where its tokens come from. The resource is the
+ * endpoint's URL (`<origin><resource>`).
+ */
+export function registerProtectedResourceMetadata(fastify: FastifyInstance, app: App, path: string, resource: string, name: string): void {
+  fastify.get(`/.well-known/oauth-protected-resource${path}`, async (req, reply) => {
+    const metadata = app.oauth.protectedResourceMetadata();
+    if (!metadata) return reply.status(503).header('retry-after', '1').send({ error: 'OAuth is not configured yet' });
+    return reply
+      .header('cache-control', 'public, max-age=3600')
+      .header('access-control-allow-origin', '*')
+      .send({ ...metadata, resource: `${publicOrigin(app, req)}${resource}`, resource_name: name });
+  });
 }

@@ -43,16 +43,8 @@ export function taskEnvelope(p: TaskEnvelopeInput): Record<string, unknown> {
 /** A2A's final task states: a notification in one of them is the whole Task. */
 const A2A_FINAL: ReadonlySet<TaskStatus> = new Set(['completed', 'failed', 'canceled', 'rejected']);
 
-export interface A2aEnvelopeInput {
-  taskId: string;
-  contextId: string;
-  taskType: string;
-  status: TaskStatus;
-  timestamp: string;
-  message: string;
-  result?: Record<string, unknown>;
-  context?: Record<string, unknown>;
-}
+/** What the MCP-style envelope says, less its own fields, plus the A2A conversation. */
+export type A2aEnvelopeInput = Omit<TaskEnvelopeInput, 'idempotencyKey' | 'operationId'> & { contextId: string };
 
 /**
  * The A2A-native task notification (spec §6: for a registration made the A2A way): in a final

@@ -5,7 +5,7 @@ import { A2AError, JsonRpcTransportHandler } from '@a2a-js/sdk/server';
 import type { App } from '../../app';
 import { AppError } from '../../shared/errors';
 import { isObject } from '../../shared/objects';
-import { agentCaller, refuseAmbiguousSignedBody } from '../agent-auth';
+import { agentCaller, refuseAmbiguousSignedBody, registerProtectedResourceMetadata } from '../agent-auth';
 import { strictJsonParser } from '../json-body';
 import { publicOrigin } from '../well-known';
 import { A2A_PATH, agentCard } from './card';
@@ -38,16 +38,7 @@ export function registerA2aRoutes(fastify: FastifyInstance, app: App): void {
   }
   // RFC 9728 metadata for the endpoint and for the agent's base URL (where A2A clients are pointed;
   // a client that appends the base URL's path `/` asks with a trailing slash).
-  for (const path of [A2A_PATH, '', '/']) {
-    fastify.get(`/.well-known/oauth-protected-resource${path}`, async (req, reply) => {
-      const metadata = app.oauth.protectedResourceMetadata();
-      if (!metadata) return reply.status(503).header('retry-after', '1').send({ error: 'OAuth is not configured yet' });
-      return reply
-        .header('cache-control', 'public, max-age=3600')
-        .header('access-control-allow-origin', '*')
-        .send({ ...metadata, resource: `${publicOrigin(app, req)}${path === '/' ? '' : path}`, resource_name: 'adcp-gateway sales agent (A2A)' });
-    });
-  }
+  for (const path of [A2A_PATH, '', '/']) registerProtectedResourceMetadata(fastify, app, path, path === '/' ? '' : path, 'adcp-gateway sales agent (A2A)');
 
   void fastify.register(async (a2a) => {
     a2a.removeContentTypeParser('application/json');

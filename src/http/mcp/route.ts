@@ -4,7 +4,7 @@ import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/
 import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { App } from '../../app';
 import { AppError } from '../../shared/errors';
-import { agentCaller, refuseAmbiguousSignedBody } from '../agent-auth';
+import { agentCaller, refuseAmbiguousSignedBody, registerProtectedResourceMetadata } from '../agent-auth';
 import { publicOrigin } from '../well-known';
 import { callTool, toolList } from './tools';
 import { strictJsonParser } from '../json-body';
@@ -21,14 +21,7 @@ export const MCP_PATH = '/mcp';
  * 401 whose `WWW-Authenticate` names the protected-resource metadata (MCP authorization).
  */
 export function registerMcpRoutes(fastify: FastifyInstance, app: App): void {
-  fastify.get(`/.well-known/oauth-protected-resource${MCP_PATH}`, async (req, reply) => {
-    const metadata = app.oauth.protectedResourceMetadata();
-    if (!metadata) return reply.status(503).header('retry-after', '1').send({ error: 'OAuth is not configured yet' });
-    return reply
-      .header('cache-control', 'public, max-age=3600')
-      .header('access-control-allow-origin', '*')
-      .send({ ...metadata, resource: `${publicOrigin(app, req)}${MCP_PATH}`, resource_name: 'adcp-gateway sales agent (MCP)' });
-  });
+  registerProtectedResourceMetadata(fastify, app, MCP_PATH, MCP_PATH, 'adcp-gateway sales agent (MCP)');
 
   void fastify.register(async (mcp) => {
     // Forbidden keys are refused as a tool error, in the shape AdCP clients read (see handlePost).
