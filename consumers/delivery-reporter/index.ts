@@ -189,7 +189,7 @@ export function deliveryReporter(deps: ReporterDeps): BusHandler {
         sequence_number: sequence,
         media_buy_id: terms.media_buy_id,
         url: buy.webhook.url,
-        auth: authOf({ url: buy.webhook.url, operation_id: operationId, authentication: buy.webhook.authentication }, terms.wire),
+        auth: authOf(buy.webhook, terms.wire),
         body,
         scheduled_at: now,
       },

@@ -10,7 +10,7 @@ import type { EventStore, StoredEvent } from '../../src/eventstore/port';
 import type { ProjectionRunner } from '../../src/projections/runner';
 import type { ReadModelStore } from '../../src/readmodel/port';
 import { newIdempotencyKey } from '../../src/webhooks/envelope';
-import { authOf } from '../webhook-dispatcher';
+import { authOf, type PushConfig } from '../webhook-dispatcher';
 
 export const group = 'impairment-monitor';
 
@@ -20,7 +20,6 @@ export interface MonitorDeps {
   projections: Pick<ProjectionRunner, 'applied'>;
 }
 
-type PushConfig = Parameters<typeof authOf>[0];
 
 /** Which publisher domains each product sells, in one catalog. */
 const domainsByProduct = (c: Catalog) => new Map(c.products.map((p) => [p.product_id, new Set(p.publisher_domains)]));

@@ -17,9 +17,9 @@ export const group = 'webhook-dispatcher';
 const NOTIFY: ReadonlySet<TaskStatus> = new Set(['working', 'input-required', 'completed', 'failed', 'canceled', 'rejected']);
 
 type Submitted = Extract<TaskEvent, { type: 'TaskSubmitted' }>['data'];
-type PushConfig = { url: string; operation_id: string; authentication?: { schemes: string[]; credentials: string } };
+export type PushConfig = { url: string; operation_id: string; authentication?: { schemes: string[]; credentials: string } };
 
-export function authOf(config: PushConfig, wire?: 'adcp3'): WebhookAuth {
+export function authOf(config: { readonly authentication?: { readonly schemes: readonly string[]; readonly credentials: string } }, wire?: 'adcp3'): WebhookAuth {
   const a = config.authentication;
   if (!a) return wire === 'adcp3' ? { scheme: 'rfc9421', key_use: 'webhook-signing' } : { scheme: 'rfc9421' };
   return a.schemes[0] === 'HMAC-SHA256' ? { scheme: 'hmac-sha256', secret: a.credentials } : { scheme: 'bearer', token: a.credentials };
@@ -60,8 +60,7 @@ export function webhookDispatcher(store: EventStore): BusHandler {
           { taskId, contextId: a2a.context_id, taskType: submitted.task_type, status: change.status, timestamp: change.at, message: change.message, result, context: submitted.context },
           { artifactId: newEventId(), messageId: newEventId() },
         );
-        const auth = authOf({ url: push.url, operation_id: '', ...(push.authentication ? { authentication: { schemes: [...push.authentication.schemes], credentials: push.authentication.credentials } } : {}) }, 'adcp3');
-        await schedule(store, `${deliveryStreamFor(e)}.a2a`, submitted, change, newIdempotencyKey(), push.url, auth, body);
+        await schedule(store, `${deliveryStreamFor(e)}.a2a`, submitted, change, newIdempotencyKey(), push.url, authOf(push, 'adcp3'), body);
       }
     }
   };

@@ -6,6 +6,7 @@ import { issueApiKey } from '../../src/application/api-keys';
 import { validateAdcp3, validateAdcp3Response } from '../../src/wire/adcp3/schemas';
 import { redatedComplianceDir } from '../support/compliance-tree';
 import { startTestGateway } from '../support/gateway';
+import { mcpCall } from '../support/mcp-call';
 import { startReceiver } from '../support/receiver';
 
 type Json = Record<string, any>;
@@ -34,15 +35,8 @@ describe('MCP answers validate against the AdCP 3.0 schemas', () => {
   let buyer: string;
   let other: string;
 
-  const call = async (name: string, args: unknown, key = buyer) => {
-    const res = await fetch(`${gw.url}/mcp`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'application/json', authorization: `Bearer ${key}` },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args } }),
-    });
-    expect(res.status).toBe(200);
-    return ((await res.json()) as { result: { isError?: boolean; structuredContent: Json } }).result;
-  };
+  // This suite validates every answer itself (errors included): the helper's own check is off.
+  const call = (name: string, args: unknown, key = buyer) => mcpCall(gw.url, key, name, args, { validate: false });
 
   beforeAll(async () => {
     gw = await startTestGateway({ ALLOW_PRIVATE_WEBHOOK_URLS: '1', SANDBOX_APPROVAL_DELAY_MS: '200' });
@@ -63,8 +57,8 @@ describe('MCP answers validate against the AdCP 3.0 schemas', () => {
     );
     // Fixtures the samples' placeholders name.
     await call('sync_accounts', { accounts: [{ ...LIVE, billing: 'operator' }], idempotency_key: randomUUID() });
-    const buy = (await call('create_media_buy', { account: LIVE, brand: { domain: 'acme-outdoor.com' }, idempotency_key: randomUUID(), start_time: 'asap', end_time: future(20), packages: [{ product_id: 'news_display_run_of_site', pricing_option_id: 'cpm_usd_fixed', budget: 3000 }] })).structuredContent;
-    const pending = (await call('create_media_buy', { account: LIVE, brand: { domain: 'acme-outdoor.com' }, idempotency_key: randomUUID(), start_time: 'asap', end_time: future(20), packages: [{ product_id: 'premium_ctv_guaranteed', pricing_option_id: 'cpm_usd_guaranteed', budget: 20000 }] })).structuredContent;
+    const buy = (await call('create_media_buy', { account: LIVE, brand: { domain: 'acme-outdoor.com' }, idempotency_key: randomUUID(), start_time: 'asap', end_time: future(20), packages: [{ product_id: 'news_display_run_of_site', pricing_option_id: 'cpm_usd_fixed', budget: 3000 }] })).body;
+    const pending = (await call('create_media_buy', { account: LIVE, brand: { domain: 'acme-outdoor.com' }, idempotency_key: randomUUID(), start_time: 'asap', end_time: future(20), packages: [{ product_id: 'premium_ctv_guaranteed', pricing_option_id: 'cpm_usd_guaranteed', budget: 20000 }] })).body;
     const format = { agent_url: 'https://creative.adcontextprotocol.org', id: 'display_300x250' };
     await call('sync_creatives', { account: LIVE, idempotency_key: randomUUID(), creatives: [{ creative_id: 'schema-banner', name: 'Banner', format_id: format, assets: { image: { asset_type: 'image', url: 'https://cdn.acme-outdoor.com/b.png', width: 300, height: 250 } } }] });
     const context: Json = {
@@ -187,7 +181,7 @@ describe('MCP answers validate against the AdCP 3.0 schemas', () => {
     const invalid: string[] = [];
     const seen = new Map<string, { ok: number; error: number }>();
     for (const { tool, args, key, source } of corpus) {
-      const { isError, structuredContent: body } = await call(tool, args, key);
+      const { isError, body } = await call(tool, args, key);
       const counted = tool === 'call_adcp_agent' ? (args as { task: string }).task : tool;
       const tally = seen.get(tool) ?? { ok: 0, error: 0 };
       tally[isError ? 'error' : 'ok']++;

@@ -252,15 +252,8 @@ describe('governance over GraphQL: a human resolves an escalation', () => {
 describe('governance answers under random requests', () => {
   let gw: Awaited<ReturnType<typeof startTestGateway>>;
   let key: string;
-  const post = async (name: string, args: Json) => {
-    const res = await fetch(`${gw.url}/mcp`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'application/json', authorization: `Bearer ${key}` },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args } }),
-    });
-    expect(res.status).toBe(200);
-    return ((await res.json()) as { result: { isError?: boolean; structuredContent: Json } }).result;
-  };
+  // Validated below, with the failing case named: the helper's own check is off.
+  const post = (name: string, args: Json) => mcpCall(gw.url, key, name, args, { validate: false });
 
   beforeAll(async () => {
     gw = await startTestGateway({});
@@ -305,11 +298,11 @@ describe('governance answers under random requests', () => {
         for (const [name, args] of ops) {
           const result = await post(name, args);
           if (result.isError) {
-            expect(result.structuredContent.adcp_error).toMatchObject({ code: expect.stringMatching(/^[A-Z_]+$/), message: expect.any(String) });
+            expect(result.body.adcp_error).toMatchObject({ code: expect.stringMatching(/^[A-Z_]+$/), message: expect.any(String) });
             continue;
           }
           if (name === 'check_governance') checks++;
-          const validation = validateAdcp3Response(name, result.structuredContent);
+          const validation = validateAdcp3Response(name, result.body);
           if (!validation.valid) throw new Error(`${name} ${JSON.stringify(args)} answered outside the 3.0 schema: ${JSON.stringify(validation)}`);
         }
       }),
@@ -317,7 +310,7 @@ describe('governance answers under random requests', () => {
     );
     expect(checks).toBeGreaterThan(50);
     // The trail holds every check that was answered.
-    const trail = (await post('get_plan_audit_logs', { plan_ids: ['p-a', 'p-b', 'p-c'] })).structuredContent;
+    const trail = (await post('get_plan_audit_logs', { plan_ids: ['p-a', 'p-b', 'p-c'] })).body;
     expect(trail.plans.reduce((n: number, p: Json) => n + p.summary.checks_performed, 0)).toBe(checks);
   }, 120_000);
 });

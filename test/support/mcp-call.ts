@@ -10,7 +10,8 @@ export interface McpAnswer {
 /**
  * One MCP `tools/call` against a gateway, as an AdCP buyer makes it (a stateless JSON-RPC POST with
  * a Bearer key). A success is checked against the tool's AdCP 3.0 response schema unless
- * `validate` is false (the sandbox controller has none; a loopback agent URL is not https).
+ * `validate` is false (the sandbox controller has none; a loopback agent URL is not https; a suite
+ * that validates every answer itself).
  */
 export async function mcpCall(gwUrl: string, key: string, name: string, args: unknown, options: { validate?: boolean } = {}): Promise<McpAnswer> {
   const res = await fetch(`${gwUrl}/mcp`, {

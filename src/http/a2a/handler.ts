@@ -19,6 +19,7 @@ import { A2AError, type A2ARequestHandler } from '@a2a-js/sdk/server';
 import { taskStream, type A2aTaskRegistration, type TaskEvent } from '../../domain/task/task';
 import { answer3 } from '../../wire/adcp3/answers';
 import { assertDeliverableUrl } from '../../webhooks/url-guard';
+import { pushNotificationConfigSchema } from '../../application/tasks/media-buy-tasks';
 import { newEventId, ownerScopedId } from '../../shared/ids';
 import { isObject } from '../../shared/objects';
 import { callTool, type McpContext } from '../mcp/tools';
@@ -77,7 +78,8 @@ function invocationOf(message: Message): { skill: string; input: Obj } {
  */
 export class AdcpA2AHandler implements A2ARequestHandler {
   constructor(
-    private readonly card: AgentCard,
+    /** Built only when asked for (the transport asks only before streaming, which the route serves itself). */
+    private readonly card: () => AgentCard,
     private readonly ctx: McpContext,
     private readonly completed: CompletedTasks,
     /** Aborted when the caller goes away: an open stream stops following its task. */
@@ -85,7 +87,7 @@ export class AdcpA2AHandler implements A2ARequestHandler {
   ) {}
 
   async getAgentCard(): Promise<AgentCard> {
-    return this.card;
+    return this.card();
   }
 
   async getAuthenticatedExtendedAgentCard(): Promise<AgentCard> {
@@ -270,13 +272,13 @@ export class AdcpA2AHandler implements A2ARequestHandler {
     } catch (err) {
       throw A2AError.invalidParams(`${field}.url: ${(err as Error).message}`);
     }
-    const auth = raw.authentication;
-    if (auth === undefined) return { url: raw.url };
-    const schemes = isObject(auth) && Array.isArray(auth.schemes) ? auth.schemes : [];
-    if (!isObject(auth) || schemes.length !== 1 || (schemes[0] !== 'Bearer' && schemes[0] !== 'HMAC-SHA256') || typeof auth.credentials !== 'string' || auth.credentials.length < 32) {
+    if (raw.authentication === undefined) return { url: raw.url };
+    // The same rule as AdCP's push_notification_config.authentication.
+    const auth = pushNotificationConfigSchema.shape.authentication.safeParse(raw.authentication);
+    if (!auth.success || !auth.data) {
       throw A2AError.invalidParams(`${field}.authentication must be { schemes: ["HMAC-SHA256"] or ["Bearer"], credentials: at least 32 characters } (or left out: notifications are then RFC 9421-signed)`);
     }
-    return { url: raw.url, authentication: { schemes: [schemes[0]], credentials: auth.credentials } };
+    return { url: raw.url, authentication: { schemes: auth.data.schemes, credentials: auth.data.credentials } };
   }
 }
 

@@ -79,7 +79,7 @@ async function handlePost(app: App, state: { completed: CompletedTasks; streams:
     gone.abort();
     live.delete(gone);
   });
-  const handler = new AdcpA2AHandler(agentCard(app, origin), ctx, completed, gone.signal);
+  const handler = new AdcpA2AHandler(() => agentCard(app, origin), ctx, completed, gone.signal);
   const body = req.body;
   if (isObject(body) && body.jsonrpc === '2.0' && (body.method === 'message/stream' || body.method === 'tasks/resubscribe') && isObject(body.params)) {
     const id = typeof body.id === 'string' || typeof body.id === 'number' ? body.id : null;
