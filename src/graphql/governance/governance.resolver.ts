@@ -46,12 +46,13 @@ export class GovernanceResolver {
     @Arg('planId', () => String) planId: string,
     @Arg('checkId', () => String) checkId: string,
     @Arg('approve', () => Boolean) approve: boolean,
-    @Arg('conditions', () => [GraphQLJSONObject], { nullable: true }) conditions?: Record<string, unknown>[],
-    @Arg('note', () => String, { nullable: true }) note?: string,
+    // A nullable argument may come as an explicit null, not only left out.
+    @Arg('conditions', () => [GraphQLJSONObject], { nullable: true }) conditions?: Record<string, unknown>[] | null,
+    @Arg('note', () => String, { nullable: true }) note?: string | null,
   ) {
     if (!ctx.principal || ctx.principal.role !== 'buyer') throw new AppError('UNAUTHENTICATED', 'a Bearer API key with role buyer is required');
     if (planId.length > 255 || checkId.length > 255) throw new AppError('VALIDATION_ERROR', 'planId and checkId are at most 255 characters', planId.length > 255 ? 'planId' : 'checkId');
-    if (note !== undefined && note.length > 2000) throw new AppError('VALIDATION_ERROR', 'note is at most 2000 characters', 'note');
+    if (note != null && note.length > 2000) throw new AppError('VALIDATION_ERROR', 'note is at most 2000 characters', 'note');
     const parsed = (conditions ?? []).map((c, i) => {
       if (typeof c.field !== 'string' || !c.field || c.field.length > 255 || typeof c.reason !== 'string' || !c.reason || c.reason.length > 2000) {
         throw new AppError('VALIDATION_ERROR', `conditions[${i}] needs a field and a reason (strings)`, `conditions[${i}]`);
