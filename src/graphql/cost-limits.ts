@@ -1,14 +1,20 @@
-import { HeaderMap, type ApolloServerPlugin, type GraphQLRequestContextDidResolveOperation, type GraphQLRequestContextWillSendResponse, type GraphQLRequestListener, type GraphQLResponse } from '@apollo/server';
 import type { FastifyReply, FastifyRequest, preHandlerHookHandler } from 'fastify';
+import { getOperationAST, type GraphQLSchema } from 'graphql';
 import type { Principal } from '../application/api-keys';
-import { GraphQLError } from 'graphql';
-import type { App } from '../app';
 import type { ResourceLimits } from '../config';
-import { budgetOwner, rateLimitHeaderValues } from '../http/request-limits';
+import { budgetOwner, rateLimitHeaderValues, type BudgetOwner } from '../http/request-limits';
 import type { BudgetVerdict, SharedBudgets } from '../http/shared-budgets';
-import type { GraphQLContext } from './context';
 import { hasMoreTokensThan, operationCost, TOKENS_PER_POINT, type OperationCost } from './cost';
-import { authenticate } from '../http/auth';
+import { ParsedDocuments } from './parsed-documents';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The GraphQL operation's price (null: not priced, e.g. a document that does not parse). */
+    operationPrice: OperationCost | null;
+    /** The caller's points once the price was taken from them. */
+    pointsLeft: BudgetVerdict | null;
+  }
+}
 
 /** What every GraphQL answer says of its price, so a client can pace itself (as Shopify's do). */
 export interface CostExtension {
@@ -24,10 +30,12 @@ export interface CostExtension {
 export const maxTokensFor = (limits: ResourceLimits) => limits.graphql.maxCost * TOKENS_PER_POINT;
 
 /** The caller's GraphQL points: the bucket they are counted in and their role's budget. */
-function pointsOf(limits: ResourceLimits, principal: Principal | null, clientAddress: string): { bucket: string; limit: number } {
-  const owner = budgetOwner(principal, clientAddress);
+function pointsOf(limits: ResourceLimits, owner: BudgetOwner): { bucket: string; limit: number } {
   return { bucket: owner.points, limit: limits.graphql.pointsPerMinute[owner.role] };
 }
+
+/** Whom a GraphQL request's points count against: its key, else its address (anonymous, or credentials that failed). */
+const ownerOf = (req: FastifyRequest) => req.budgetOwner ?? budgetOwner(null, req.ip);
 
 /** The `RateLimit` headers with both budgets: the request rate (when counted) and the points. */
 function budgetHeaders(requests: BudgetVerdict | undefined, points: BudgetVerdict): [policy: string, state: string] {
@@ -41,8 +49,8 @@ function budgetHeaders(requests: BudgetVerdict | undefined, points: BudgetVerdic
  */
 export function refuseWhenPointsSpent(limits: ResourceLimits, budgets: SharedBudgets): (req: FastifyRequest, reply: FastifyReply, principal: Principal | null) => boolean {
   return (req, reply, principal) => {
-    if (!/^\/graphql(\?|$)/.test(req.url) || req.method === 'OPTIONS') return false;
-    const { bucket, limit } = pointsOf(limits, principal, req.ip);
+    if (req.routeOptions.url !== '/graphql' || req.method === 'OPTIONS') return false;
+    const { bucket, limit } = pointsOf(limits, budgetOwner(principal, req.ip));
     const points = budgets.peek(bucket, limit, 60);
     // A budget being refreshed is judged by the operation's own price, after its body.
     if (points instanceof Promise || points.allowed) return false;
@@ -58,37 +66,6 @@ export function refuseWhenPointsSpent(limits: ResourceLimits, budgets: SharedBud
   };
 }
 
-/**
- * A route preHandler for /graphql: a document past `maxTokensFor` tokens alone costs more than
- * one operation may, so it is refused (MAX_COST_EXCEEDED, 400) after counting that many tokens,
- * before Apollo hashes, parses and validates all of it (the 800 KB probe took seconds of that).
- * Like every operation refused for its size, it is charged the most one operation may cost.
- */
-export function refuseOversizedDocuments(app: App, limits: ResourceLimits, budgets: SharedBudgets): preHandlerHookHandler {
-  const maxTokens = maxTokensFor(limits);
-  // Callback style: an async hook would cost a promise on every GraphQL request, and only the
-  // refusal has anything to wait for.
-  return (req, reply, done) => {
-    const query = (req.body as { query?: unknown } | undefined)?.query ?? (req.query as { query?: unknown } | undefined)?.query;
-    if (typeof query !== 'string' || !hasMoreTokensThan(query, maxTokens)) return done();
-    refuseOversized(req, reply, maxTokens).catch((err: unknown) => done(err as Error));
-  };
-  async function refuseOversized(req: FastifyRequest, reply: FastifyReply, maxTokens: number): Promise<void> {
-    const { bucket, limit } = pointsOf(limits, await authenticate(req, app).catch(() => null), req.ip);
-    await budgets.spend(bucket, limits.graphql.maxCost, 60);
-    const points = await budgets.peek(bucket, limit, 60);
-    const message = `This operation costs more than ${limits.graphql.maxCost} points, the most one operation may cost: its document alone has more than ${maxTokens} tokens (1 point per ${TOKENS_PER_POINT}). Ask for less in one operation.`;
-    const [policy, state] = budgetHeaders(req.requestBudget ?? undefined, points);
-    void reply
-      .status(400)
-      .headers({ 'ratelimit-policy': policy, ratelimit: state })
-      .send({
-        errors: [{ message, extensions: { code: 'MAX_COST_EXCEEDED', maximumCost: limits.graphql.maxCost } }],
-        extensions: { cost: costExtension(null, limits, points) },
-      });
-  }
-}
-
 function costExtension(requested: number | null, limits: ResourceLimits, points: BudgetVerdict): CostExtension {
   return {
     requested,
@@ -97,83 +74,132 @@ function costExtension(requested: number | null, limits: ResourceLimits, points:
   };
 }
 
+/** A GraphQL answer of the pricing step itself: the error, and the caller's points in `extensions.cost`. */
+function refuseOperation(req: FastifyRequest, reply: FastifyReply, limits: ResourceLimits, status: number, error: { message: string; extensions: Record<string, unknown> }, points: BudgetVerdict): void {
+  const [policy, state] = budgetHeaders(req.requestBudget ?? undefined, points);
+  void reply
+    .status(status)
+    .headers({ 'ratelimit-policy': policy, ratelimit: state, ...(status === 429 ? { 'retry-after': String(points.resetSeconds) } : {}) })
+    .send({ errors: [error], extensions: { cost: costExtension(req.operationPrice?.total ?? null, limits, points) } });
+}
+
 /**
- * Prices each operation before it runs (see ./cost.ts) and refuses one that is too deep
- * (MAX_DEPTH_EXCEEDED) or costs more than one operation may (MAX_COST_EXCEEDED), both 400, or whose
- * price the caller's points for the minute no longer cover (THROTTLED, 429 with Retry-After). Every
- * answer carries `extensions.cost` and the `RateLimit` headers with both budgets.
+ * The /graphql route's preHandler: prices the operation before Apollo sees it (./cost.ts) and
+ * refuses one that is too deep (MAX_DEPTH_EXCEEDED) or costs more than one operation may
+ * (MAX_COST_EXCEEDED), both 400, or whose price the caller's points for the minute no longer
+ * cover (THROTTLED, 429 with Retry-After). A document past `maxTokensFor` tokens is refused after
+ * counting that many, before anything parses all of it (the 800 KB probe took seconds of that).
+ * Refusing for size is work too: it is charged the most one operation may cost.
+ *
+ * Done here rather than in an Apollo plugin: a plugin with any hook puts a promise per hook and
+ * per request through Apollo's pipeline, which cost more than the whole price check (the limits
+ * must cost under 3 % of a request). What Apollo would refuse anyway (a syntax error, an unknown
+ * operation name, variables that do not fit) is left for Apollo to report, unpriced.
  */
-export function costLimitsPlugin(limits: ResourceLimits, budgets: SharedBudgets): ApolloServerPlugin<GraphQLContext> {
+export function priceOperations(schema: GraphQLSchema, limits: ResourceLimits, budgets: SharedBudgets): preHandlerHookHandler {
   const { maxCost, maxDepth } = limits.graphql;
-  // One listener for every request (its state lives in the request's context): no closures to
-  // allocate per request. Both hooks answer synchronously unless a budget is being refreshed
-  // (rare): no promise per request either. Apollo's types ask for promises, but it awaits
-  // whatever a hook returns, inside the try that turns a throw into the error response
-  // (requestPipeline: Promise.all over the hooks).
-  const hooks = {
-    didResolveOperation({ document, operation, request, contextValue, schema }: GraphQLRequestContextDidResolveOperation<GraphQLContext>): Promise<void> | undefined {
-      if (!operation) return; // Apollo refuses a document without the named operation itself
-      const cost = operationCost(schema, document, operation, request.variables);
-      if (!cost) return; // the variables do not fit: execution refuses it, having run nothing
-      contextValue.priced.cost = cost;
-      const { bucket, limit } = pointsOf(limits, contextValue.principal, contextValue.clientAddress);
-      if (cost.depth > maxDepth || cost.total > maxCost) return refuseForSize(bucket, cost);
-      const pending = budgets.take(bucket, cost.total, limit, 60);
-      if (pending instanceof Promise) return pending.then((points) => admit(contextValue, cost, points));
-      admit(contextValue, cost, pending);
+  const maxTokens = maxTokensFor(limits);
+  const documents = new ParsedDocuments();
+  // Callback style: an async hook would cost a promise on every GraphQL request, and the budgets
+  // nearly always answer at once.
+  return (req, reply, done) => {
+    const params = (req.method === 'GET' ? req.query : req.body) as { query?: unknown; operationName?: unknown; variables?: unknown } | undefined;
+    const query = params?.query;
+    if (typeof query !== 'string') return done();
+    if (hasMoreTokensThan(query, maxTokens)) {
+      const message = `This operation costs more than ${maxCost} points, the most one operation may cost: its document alone has more than ${maxTokens} tokens (1 point per ${TOKENS_PER_POINT}). Ask for less in one operation.`;
+      refuseForSize(req, reply, { message, extensions: { code: 'MAX_COST_EXCEEDED', maximumCost: maxCost } }).catch((err: unknown) => done(err as Error));
       return;
-    },
-    willSendResponse({ response, contextValue }: GraphQLRequestContextWillSendResponse<GraphQLContext>): Promise<void> | undefined {
-      const points = contextValue.priced.points;
-      if (points) {
-        addCost(response, contextValue, points);
-        return;
-      }
-      const { bucket, limit } = pointsOf(limits, contextValue.principal, contextValue.clientAddress);
-      const pending = budgets.peek(bucket, limit, 60);
-      if (pending instanceof Promise) return pending.then((p) => addCost(response, contextValue, p));
-      addCost(response, contextValue, pending);
-      return;
-    },
-  };
-  const listener = hooks as GraphQLRequestListener<GraphQLContext>;
-
-  /** Refusing an operation for its size is work too: it is charged the most one may cost. */
-  async function refuseForSize(bucket: string, cost: OperationCost): Promise<never> {
-    await budgets.spend(bucket, maxCost, 60);
+    }
+    // Credentials that failed: the route answers 401 before anything would run.
+    if (!req.budgetOwner) return done();
+    const document = documents.get(query);
+    const operation = document && getOperationAST(document, typeof params!.operationName === 'string' ? params!.operationName : undefined);
+    const variables = variablesOf(params!.variables);
+    if (!operation || variables === null) return done();
+    const cost = operationCost(schema, document, operation, variables);
+    if (!cost) return done(); // the variables do not fit its directives: execution refuses it, having run nothing
+    req.operationPrice = cost;
     if (cost.depth > maxDepth) {
-      throw new GraphQLError(`This operation nests ${cost.depth} levels deep; the most allowed is ${maxDepth}.`, {
-        extensions: { code: 'MAX_DEPTH_EXCEEDED', depth: cost.depth, maximumDepth: maxDepth, http: { status: 400 } },
-      });
+      const message = `This operation nests ${cost.depth} levels deep; the most allowed is ${maxDepth}.`;
+      refuseForSize(req, reply, { message, extensions: { code: 'MAX_DEPTH_EXCEEDED', depth: cost.depth, maximumDepth: maxDepth } }).catch((err: unknown) => done(err as Error));
+      return;
     }
-    throw new GraphQLError(`This operation costs ${cost.total} points, more than ${maxCost}, the most one operation may cost. Ask for fewer fields, items or aliases in one operation.`, {
-      extensions: { code: 'MAX_COST_EXCEEDED', cost: cost.total, maximumCost: maxCost, http: { status: 400 } },
-    });
-  }
-
-  function admit(contextValue: GraphQLContext, cost: OperationCost, points: BudgetVerdict): void {
-    contextValue.priced.points = points;
-    if (!points.allowed) {
-      throw new GraphQLError(`This operation costs ${cost.total} points and ${points.remaining} of your ${points.limit} per ${points.windowSeconds} s are left; try again in ${points.resetSeconds} s.`, {
-        extensions: { code: 'THROTTLED', cost: cost.total, http: { status: 429, headers: new HeaderMap([['retry-after', String(points.resetSeconds)]]) } },
-      });
+    if (cost.total > maxCost) {
+      const message = `This operation costs ${cost.total} points, more than ${maxCost}, the most one operation may cost. Ask for fewer fields, items or aliases in one operation.`;
+      refuseForSize(req, reply, { message, extensions: { code: 'MAX_COST_EXCEEDED', cost: cost.total, maximumCost: maxCost } }).catch((err: unknown) => done(err as Error));
+      return;
     }
-  }
-
-  function addCost(response: GraphQLResponse, contextValue: GraphQLContext, points: BudgetVerdict): void {
-    if (response.body.kind === 'single') {
-      const result = response.body.singleResult;
-      const cost = costExtension(contextValue.priced.cost?.total ?? null, limits, points);
-      if (result.extensions) result.extensions = { ...result.extensions, cost };
-      else result.extensions = { cost };
-    }
-    const [policy, state] = budgetHeaders(contextValue.requestBudget, points);
-    response.http.headers.set('ratelimit-policy', policy);
-    response.http.headers.set('ratelimit', state);
-  }
-
-  return {
-    // Not async: Apollo awaits what this returns, and a promise per request is work for nothing.
-    requestDidStart: (() => listener) as unknown as NonNullable<ApolloServerPlugin<GraphQLContext>['requestDidStart']>,
+    const { bucket, limit } = pointsOf(limits, req.budgetOwner);
+    const pending = budgets.take(bucket, cost.total, limit, 60);
+    if (pending instanceof Promise) pending.then((points) => admit(req, reply, cost, points, done), done);
+    else admit(req, reply, cost, pending, done);
   };
+
+  function admit(req: FastifyRequest, reply: FastifyReply, cost: OperationCost, points: BudgetVerdict, done: (err?: Error) => void): void {
+    req.pointsLeft = points;
+    if (points.allowed) return done();
+    const message = `This operation costs ${cost.total} points and ${points.remaining} of your ${points.limit} per ${points.windowSeconds} s are left; try again in ${points.resetSeconds} s.`;
+    refuseOperation(req, reply, limits, 429, { message, extensions: { code: 'THROTTLED', cost: cost.total } }, points);
+  }
+
+  async function refuseForSize(req: FastifyRequest, reply: FastifyReply, error: { message: string; extensions: Record<string, unknown> }): Promise<void> {
+    const { bucket, limit } = pointsOf(limits, ownerOf(req));
+    await budgets.spend(bucket, maxCost, 60);
+    refuseOperation(req, reply, limits, 400, error, await budgets.peek(bucket, limit, 60));
+  }
+}
+
+/** A request's variables as execution will read them: an object, none, or null when they are not an object (Apollo refuses those). */
+function variablesOf(given: unknown): Record<string, unknown> | undefined | null {
+  if (given === undefined || given === null) return undefined;
+  if (typeof given === 'string') {
+    // A GET request's variables are JSON in the query string.
+    try {
+      return variablesOf(JSON.parse(given) as unknown);
+    } catch {
+      return null;
+    }
+  }
+  return typeof given === 'object' && !Array.isArray(given) ? (given as Record<string, unknown>) : null;
+}
+
+/**
+ * What the pricing step adds to every answer Apollo gives: `extensions.cost` (the operation's price
+ * and the caller's points) and the `RateLimit` headers with both budgets. `body` is Apollo's
+ * single JSON object, whose own top-level `extensions` (from a plugin; none sets any here) come
+ * first (see `stringifyResultExtensionsFirst`): the cost is written into them, or as them.
+ */
+export function withCost(limits: ResourceLimits, budgets: SharedBudgets): (req: FastifyRequest, reply: FastifyReply, body: string) => string | Promise<string> {
+  return (req, reply, body) => {
+    const points = req.pointsLeft;
+    if (points) return addCost(req, reply, body, points);
+    const { bucket, limit } = pointsOf(limits, ownerOf(req));
+    const pending = budgets.peek(bucket, limit, 60);
+    return pending instanceof Promise ? pending.then((p) => addCost(req, reply, body, p)) : addCost(req, reply, body, pending);
+  };
+
+  function addCost(req: FastifyRequest, reply: FastifyReply, body: string, points: BudgetVerdict): string {
+    const [policy, state] = budgetHeaders(req.requestBudget ?? undefined, points);
+    reply.header('ratelimit-policy', policy).header('ratelimit', state);
+    // Numbers only: written directly rather than through JSON.stringify.
+    const cost = `"cost":{"requested":${req.operationPrice?.total ?? null},"maximum":${limits.graphql.maxCost},"budget":{"limit":${points.limit},"remaining":${points.remaining},"resetSeconds":${points.resetSeconds},"windowSeconds":${points.windowSeconds}}}`;
+    if (body.startsWith(EXTENSIONS_FIRST)) {
+      const rest = body.slice(EXTENSIONS_FIRST.length);
+      return `${EXTENSIONS_FIRST}${cost}${rest.startsWith('}') ? '' : ','}${rest}`;
+    }
+    if (!body.startsWith('{')) return body; // not a JSON object (never from Apollo): left as it is
+    return `{"extensions":{${cost}}${body.startsWith('{}') ? '' : ','}${body.slice(1)}`;
+  }
+}
+
+const EXTENSIONS_FIRST = '{"extensions":{';
+
+/**
+ * Apollo's `stringifyResult` when the limits are on: a result's own `extensions` (should a plugin
+ * ever set some) go first, where `withCost` adds the cost to them instead of writing a second
+ * `extensions` key. Otherwise what Apollo writes: errors, then data.
+ */
+export function stringifyResultExtensionsFirst(result: { errors?: unknown; data?: unknown; extensions?: unknown }): string {
+  return JSON.stringify(result.extensions === undefined ? { errors: result.errors, data: result.data } : { extensions: result.extensions, errors: result.errors, data: result.data });
 }

@@ -94,17 +94,47 @@ function sizeArguments(field: GraphQLField<unknown, unknown>, node: FieldNode, v
   return args;
 }
 
+/** What pricing needs to know of a field, from the schema: the same for every operation. */
+interface FieldFacts {
+  field: GraphQLField<unknown, unknown>;
+  /** Its named type when that is an object type (its selections are priced), else undefined. */
+  objectType: GraphQLObjectType | undefined;
+  returnsList: boolean;
+  returnsLeaf: boolean;
+  /** Whether it takes any argument that sizes a list. */
+  sized: boolean;
+}
+
+// Read once per field: graphql-js's type predicates (instanceof checks with a cross-realm
+// fallback outside NODE_ENV=production) cost more per request than the rest of the walk.
+const fieldFacts = new WeakMap<GraphQLField<unknown, unknown>, FieldFacts>();
+
+function factsOfField(field: GraphQLField<unknown, unknown>): FieldFacts {
+  let facts = fieldFacts.get(field);
+  if (!facts) {
+    const named = getNamedType(field.type);
+    facts = {
+      field,
+      objectType: isObjectType(named) ? named : undefined,
+      returnsList: isListType(getNullableType(field.type)),
+      returnsLeaf: isLeafType(named),
+      sized: field.args.some((a) => SIZE_ARGUMENTS.has(a.name)),
+    };
+    fieldFacts.set(field, facts);
+  }
+  return facts;
+}
+
 /** A field's price, given its size arguments and its selections' price. */
-function fieldPoints(parent: GraphQLObjectType, field: GraphQLField<unknown, unknown>, args: Record<string, unknown> | undefined, children: number): number {
+function fieldPoints(parent: GraphQLObjectType, facts: FieldFacts, args: Record<string, unknown> | undefined, children: number): number {
   if (parent.name === 'Mutation') return MUTATION_POINTS + children;
-  const returnsList = isListType(getNullableType(field.type));
-  const perItem = isLeafType(getNamedType(field.type)) ? 1 : 1 + children;
+  const perItem = facts.returnsLeaf ? 1 : 1 + children;
   if (parent.name === 'Query') {
-    const items = (args ? requestedItems(args) : undefined) ?? (returnsList ? ROOT_PAGE : undefined);
+    const items = (args ? requestedItems(args) : undefined) ?? (facts.returnsList ? ROOT_PAGE : undefined);
     return 1 + (items === undefined ? children : items * perItem);
   }
-  if (isLeafType(getNamedType(field.type))) return 0;
-  if (!returnsList) return perItem;
+  if (facts.returnsLeaf) return 0;
+  if (!facts.returnsList) return perItem;
   return ((args ? requestedItems(args) : undefined) ?? ASSUMED_NESTED_LIST) * perItem;
 }
 
@@ -126,9 +156,9 @@ function selectionPoints(schema: GraphQLSchema, parent: GraphQLObjectType, set: 
       }
       const field = parent.getFields()[name];
       if (!field) continue;
-      const named = getNamedType(field.type);
-      const children = s.selectionSet && isObjectType(named) ? selectionPoints(schema, named, s.selectionSet, ctx) : 0;
-      total += fieldPoints(parent, field, field.args.length ? sizeArguments(field, s, ctx.variables) : undefined, children);
+      const facts = factsOfField(field);
+      const children = s.selectionSet && facts.objectType ? selectionPoints(schema, facts.objectType, s.selectionSet, ctx) : 0;
+      total += fieldPoints(parent, facts, facts.sized ? sizeArguments(field, s, ctx.variables) : undefined, children);
     } else {
       const fragment = s.kind === Kind.INLINE_FRAGMENT ? s : ctx.fragments.get(s.name.value);
       // Validation refuses fragment cycles and unknown fragments; the count keeps this walk finite regardless.

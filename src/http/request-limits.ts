@@ -17,6 +17,8 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** This request's place in its client's request rate (GraphQL repeats it beside its points). */
     requestBudget: BudgetVerdict | null;
+    /** Whom this request counts against (null until authenticated, or when authentication failed). */
+    budgetOwner: BudgetOwner | null;
   }
 }
 
@@ -124,6 +126,7 @@ export function registerRequestLimits(
   admitted?: (req: FastifyRequest, reply: FastifyReply, principal: Principal | null) => boolean,
 ): void {
   fastify.decorateRequest('requestBudget', null);
+  fastify.decorateRequest('budgetOwner', null);
   const ratePerMinute = limits.requestsPerMinute;
 
   // Callback style, chained on the credential's promise (which the route waits for anyway): an
@@ -155,6 +158,7 @@ export function registerRequestLimits(
 
   function count(req: FastifyRequest, reply: FastifyReply, principal: Principal | null, done: HookDone): void {
     const owner = budgetOwner(principal, req.ip);
+    req.budgetOwner = owner;
     const pending = budgets.take(owner.requests, 1, ratePerMinute[owner.role], 60);
     if (pending instanceof Promise) pending.then((verdict) => decide(req, reply, principal, owner, verdict, done), done);
     else decide(req, reply, principal, owner, pending, done);

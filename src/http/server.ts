@@ -1,9 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { ApolloServer, HeaderMap, type ApolloServerPlugin } from '@apollo/server';
+import { ApolloServer, HeaderMap } from '@apollo/server';
 import { ApolloServerPluginCacheControlDisabled } from '@apollo/server/plugin/disabled';
 import { unwrapResolverError } from '@apollo/server/errors';
-import { fastifyApolloHandler } from '@as-integrations/fastify';
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyRequest } from 'fastify';
 import { GraphQLError, parse, visit, type GraphQLFormattedError } from 'graphql';
 import type { App } from '../app';
 import type { GraphQLContext } from '../graphql/context';
@@ -26,7 +25,8 @@ import { registerTaskRoutes } from './tasks-route';
 import { registerMcpRoutes } from './mcp/route';
 import { registerPreviewRoutes } from './preview-route';
 import { nestingLimitRule } from '../graphql/nesting-limit';
-import { costLimitsPlugin, refuseOversizedDocuments, refuseWhenPointsSpent } from '../graphql/cost-limits';
+import { priceOperations, refuseWhenPointsSpent, stringifyResultExtensionsFirst, withCost } from '../graphql/cost-limits';
+import { graphqlRouteHandler } from '../graphql/http-handler';
 import { registerRequestLimits } from './request-limits';
 import { registerA2aRoutes } from './a2a/route';
 import { registerWorkCaps } from './work-caps';
@@ -124,6 +124,9 @@ export async function buildServer(app: App): Promise<FastifyInstance> {
   // authenticate() keeps each request's outcome here (the limits and the route share it).
   fastify.decorateRequest('principalOutcome', null);
   fastify.decorateRequest('rawBody', null);
+  // A GraphQL operation's price and the points it left (graphql/cost-limits.ts).
+  fastify.decorateRequest('operationPrice', null);
+  fastify.decorateRequest('pointsLeft', null);
 
   fastify.get('/healthz', async () => ({ status: 'ok' }));
 
@@ -159,14 +162,12 @@ export async function buildServer(app: App): Promise<FastifyInstance> {
   fastify.get('/openapi.json', async (_req, reply) => reply.type('application/json').send(openapi));
   fastify.get('/docs', async (_req, reply) => reply.type('text/html; charset=utf-8').send(docs));
 
-  const plugins: ApolloServerPlugin<GraphQLContext>[] = [
-    // We emit no cache hints; the default plugin wraps every field and halves list throughput.
-    ApolloServerPluginCacheControlDisabled(),
-    ...(limits && budgets ? [costLimitsPlugin(limits, budgets)] : []),
-  ];
+  const schema = await gatewaySchema();
   const apollo = new ApolloServer<GraphQLContext>({
-    schema: await gatewaySchema(),
-    plugins,
+    schema,
+    // We emit no cache hints; the default plugin wraps every field and halves list throughput.
+    // No other plugin: the cost limits price operations before Apollo (graphql/cost-limits.ts).
+    plugins: [ApolloServerPluginCacheControlDisabled()],
     formatError: formatError(app),
     validationRules: [nestingLimitRule],
     includeStacktraceInErrorResponses: false,
@@ -174,14 +175,14 @@ export async function buildServer(app: App): Promise<FastifyInstance> {
     introspection: true,
     // The CLI owns SIGINT/SIGTERM and shuts down in order (HTTP, consumers, stores).
     stopOnTerminationSignals: false,
+    ...(limits && budgets ? { stringifyResult: stringifyResultExtensionsFirst } : {}),
   });
   await apollo.start();
   fastify.addHook('onClose', async () => {
     await apollo.stop();
   });
 
-  const handler = fastifyApolloHandler(apollo, {
-    context: async (req) => {
+  const context = async (req: FastifyRequest): Promise<GraphQLContext> => {
       try {
         // The JSON parser and the URL check cannot see a NUL written as an escape inside the
         // GraphQL document (`\u0000`, `\u{0}`) or a GET request's variables; nothing may carry
@@ -191,20 +192,19 @@ export async function buildServer(app: App): Promise<FastifyInstance> {
           throw new GraphQLError('the GraphQL request contains U+0000 (NUL), which no field accepts', { extensions: { code: 'BAD_REQUEST', http: { status: 400 } } });
         }
         // Every context has the same keys, in the same order: one shape for V8's inline caches.
-        return { app, principal: await authenticate(req, app), requestId: req.id, origin: publicOrigin(app, req), clientAddress: req.ip, requestBudget: req.requestBudget ?? undefined, priced: { cost: undefined, points: undefined } };
+        return { app, principal: await authenticate(req, app), requestId: req.id, origin: publicOrigin(app, req), clientAddress: req.ip };
       } catch (err) {
         if (!(err instanceof AppError)) throw err;
         // Apollo answers a context failure with the status and headers carried in extensions.http.
         const headers = new HeaderMap(err.code === 'UNAVAILABLE' ? [['retry-after', '30']] : err.code === 'UNAUTHENTICATED' ? [['www-authenticate', 'Bearer']] : []);
         throw new GraphQLError(err.message, { extensions: { code: err.code, http: { status: httpStatusOf[err.code], headers } } });
       }
-    },
-  });
+  };
   fastify.route({
     url: '/graphql',
     method: ['GET', 'POST', 'OPTIONS'],
-    ...(limits && budgets ? { preHandler: refuseOversizedDocuments(app, limits, budgets) } : {}),
-    handler,
+    ...(limits && budgets ? { preHandler: priceOperations(schema, limits, budgets) } : {}),
+    handler: graphqlRouteHandler(apollo, context, limits && budgets ? withCost(limits, budgets) : undefined),
   });
 
   return fastify;
