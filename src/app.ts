@@ -4,6 +4,7 @@ import { allProjections } from '../projections';
 import { EmbeddedBus } from './bus/embedded';
 import { KafkaBus } from './bus/kafka';
 import type { Bus } from './bus/port';
+import { LiveLog } from './bus/live-log';
 import { GatewayClock } from './adserver/clock';
 import type { AdServer } from './adserver/port';
 import { DeliverySimulator } from './adserver/simulator';
@@ -61,6 +62,8 @@ export interface App {
   /** Media buys by id for get_media_buys, cached per instance until an event changes them. */
   mediaBuyCache: MediaBuyCache;
   bus: Bus;
+  /** The log as it grows, for this instance's live readers (GraphQL subscriptions). */
+  live: LiveLog;
   projections: ProjectionRunner;
   metrics: Metrics;
   log: Logger;
@@ -202,7 +205,9 @@ export async function startApp(
   await adServer.start();
   // The nonces of signed requests live beside the receiver's, in the shared database: every instance refuses a replay.
   const requestSigning = signers ? new RequestSigning(signers, await DatabaseReplayStore.open(readModels)) : undefined;
-  const app: App = { config, store, readModels, cache, mediaBuyCache, bus, projections, metrics: createMetrics(), log, clock, gatewayClock, adServer, signingKeys, oauth, webhooks, receiver, brandCrawler, rateLimiter, ...(budgets ? { budgets } : {}), ...(authFailures ? { authFailures } : {}), ...(requestSigning ? { requestSigning } : {}) };
+  const live = new LiveLog(store, (err) => log.warn({ err }, 'live log: reading the event store failed (retried)'));
+  await live.start();
+  const app: App = { config, store, readModels, cache, mediaBuyCache, bus, live, projections, metrics: createMetrics(), log, clock, gatewayClock, adServer, signingKeys, oauth, webhooks, receiver, brandCrawler, rateLimiter, ...(budgets ? { budgets } : {}), ...(authFailures ? { authFailures } : {}), ...(requestSigning ? { requestSigning } : {}) };
   // Delivery of governed buys, reported to the buyers' governance agents (it asks them as this app).
   await bus.consumer(governanceMonitor.group).start(governanceMonitor.governanceMonitor(app));
   await bus.consumer(sandboxApprover.group).start(
@@ -227,6 +232,7 @@ export async function stopApp(app: App): Promise<void> {
   await app.adServer.stop();
   await app.webhooks.stop();
   await app.brandCrawler.stop();
+  await app.live.stop();
   await app.bus.close();
   await app.budgets?.close(); // hands what this instance counted to the store
   await app.rateLimiter.close();

@@ -97,37 +97,26 @@ function refuseOperation(req: FastifyRequest, reply: FastifyReply, limits: Resou
  * operation name, variables that do not fit) is left for Apollo to report, unpriced.
  */
 export function priceOperations(schema: GraphQLSchema, limits: ResourceLimits, budgets: SharedBudgets): preHandlerHookHandler {
-  const { maxCost, maxDepth } = limits.graphql;
   const maxTokens = maxTokensFor(limits);
   const documents = new ParsedDocuments();
   // Callback style: an async hook would cost a promise on every GraphQL request, and the budgets
   // nearly always answer at once.
   return (req, reply, done) => {
-    const params = (req.method === 'GET' ? req.query : req.body) as { query?: unknown; operationName?: unknown; variables?: unknown } | undefined;
+    const params = (req.method === 'GET' ? req.query : req.body) as OperationParams | undefined;
     const query = params?.query;
     if (typeof query !== 'string') return done();
     if (hasMoreTokensThan(query, maxTokens)) {
-      const message = `This operation costs more than ${maxCost} points, the most one operation may cost: its document alone has more than ${maxTokens} tokens (1 point per ${TOKENS_PER_POINT}). Ask for less in one operation.`;
-      refuseForSize(req, reply, { message, extensions: { code: 'MAX_COST_EXCEEDED', maximumCost: maxCost } }).catch((err: unknown) => done(err as Error));
+      refuseForSize(req, reply, oversized(limits)).catch((err: unknown) => done(err as Error));
       return;
     }
     // Credentials that failed: the route answers 401 before anything would run.
     if (!req.budgetOwner) return done();
-    const document = documents.get(query);
-    const operation = document && getOperationAST(document, typeof params!.operationName === 'string' ? params!.operationName : undefined);
-    const variables = variablesOf(params!.variables);
-    if (!operation || variables === null) return done();
-    const cost = operationCost(schema, document, operation, variables);
-    if (!cost) return done(); // the variables do not fit its directives: execution refuses it, having run nothing
+    const cost = priceOf(schema, documents, params!);
+    if (!cost) return done();
     req.operationPrice = cost;
-    if (cost.depth > maxDepth) {
-      const message = `This operation nests ${cost.depth} levels deep; the most allowed is ${maxDepth}.`;
-      refuseForSize(req, reply, { message, extensions: { code: 'MAX_DEPTH_EXCEEDED', depth: cost.depth, maximumDepth: maxDepth } }).catch((err: unknown) => done(err as Error));
-      return;
-    }
-    if (cost.total > maxCost) {
-      const message = `This operation costs ${cost.total} points, more than ${maxCost}, the most one operation may cost. Ask for fewer fields, items or aliases in one operation.`;
-      refuseForSize(req, reply, { message, extensions: { code: 'MAX_COST_EXCEEDED', cost: cost.total, maximumCost: maxCost } }).catch((err: unknown) => done(err as Error));
+    const tooLarge = sizeRefusal(cost, limits);
+    if (tooLarge) {
+      refuseForSize(req, reply, tooLarge).catch((err: unknown) => done(err as Error));
       return;
     }
     const { bucket, limit } = pointsOf(limits, req.budgetOwner);
@@ -139,15 +128,89 @@ export function priceOperations(schema: GraphQLSchema, limits: ResourceLimits, b
   function admit(req: FastifyRequest, reply: FastifyReply, cost: OperationCost, points: BudgetVerdict, done: (err?: Error) => void): void {
     req.pointsLeft = points;
     if (points.allowed) return done();
-    const message = `This operation costs ${cost.total} points and ${points.remaining} of your ${points.limit} per ${points.windowSeconds} s are left; try again in ${points.resetSeconds} s.`;
-    refuseOperation(req, reply, limits, 429, { message, extensions: { code: 'THROTTLED', cost: cost.total } }, points);
+    refuseOperation(req, reply, limits, 429, throttled(cost, points), points);
   }
 
-  async function refuseForSize(req: FastifyRequest, reply: FastifyReply, error: { message: string; extensions: Record<string, unknown> }): Promise<void> {
+  async function refuseForSize(req: FastifyRequest, reply: FastifyReply, error: OperationRefusal): Promise<void> {
     const { bucket, limit } = pointsOf(limits, ownerOf(req));
-    await budgets.spend(bucket, maxCost, 60);
+    await budgets.spend(bucket, limits.graphql.maxCost, 60);
     refuseOperation(req, reply, limits, 400, error, await budgets.peek(bucket, limit, 60));
   }
+}
+
+/** What a GraphQL request names: its document, operation and variables. */
+export interface OperationParams {
+  query?: unknown;
+  operationName?: unknown;
+  variables?: unknown;
+}
+
+/** An operation refused by the limits, as a GraphQL error (message and extensions). */
+export interface OperationRefusal {
+  message: string;
+  extensions: Record<string, unknown>;
+}
+
+/**
+ * The operation's price, or undefined where Apollo or the transport will refuse it anyway and
+ * nothing runs: a document that does not parse, an unknown operation name, variables that are
+ * not an object or do not fit its directives.
+ */
+function priceOf(schema: GraphQLSchema, documents: ParsedDocuments, params: OperationParams): OperationCost | undefined {
+  if (typeof params.query !== 'string') return undefined;
+  const document = documents.get(params.query);
+  const operation = document && getOperationAST(document, typeof params.operationName === 'string' ? params.operationName : undefined);
+  const variables = variablesOf(params.variables);
+  if (!operation || variables === null) return undefined;
+  return operationCost(schema, document, operation, variables);
+}
+
+function oversized(limits: ResourceLimits): OperationRefusal {
+  const { maxCost } = limits.graphql;
+  const maxTokens = maxTokensFor(limits);
+  const message = `This operation costs more than ${maxCost} points, the most one operation may cost: its document alone has more than ${maxTokens} tokens (1 point per ${TOKENS_PER_POINT}). Ask for less in one operation.`;
+  return { message, extensions: { code: 'MAX_COST_EXCEEDED', maximumCost: maxCost } };
+}
+
+/** Too deep, or costing more than one operation may: refused whatever the budget. */
+function sizeRefusal(cost: OperationCost, limits: ResourceLimits): OperationRefusal | undefined {
+  const { maxCost, maxDepth } = limits.graphql;
+  if (cost.depth > maxDepth) {
+    return { message: `This operation nests ${cost.depth} levels deep; the most allowed is ${maxDepth}.`, extensions: { code: 'MAX_DEPTH_EXCEEDED', depth: cost.depth, maximumDepth: maxDepth } };
+  }
+  if (cost.total > maxCost) {
+    const message = `This operation costs ${cost.total} points, more than ${maxCost}, the most one operation may cost. Ask for fewer fields, items or aliases in one operation.`;
+    return { message, extensions: { code: 'MAX_COST_EXCEEDED', cost: cost.total, maximumCost: maxCost } };
+  }
+  return undefined;
+}
+
+function throttled(cost: OperationCost, points: BudgetVerdict): OperationRefusal {
+  const message = `This operation costs ${cost.total} points and ${points.remaining} of your ${points.limit} per ${points.windowSeconds} s are left; try again in ${points.resetSeconds} s.`;
+  return { message, extensions: { code: 'THROTTLED', cost: cost.total, retryAfter: points.resetSeconds } };
+}
+
+/**
+ * The same price and limits for operations that arrive another way than POST /graphql
+ * (subscriptions over graphql-ws and graphql-sse): the refusal, or undefined to run it.
+ */
+export function operationPricer(schema: GraphQLSchema, limits: ResourceLimits, budgets: SharedBudgets): (owner: BudgetOwner, params: OperationParams) => Promise<OperationRefusal | undefined> {
+  const documents = new ParsedDocuments();
+  const maxTokens = maxTokensFor(limits);
+  return async (owner, params) => {
+    if (typeof params.query !== 'string') return undefined;
+    const { bucket, limit } = pointsOf(limits, owner);
+    const tooLarge = hasMoreTokensThan(params.query, maxTokens) ? oversized(limits) : undefined;
+    const cost = tooLarge ? undefined : priceOf(schema, documents, params);
+    const refusal = tooLarge ?? (cost && sizeRefusal(cost, limits));
+    if (refusal) {
+      await budgets.spend(bucket, limits.graphql.maxCost, 60);
+      return refusal;
+    }
+    if (!cost) return undefined;
+    const points = await budgets.take(bucket, cost.total, limit, 60);
+    return points.allowed ? undefined : throttled(cost, points);
+  };
 }
 
 /** A request's variables as execution will read them: an object, none, or null when they are not an object (Apollo refuses those). */

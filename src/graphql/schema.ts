@@ -9,12 +9,26 @@ import { ReceiverResolver } from './receiver/receiver.resolver';
 import { BrandResolver } from './registry/brands.resolver';
 import { RegistryResolver } from './registry/registry.resolver';
 import { SystemResolver } from './system/system.resolver';
+import { LiveResolver } from './live/live.resolver';
 
 let cached: Promise<GraphQLSchema> | undefined;
 
+/**
+ * type-graphql asks for a PubSub once a schema has subscriptions, though every one of ours brings
+ * its own `subscribe` (they follow the live log, graphql/live): this one is never used.
+ */
+const noPubSub = {
+  publish(): void {
+    throw new Error('subscriptions follow the live log; nothing is published');
+  },
+  subscribe(): AsyncIterable<unknown> {
+    throw new Error('subscriptions follow the live log; every one brings its own subscribe');
+  },
+};
+
 /** The gateway's schema, built once per process from the type-graphql resolvers. */
 export function gatewaySchema(): Promise<GraphQLSchema> {
-  cached ??= buildSchema({ resolvers: [SystemResolver, ApiKeyResolver, CatalogResolver, MediaBuyResolver, GovernanceResolver, ReceiverResolver, BrandResolver, RegistryResolver], validate: false });
+  cached ??= buildSchema({ resolvers: [SystemResolver, ApiKeyResolver, CatalogResolver, MediaBuyResolver, GovernanceResolver, ReceiverResolver, BrandResolver, RegistryResolver, LiveResolver], validate: false, pubSub: noPubSub });
   return cached;
 }
 

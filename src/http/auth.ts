@@ -23,8 +23,15 @@ declare module 'fastify' {
   }
 }
 
-async function resolvePrincipal(req: FastifyRequest, app: Pick<App, 'readModels' | 'cache' | 'oauth'>): Promise<Principal | null> {
-  const header = req.headers.authorization;
+function resolvePrincipal(req: FastifyRequest, app: Pick<App, 'readModels' | 'cache' | 'oauth'>): Promise<Principal | null> {
+  return principalOf(req.headers.authorization, app);
+}
+
+/**
+ * The caller an `Authorization` value names (null: none given), for transports that carry it
+ * elsewhere than a request's header (a WebSocket's connection_init payload).
+ */
+export async function principalOf(header: string | undefined, app: Pick<App, 'readModels' | 'cache' | 'oauth'>): Promise<Principal | null> {
   if (header === undefined) return null;
   const m = /^Bearer\s+(\S+)\s*$/i.exec(header);
   if (!m) throw new AppError('UNAUTHENTICATED', 'Authorization must be "Bearer <key>"');

@@ -25,44 +25,13 @@ import { registerTaskRoutes } from './tasks-route';
 import { registerMcpRoutes } from './mcp/route';
 import { registerPreviewRoutes } from './preview-route';
 import { nestingLimitRule } from '../graphql/nesting-limit';
+import { formatError } from '../graphql/format-error';
 import { priceOperations, refuseWhenPointsSpent, stringifyResultExtensionsFirst, withCost } from '../graphql/cost-limits';
 import { graphqlRouteHandler } from '../graphql/http-handler';
 import { registerRequestLimits } from './request-limits';
 import { registerA2aRoutes } from './a2a/route';
 import { registerWorkCaps } from './work-caps';
-
-/**
- * One GraphQL error mapping for the whole schema: AppErrors keep their code and field; anything
- * else is masked (and logged) so no SQL or stack leaks to clients.
- */
-function formatError(app: App) {
-  return (formatted: GraphQLFormattedError, error: unknown): GraphQLFormattedError => {
-    const original = unwrapResolverError(error);
-    if (original instanceof AppError) {
-      return {
-        ...formatted,
-        message: original.message,
-        // Resolver errors travel in a 200 response (GraphQL over HTTP); the code and field say what failed.
-        extensions: { code: original.code, ...(original.field ? { field: original.field } : {}) },
-      };
-    }
-    const code = formatted.extensions?.code;
-    // graphql-js parses recursively: a document nested some thousand levels overflows the stack,
-    // which Apollo reports as a parse failure in the engine's words.
-    if (code === 'GRAPHQL_PARSE_FAILED' && causedBy(error, RangeError)) {
-      return { ...formatted, message: `the document nests too deeply to parse (the limit is ${MAX_JSON_DEPTH} levels)` };
-    }
-    if (code && code !== 'INTERNAL_SERVER_ERROR') return formatted;
-    app.log.error({ err: original }, 'unhandled GraphQL error');
-    return { message: 'internal error', path: formatted.path, extensions: { code: 'INTERNAL_SERVER_ERROR' } };
-  };
-}
-
-/** Whether an error or one of the errors it wraps (`originalError`, as GraphQL errors nest them) is a `type`. */
-function causedBy(error: unknown, type: new (...args: never[]) => Error): boolean {
-  for (let e = error, hops = 0; e && hops < 5; e = (e as { originalError?: unknown }).originalError, hops++) if (e instanceof type) return true;
-  return false;
-}
+import { registerGraphqlLive } from './graphql-live';
 
 export async function buildServer(app: App): Promise<FastifyInstance> {
   const fastify = Fastify({
@@ -200,6 +169,7 @@ export async function buildServer(app: App): Promise<FastifyInstance> {
         throw new GraphQLError(err.message, { extensions: { code: err.code, http: { status: httpStatusOf[err.code], headers } } });
       }
   };
+  registerGraphqlLive(fastify, app, schema);
   fastify.route({
     url: '/graphql',
     method: ['GET', 'POST', 'OPTIONS'],

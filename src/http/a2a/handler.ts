@@ -23,6 +23,7 @@ import { pushNotificationConfigSchema } from '../../application/tasks/media-buy-
 import { newEventId, ownerScopedId } from '../../shared/ids';
 import { isObject } from '../../shared/objects';
 import { callTool, type McpContext } from '../mcp/tools';
+import { liveEvents } from '../../bus/live-events';
 import type { CompletedTasks } from './completed-tasks';
 
 type Obj = Record<string, unknown>;
@@ -34,20 +35,6 @@ const FINAL: ReadonlySet<string> = new Set(['completed', 'failed', 'canceled', '
 
 /** The longest a stream stays open (a caller that still waits resubscribes). */
 export const STREAM_MAX_MS = 10 * 60_000;
-
-/** Waits `ms`, or less if `signal` aborts. */
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted) return resolve();
-    const timer = setTimeout(done, ms);
-    signal.addEventListener('abort', done, { once: true });
-    function done() {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    }
-  });
-}
 
 /** AdCP task statuses a call may answer with while the work goes on (the task id names it). */
 const PENDING: ReadonlySet<string> = new Set(['submitted', 'working', 'input-required']);
@@ -182,36 +169,39 @@ export class AdcpA2AHandler implements A2ARequestHandler {
 
   /**
    * Follows the caller's AdCP task from its event stream (every status change, in order, on any
-   * instance), polling it a few times a second for at most STREAM_MAX_MS, until a final state or
-   * until the caller goes away.
+   * instance) for at most STREAM_MAX_MS, until a final state or until the caller goes away. The
+   * changes come from the live log (pushed as this instance sees them, not polled); it is
+   * followed before the stream is read, so a change between the two is in one or the other.
    */
   private async *follow(publicTaskId: string, submittedArtifact?: Artifact): AsyncGenerator<Task | TaskStatusUpdateEvent | TaskArtifactUpdateEvent, void, undefined> {
     const found = await this.taskStreamOf(publicTaskId);
     if (!found) throw A2AError.taskNotFound(publicTaskId);
     const { streamId, submitted } = found;
     const contextId = submitted.a2a?.context_id ?? publicTaskId;
-    const events = await this.ctx.app.store.readStream(streamId);
-    let version = events.length;
-    const changes = events.filter((e) => e.type === 'TaskStatusChanged').map((e) => e.data as StatusChange);
-    const current = changes.at(-1);
-    const state = (current?.status ?? 'submitted') as TaskState;
-    if (FINAL.has(state)) {
-      yield { kind: 'task', id: publicTaskId, contextId, status: { state, timestamp: current!.at }, artifacts: [this.outcomeArtifact(submitted, current!)] };
-      return;
-    }
-    yield {
-      kind: 'task',
-      id: publicTaskId,
-      contextId,
-      status: { state, timestamp: current?.at ?? submitted.at, message: statusMessage(publicTaskId, contextId, { task_id: publicTaskId, status: state, message: current?.message ?? submitted.message }) },
-      ...(submittedArtifact ? { artifacts: [submittedArtifact] } : {}),
-    };
-    const deadline = Date.now() + STREAM_MAX_MS;
-    for (let polls = 0; Date.now() < deadline && !this.signal.aborted; polls++) {
-      // Quick at first (an approval is often seconds away), then once a second.
-      await sleep(polls < 50 ? 200 : 1000, this.signal);
-      const next = await this.ctx.app.store.readStream(streamId, { fromVersion: version + 1 });
-      for (const e of next) {
+    const live = liveEvents(this.ctx.app.live, undefined, (e) => (e.streamId === streamId ? e : undefined));
+    const end = () => void live.return?.();
+    const timer = setTimeout(end, STREAM_MAX_MS);
+    this.signal.addEventListener('abort', end, { once: true });
+    try {
+      const events = await this.ctx.app.store.readStream(streamId);
+      let version = events.length;
+      const changes = events.filter((e) => e.type === 'TaskStatusChanged').map((e) => e.data as StatusChange);
+      const current = changes.at(-1);
+      const state = (current?.status ?? 'submitted') as TaskState;
+      if (FINAL.has(state)) {
+        yield { kind: 'task', id: publicTaskId, contextId, status: { state, timestamp: current!.at }, artifacts: [this.outcomeArtifact(submitted, current!)] };
+        return;
+      }
+      yield {
+        kind: 'task',
+        id: publicTaskId,
+        contextId,
+        status: { state, timestamp: current?.at ?? submitted.at, message: statusMessage(publicTaskId, contextId, { task_id: publicTaskId, status: state, message: current?.message ?? submitted.message }) },
+        ...(submittedArtifact ? { artifacts: [submittedArtifact] } : {}),
+      };
+      if (this.signal.aborted) return;
+      for await (const e of live) {
+        if (e.streamVersion <= version) continue; // read with the stream already
         version = e.streamVersion;
         if (e.type !== 'TaskStatusChanged') continue;
         const change = e.data as StatusChange;
@@ -229,6 +219,10 @@ export class AdcpA2AHandler implements A2ARequestHandler {
           final: false,
         };
       }
+    } finally {
+      clearTimeout(timer);
+      this.signal.removeEventListener('abort', end);
+      end();
     }
   }
 

@@ -1,0 +1,217 @@
+import { Arg, Float, Resolver, Root, Subscription, type SubscribeResolverData } from 'type-graphql';
+import type { Principal } from '../../application/api-keys';
+import type { StoredEvent } from '../../eventstore/port';
+import { AppError } from '../../shared/errors';
+import { publicId } from '../../shared/ids';
+import type { GraphQLContext } from '../context';
+import { liveEvents } from '../../bus/live-events';
+import { DeliveryUpdate, MediaBuyUpdate, ReceivedWebhookEvent, RegistryFeedEntry, TaskStatusChange, WebhookActivityEvent } from './live.type';
+
+/** How far back a subscription may resume: further, a client should read the state and follow from now. */
+export const MAX_RESUME_EVENTS = 100_000;
+
+type Args = { after?: number | null } & Record<string, unknown>;
+
+function principalOf(ctx: GraphQLContext): Principal {
+  if (!ctx.principal) throw new AppError('UNAUTHENTICATED', 'subscriptions need a Bearer API key or access token');
+  return ctx.principal;
+}
+
+/** Operators (seller, admin) follow every buyer's tasks and webhooks, as their inbox and activity log show them. */
+const isOperator = (p: Principal) => p.role === 'seller' || p.role === 'admin';
+
+function resumeFrom(ctx: GraphQLContext, after: number | null | undefined): number | undefined {
+  if (after === null || after === undefined) return undefined;
+  if (!Number.isSafeInteger(after) || after < 0) throw new AppError('VALIDATION_ERROR', 'after must be a log position (a whole number ≥ 0) from an earlier payload', 'after');
+  const behind = ctx.app.live.position() - after;
+  if (behind > MAX_RESUME_EVENTS) {
+    throw new AppError('VALIDATION_ERROR', `after is ${behind} events behind the log, more than the ${MAX_RESUME_EVENTS} a subscription resumes over; read the current state and subscribe from now`, 'after');
+  }
+  return after;
+}
+
+/** A subscription over the log: the caller's events, as `select` maps them (undefined: not theirs or not wanted). */
+function follow<T>({ args, context }: SubscribeResolverData<unknown, Record<string, unknown>, GraphQLContext>, select: (event: StoredEvent, principal: Principal) => Promise<T | undefined> | T | undefined): AsyncIterableIterator<T> {
+  const principal = principalOf(context);
+  const after = resumeFrom(context, (args as Args).after);
+  return liveEvents(context.app.live, after, (event) => select(event, principal));
+}
+
+const oneOf = (wanted: unknown, value: string) => !Array.isArray(wanted) || wanted.length === 0 || wanted.includes(value);
+const str = (v: unknown): string | null => (typeof v === 'string' ? v : null);
+
+const MEDIA_BUY_EVENTS = new Set(['MediaBuyCreated', 'MediaBuyApproved', 'MediaBuyRejected', 'MediaBuyUpdated', 'MediaBuyStatusChanged']);
+const DELIVERY_EVENTS: Record<string, string> = { DeliveryRecorded: 'recorded', DeliveryAdjusted: 'adjusted', DeliveryDelayed: 'delayed' };
+
+/**
+ * What buyer and seller UIs follow live (graphql-ws at /graphql, graphql-sse at /graphql/stream):
+ * each field follows the log from now, or from `after` (the position of the last payload a client
+ * received) with nothing missed in between, and sees what the caller's queries would show them.
+ */
+@Resolver()
+export class LiveResolver {
+  @Subscription(() => MediaBuyUpdate, {
+    description: 'Changes to your media buys (all of them, or those in ids): created, approved, rejected, updated, status changed.',
+    subscribe: (data: SubscribeResolverData<unknown, Record<string, unknown>, GraphQLContext>) =>
+      follow(data, async (event, principal) => {
+        if (!MEDIA_BUY_EVENTS.has(event.type)) return undefined;
+        const d = event.data as Record<string, unknown>;
+        const id = publicId(String(d.media_buy_id));
+        if (!oneOf(data.args.ids, id) || (await data.context.app.live.ownerOf(event)) !== principal.org) return undefined;
+        const status = event.type === 'MediaBuyApproved' ? 'active' : event.type === 'MediaBuyRejected' ? 'rejected' : str(d.status);
+        const update: MediaBuyUpdate = {
+          position: event.position,
+          mediaBuyId: id,
+          event: event.type,
+          status,
+          previousStatus: str(d.from),
+          changed: Array.isArray(d.changed) ? d.changed.map(String) : [],
+          note: str(d.reason) ?? str(d.note),
+          at: str(d.at) ?? event.metadata.time,
+        };
+        return update;
+      }),
+  })
+  mediaBuyUpdated(
+    @Root() update: MediaBuyUpdate,
+    @Arg('ids', () => [String], { nullable: true, description: 'Only these buys (default: all of yours).' }) _ids?: string[],
+    @Arg('after', () => Float, { nullable: true, description: 'Resume after this log position (from an earlier payload).' }) _after?: number,
+  ): MediaBuyUpdate {
+    return update;
+  }
+
+  @Subscription(() => TaskStatusChange, {
+    description: 'Tasks submitted and moved on: your own, or every buyer’s for a seller or admin (the approvals inbox).',
+    subscribe: (data: SubscribeResolverData<unknown, Record<string, unknown>, GraphQLContext>) =>
+      follow(data, async (event, principal) => {
+        if (event.type !== 'TaskSubmitted' && event.type !== 'TaskStatusChanged') return undefined;
+        const d = event.data as Record<string, unknown>;
+        const taskId = publicId(String(d.task_id));
+        if (!oneOf(data.args.taskIds, taskId)) return undefined;
+        // The task's type and subject are on its first event (TaskSubmitted).
+        const o = event.type === 'TaskSubmitted' ? (event.data as Record<string, unknown>) : await data.context.app.live.streamOrigin(event.streamId);
+        if (!isOperator(principal) && o.owner !== principal.org) return undefined;
+        const change: TaskStatusChange = {
+          position: event.position,
+          taskId,
+          taskType: String(o.task_type ?? ''),
+          resourceId: publicId(String(o.resource_id ?? '')),
+          status: event.type === 'TaskSubmitted' ? 'submitted' : String(d.status),
+          previousStatus: str(d.from),
+          message: String(d.message ?? ''),
+          at: str(d.at) ?? event.metadata.time,
+        };
+        return change;
+      }),
+  })
+  taskStatusChanged(
+    @Root() change: TaskStatusChange,
+    @Arg('taskIds', () => [String], { nullable: true, description: 'Only these tasks (default: all you may see).' }) _taskIds?: string[],
+    @Arg('after', () => Float, { nullable: true, description: 'Resume after this log position (from an earlier payload).' }) _after?: number,
+  ): TaskStatusChange {
+    return change;
+  }
+
+  @Subscription(() => DeliveryUpdate, {
+    description: 'Delivery of your media buys as the ad server records it, restates it or reports it late.',
+    subscribe: (data: SubscribeResolverData<unknown, Record<string, unknown>, GraphQLContext>) =>
+      follow(data, (event, principal) => {
+        const kind = DELIVERY_EVENTS[event.type];
+        if (!kind) return undefined;
+        const d = event.data as Record<string, unknown> & { owner: string; media_buy_id: string };
+        const mediaBuyId = publicId(d.media_buy_id);
+        if (d.owner !== principal.org || !oneOf(data.args.mediaBuyIds, mediaBuyId)) return undefined;
+        const hours = (kind === 'recorded' ? d.hours : kind === 'adjusted' ? [d.hour] : []) as { impressions: number; spend_cents: number }[];
+        const previous = kind === 'adjusted' ? (d.previous as { impressions: number; spend_cents: number }) : undefined;
+        const sum = (f: 'impressions' | 'spend_cents') => hours.reduce((t, h) => t + h[f], 0) - (previous ? previous[f] : 0);
+        const update: DeliveryUpdate = {
+          position: event.position,
+          mediaBuyId,
+          kind,
+          hours: hours.length,
+          impressions: sum('impressions'),
+          spend: sum('spend_cents') / 100,
+          currency: str(d.currency),
+          through: str(d.through) ?? str(d.expected_availability),
+          reason: str(d.reason),
+        };
+        return update;
+      }),
+  })
+  deliveryUpdated(
+    @Root() update: DeliveryUpdate,
+    @Arg('mediaBuyIds', () => [String], { nullable: true, description: 'Only these buys (default: all of yours).' }) _mediaBuyIds?: string[],
+    @Arg('after', () => Float, { nullable: true, description: 'Resume after this log position (from an earlier payload).' }) _after?: number,
+  ): DeliveryUpdate {
+    return update;
+  }
+
+  @Subscription(() => WebhookActivityEvent, {
+    description: 'Webhooks the seller schedules and attempts to your endpoints (every buyer’s, for a seller or admin).',
+    subscribe: (data: SubscribeResolverData<unknown, Record<string, unknown>, GraphQLContext>) =>
+      follow(data, async (event, principal) => {
+        if (event.type !== 'WebhookScheduled' && event.type !== 'WebhookAttempted') return undefined;
+        const o = event.type === 'WebhookScheduled' ? (event.data as Record<string, unknown>) : await data.context.app.live.streamOrigin(event.streamId);
+        if (!isOperator(principal) && o.owner !== principal.org) return undefined;
+        const d = event.data as Record<string, unknown>;
+        const attempted = event.type === 'WebhookAttempted';
+        const activity: WebhookActivityEvent = {
+          position: event.position,
+          idempotencyKey: String(d.idempotency_key),
+          kind: attempted ? 'attempted' : 'scheduled',
+          notificationType: str(o.notification_type),
+          taskId: o.task_id ? publicId(o.task_id as string) : null,
+          mediaBuyId: o.media_buy_id ? publicId(o.media_buy_id as string) : null,
+          attempt: attempted ? Number(d.attempt) : null,
+          outcome: attempted ? str(d.status) : null,
+          httpStatus: attempted && typeof d.http_status_code === 'number' ? d.http_status_code : null,
+          nextAttemptAt: attempted ? str(d.next_attempt_at) : null,
+          at: str(d.at) ?? str(d.scheduled_at) ?? event.metadata.time,
+        };
+        return activity;
+      }),
+  })
+  webhookActivity(
+    @Root() activity: WebhookActivityEvent,
+    @Arg('after', () => Float, { nullable: true, description: 'Resume after this log position (from an earlier payload).' }) _after?: number,
+  ): WebhookActivityEvent {
+    return activity;
+  }
+
+  @Subscription(() => ReceivedWebhookEvent, {
+    description: 'Webhooks your receiver endpoints accepted (verified; each first copy once).',
+    subscribe: (data: SubscribeResolverData<unknown, Record<string, unknown>, GraphQLContext>) =>
+      follow(data, (event, principal) => {
+        if (event.type !== 'WebhookReceived') return undefined;
+        const d = event.data as Record<string, unknown>;
+        if (d.owner !== principal.org) return undefined;
+        const received: ReceivedWebhookEvent = { position: event.position, endpointId: String(d.endpoint_id), sender: String(d.sender), format: String(d.format), receivedAt: String(d.received_at) };
+        return received;
+      }),
+  })
+  receivedWebhook(
+    @Root() received: ReceivedWebhookEvent,
+    @Arg('after', () => Float, { nullable: true, description: 'Resume after this log position (from an earlier payload).' }) _after?: number,
+  ): ReceivedWebhookEvent {
+    return received;
+  }
+
+  @Subscription(() => RegistryFeedEntry, {
+    description: 'The registry’s change feed as entries are recorded (any signed-in caller, like the REST feed).',
+    subscribe: (data: SubscribeResolverData<unknown, Record<string, unknown>, GraphQLContext>) =>
+      follow(data, (event) => {
+        if (event.type !== 'FeedEntryRecorded') return undefined;
+        const d = event.data as Record<string, string>;
+        if (!oneOf(data.args.types, d.entity_type!) && !oneOf(data.args.types, d.event_type!)) return undefined;
+        const entry: RegistryFeedEntry = { position: event.position, eventId: d.event_id!, eventType: d.event_type!, entityType: d.entity_type!, entityId: d.entity_id!, actor: d.actor!, createdAt: d.created_at! };
+        return entry;
+      }),
+  })
+  registryFeed(
+    @Root() entry: RegistryFeedEntry,
+    @Arg('types', () => [String], { nullable: true, description: 'Only these entity types (publisher, authorization, brand, storyboards) or event types (default: all).' }) _types?: string[],
+    @Arg('after', () => Float, { nullable: true, description: 'Resume after this log position (from an earlier payload).' }) _after?: number,
+  ): RegistryFeedEntry {
+    return entry;
+  }
+}

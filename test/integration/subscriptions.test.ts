@@ -1,0 +1,205 @@
+import { randomBytes } from 'node:crypto';
+import { createClient as createWsClient } from 'graphql-ws';
+import { createClient as createSseClient } from 'graphql-sse';
+import WebSocket from 'ws';
+import { issueApiKey } from '../../src/application/api-keys';
+import type { RunningGateway } from '../../src/main';
+import { mediaBuyStream } from '../../src/domain/media-buy/media-buy';
+import { MAX_SUBSCRIPTIONS_PER_SOCKET } from '../../src/http/graphql-live';
+import { graphql, startTestGateway } from '../support/gateway';
+import { createTestDatabase, describeWith, eventually, PG_ADMIN_URL } from '../support/infra';
+
+/** What one subscription has received so far, and how to end it. */
+interface Feed<T> {
+  items: T[];
+  errors: unknown[];
+  stop(): void;
+}
+
+type Subscribe = <T>(key: string, query: string, variables?: Record<string, unknown>) => Feed<T>;
+
+/** graphql-ws over a WebSocket at /graphql, credentials in connection_init (as a browser sends them). */
+function overWebSocket(url: string): Subscribe {
+  return <T>(key: string, query: string, variables?: Record<string, unknown>) => {
+    const client = createWsClient({ url: `${url.replace(/^http/, 'ws')}/graphql`, webSocketImpl: WebSocket, connectionParams: { authorization: `Bearer ${key}` }, retryAttempts: 0, lazy: true });
+    return collect<T>((sink) => client.subscribe({ query, variables }, sink), () => void client.dispose());
+  };
+}
+
+/** graphql-sse at /graphql/stream, one HTTP stream per subscription (distinct connections mode). */
+function overSse(url: string): Subscribe {
+  return <T>(key: string, query: string, variables?: Record<string, unknown>) => {
+    const client = createSseClient({ url: `${url}/graphql/stream`, headers: { authorization: `Bearer ${key}` }, retryAttempts: 0 });
+    return collect<T>((sink) => client.subscribe({ query, variables }, sink), () => client.dispose());
+  };
+}
+
+function collect<T>(start: (sink: { next: (r: { data?: unknown; errors?: unknown }) => void; error: (e: unknown) => void; complete: () => void }) => () => void, dispose: () => void): Feed<T> {
+  const feed: Feed<T> = { items: [], errors: [], stop: () => undefined };
+  const unsubscribe = start({
+    next: (r) => {
+      if (r.errors) feed.errors.push(r.errors);
+      const data = r.data as Record<string, T> | undefined;
+      if (data) feed.items.push(Object.values(data)[0]!);
+    },
+    error: (e) => feed.errors.push(e),
+    complete: () => undefined,
+  });
+  feed.stop = () => {
+    unsubscribe();
+    dispose();
+  };
+  return feed;
+}
+
+interface BuyUpdate {
+  position: number;
+  mediaBuyId: string;
+  event: string;
+  status: string | null;
+  previousStatus: string | null;
+}
+
+const BUY_UPDATES = 'subscription($after: Float, $ids: [String!]) { mediaBuyUpdated(after: $after, ids: $ids) { position mediaBuyId event status previousStatus } }';
+const TASK_CHANGES = 'subscription($after: Float) { taskStatusChanged(after: $after) { position taskId taskType resourceId status previousStatus } }';
+const future = (days: number) => new Date(Date.now() + days * 86_400_000).toISOString();
+
+function subscriptionSuite(engine: string, env: () => Promise<{ env: Record<string, string>; cleanup: () => Promise<void> }>): void {
+  describe(`GraphQL subscriptions (${engine})`, () => {
+    let gw: RunningGateway;
+    let cleanup: () => Promise<void>;
+    let buyer: string;
+    let other: string;
+    let seller: string;
+    const feeds: Feed<unknown>[] = [];
+
+    beforeAll(async () => {
+      const e = await env();
+      cleanup = e.cleanup;
+      gw = await startTestGateway(e.env);
+      const now = { now: new Date().toISOString() };
+      buyer = (await issueApiKey(gw.app.store, { org: 'acme', role: 'buyer' }, now)).key;
+      other = (await issueApiKey(gw.app.store, { org: 'globex', role: 'buyer' }, now)).key;
+      seller = (await issueApiKey(gw.app.store, { org: 'publisher', role: 'seller' }, now)).key;
+      await eventually(async () => (await graphql(gw.url, '{ viewer { role } }', undefined, seller)).body.data?.viewer?.role === 'seller', 20_000, 'the keys');
+    }, 60_000);
+    afterEach(() => {
+      for (const f of feeds.splice(0)) f.stop();
+    });
+    afterAll(async () => {
+      await gw.stop();
+      await cleanup();
+    });
+
+    const task = async (name: string, body: unknown, key: string) => {
+      const res = await fetch(`${gw.url}/api/tasks/${name}`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` }, body: JSON.stringify(body) });
+      expect(res.status).toBe(200);
+      return (await res.json()) as Record<string, any>;
+    };
+    const buy = (guaranteed: boolean) => ({
+      buyer_ref: `live-${randomBytes(4).toString('hex')}`,
+      brand_manifest: { name: 'Acme', url: 'https://acme.example' },
+      packages: [guaranteed ? { product_id: 'premium_ctv_guaranteed', pricing_option_id: 'cpm_usd_guaranteed', budget: 20000 } : { product_id: 'news_display_run_of_site', pricing_option_id: 'cpm_usd_fixed', budget: 5000 }],
+      start_time: { type: 'asap' },
+      end_time: future(14),
+    });
+    const head = async () => (await graphql(gw.url, '{ eventLog { headPosition } }', undefined, seller)).body.data!.eventLog.headPosition as number;
+    /** The positions of a buy's events as the log holds them, after `after`. */
+    const logged = async (mediaBuyId: string, after = 0) => (await gw.app.store.readStream(mediaBuyStream(mediaBuyId))).map((e) => e.position).filter((p) => p > after);
+
+    for (const [transport, over] of [['graphql-ws', overWebSocket], ['graphql-sse', overSse]] as const) {
+      it(`${transport}: a buyer follows their buy from pending to approved in order, resumes after a reconnect with no gap, and never sees another buyer's buy`, async () => {
+        const subscribe = over(gw.url);
+        const from = await head();
+        const mine = subscribe<BuyUpdate>(buyer, BUY_UPDATES, { after: from });
+        const theirs = subscribe<BuyUpdate>(other, BUY_UPDATES, { after: from });
+        const inbox = subscribe<{ taskId: string; taskType: string; resourceId: string; status: string }>(seller, TASK_CHANGES, { after: from });
+        feeds.push(mine, theirs, inbox);
+
+        const pending = await task('create_media_buy', buy(true), buyer);
+        expect(pending).toMatchObject({ status: 'pending', task_id: expect.any(String) });
+        const globex = await task('create_media_buy', buy(false), other);
+        const approved = await graphql(gw.url, 'mutation($t: ID!) { approveTask(taskId: $t) }', { t: pending.task_id }, seller);
+        expect(approved.body.data).toEqual({ approveTask: 'completed' });
+
+        // Live: created (pending), then approved (active), as they happened.
+        await eventually(() => mine.items.length >= 2, 10_000, 'the buyer’s first two updates');
+        expect(mine.items.slice(0, 2).map((u) => [u.mediaBuyId, u.event, u.status])).toEqual([
+          [pending.media_buy_id, 'MediaBuyCreated', 'pending'],
+          [pending.media_buy_id, 'MediaBuyApproved', 'active'],
+        ]);
+        // The seller's inbox saw the task submitted, worked and completed.
+        await eventually(() => inbox.items.filter((t) => t.taskId === pending.task_id).length >= 3, 10_000, 'the seller’s task changes');
+        expect(inbox.items.filter((t) => t.taskId === pending.task_id).map((t) => [t.taskType, t.resourceId, t.status])).toEqual([
+          ['create_media_buy', pending.media_buy_id, 'submitted'],
+          ['create_media_buy', pending.media_buy_id, 'working'],
+          ['create_media_buy', pending.media_buy_id, 'completed'],
+        ]);
+
+        // The buyer goes away; the buy changes meanwhile; they come back from the last position they had.
+        mine.stop();
+        const last = mine.items[mine.items.length - 1]!.position;
+        await task('update_media_buy', { media_buy_id: pending.media_buy_id, updates: { status: 'pause' } }, buyer);
+        await task('update_media_buy', { media_buy_id: pending.media_buy_id, updates: { status: 'resume' } }, buyer);
+        const resumed = subscribe<BuyUpdate>(buyer, BUY_UPDATES, { after: last, ids: [pending.media_buy_id] });
+        feeds.push(resumed);
+        const missed = await logged(pending.media_buy_id, last);
+        expect(missed.length).toBeGreaterThanOrEqual(2);
+        await eventually(() => resumed.items.length >= missed.length, 10_000, 'the missed updates');
+        // Exactly what the log holds after that position, in its order: nothing missed, nothing twice.
+        expect(resumed.items.map((u) => u.position)).toEqual(missed);
+        expect(resumed.items.map((u) => [u.previousStatus, u.status])).toEqual([
+          ['active', 'paused'],
+          ['paused', 'active'],
+        ]);
+        // Everything the first subscription had was the log's too, in order.
+        expect(mine.items.map((u) => u.position)).toEqual((await logged(pending.media_buy_id, from)).filter((p) => p <= last));
+
+        // The other buyer saw their own buy only.
+        await eventually(() => theirs.items.length >= 1, 10_000, 'the other buyer’s update');
+        expect(theirs.items.map((u) => u.mediaBuyId)).toEqual([globex.media_buy_id]);
+        expect([...mine.errors, ...resumed.errors, ...theirs.errors, ...inbox.errors]).toEqual([]);
+      }, 60_000);
+    }
+
+    it('graphql-ws: anonymous subscriptions are refused with UNAUTHENTICATED; bad credentials close the socket (4403); a socket holds at most its share of subscriptions', async () => {
+      const url = `${gw.url.replace(/^http/, 'ws')}/graphql`;
+      const anonymous = createWsClient({ url, webSocketImpl: WebSocket, retryAttempts: 0, lazy: true });
+      const anon = collect<BuyUpdate>((sink) => anonymous.subscribe({ query: BUY_UPDATES }, sink), () => void anonymous.dispose());
+      feeds.push(anon);
+      await eventually(() => anon.errors.length > 0, 10_000, 'the refusal');
+      expect(JSON.stringify(anon.errors)).toContain('UNAUTHENTICATED');
+
+      const forged = createWsClient({ url, webSocketImpl: WebSocket, connectionParams: { authorization: 'Bearer sk_not-a-key' }, retryAttempts: 0, lazy: true });
+      const bad = collect<BuyUpdate>((sink) => forged.subscribe({ query: BUY_UPDATES }, sink), () => void forged.dispose());
+      feeds.push(bad);
+      await eventually(() => bad.errors.length > 0, 10_000, 'the close');
+      expect((bad.errors[0] as { code?: number }).code).toBe(4403);
+
+      const client = createWsClient({ url, webSocketImpl: WebSocket, connectionParams: { authorization: `Bearer ${buyer}` }, retryAttempts: 0, lazy: true });
+      const many = Array.from({ length: MAX_SUBSCRIPTIONS_PER_SOCKET + 1 }, () => collect<BuyUpdate>((sink) => client.subscribe({ query: BUY_UPDATES }, sink), () => undefined));
+      feeds.push(...many, { items: [], errors: [], stop: () => void client.dispose() });
+      await eventually(() => many.some((f) => f.errors.length > 0), 10_000, 'the refusal of one too many');
+      const refused = many.filter((f) => f.errors.length > 0);
+      expect(refused).toHaveLength(1);
+      expect(JSON.stringify(refused[0]!.errors)).toContain('TOO_MANY_SUBSCRIPTIONS');
+    }, 30_000);
+
+    it('graphql-sse: bad credentials are a 401, and an operation over the cost limit is refused before it runs', async () => {
+      const post = (key: string, query: string) => fetch(`${gw.url}/graphql/stream`, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'text/event-stream', authorization: `Bearer ${key}` }, body: JSON.stringify({ query }) });
+      expect((await post('sk_not-a-key', BUY_UPDATES)).status).toBe(401);
+      const deep = await post(buyer, `query { ${Array.from({ length: 30 }, (_, i) => `p${i}: products { productId }`).join(' ')} }`);
+      expect(deep.status).toBe(400);
+      expect(JSON.stringify(await deep.json())).toContain('MAX_COST_EXCEEDED');
+    });
+  });
+}
+
+subscriptionSuite('SQLite', async () => ({ env: { APPROVAL_POLICY: 'rules' }, cleanup: async () => {} }));
+
+describeWith('PostgreSQL', !!PG_ADMIN_URL, 'server mode', () => {
+  subscriptionSuite('PostgreSQL', async () => {
+    const db = await createTestDatabase();
+    return { env: { EVENT_STORE_URL: db.url, APPROVAL_POLICY: 'rules' }, cleanup: db.drop };
+  });
+});
