@@ -71,6 +71,7 @@ function subscriptionSuite(engine: string, env: () => Promise<{ env: Record<stri
     let buyer: string;
     let other: string;
     let seller: string;
+    let admin: string;
     const feeds: Feed<unknown>[] = [];
 
     beforeAll(async () => {
@@ -81,6 +82,7 @@ function subscriptionSuite(engine: string, env: () => Promise<{ env: Record<stri
       buyer = (await issueApiKey(gw.app.store, { org: 'acme', role: 'buyer' }, now)).key;
       other = (await issueApiKey(gw.app.store, { org: 'globex', role: 'buyer' }, now)).key;
       seller = (await issueApiKey(gw.app.store, { org: 'publisher', role: 'seller' }, now)).key;
+      admin = (await issueApiKey(gw.app.store, { org: 'operator', role: 'admin' }, now)).key;
       await eventually(async () => (await graphql(gw.url, '{ viewer { role } }', undefined, seller)).body.data?.viewer?.role === 'seller', 20_000, 'the keys');
     }, 60_000);
     afterEach(() => {
@@ -162,6 +164,45 @@ function subscriptionSuite(engine: string, env: () => Promise<{ env: Record<stri
       }, 60_000);
     }
 
+    it('graphql-ws: delivery, webhook activity, received webhooks and the registry feed each follow their own events', async () => {
+      const subscribe = overWebSocket(gw.url);
+      const from = await head();
+      const secret = 'live-hmac-secret-5f1c2e7a9b3d4c6e8f0a1b2c3d4e5f6a';
+      const endpoint = (await graphql(gw.url, `mutation { registerWebhookEndpoint(agentId: "adcp_gateway", senderDomain: "seller.example", mode: "hmac-sha256", secret: "${secret}") }`, undefined, buyer)).body.data!.registerWebhookEndpoint as { url_template: string; endpoint_id: string };
+      const delivery = subscribe<{ mediaBuyId: string; kind: string; hours: number; impressions: number; spend: number }>(buyer, 'subscription($a: Float) { deliveryUpdated(after: $a) { mediaBuyId kind hours impressions spend } }', { a: from });
+      const activity = subscribe<{ kind: string; taskId: string | null; outcome: string | null; httpStatus: number | null }>(buyer, 'subscription($a: Float) { webhookActivity(after: $a) { kind taskId outcome httpStatus } }', { a: from });
+      const arrived = subscribe<{ endpointId: string; format: string }>(buyer, 'subscription($a: Float) { receivedWebhook(after: $a) { endpointId format } }', { a: from });
+      const othersArrived = subscribe<{ endpointId: string }>(other, 'subscription($a: Float) { receivedWebhook(after: $a) { endpointId } }', { a: from });
+      const feed = subscribe<{ entityType: string; entityId: string; eventType: string }>(admin, 'subscription($a: Float) { registryFeed(after: $a, types: ["brand"]) { entityType entityId eventType } }', { a: from });
+      feeds.push(delivery, activity, arrived, othersArrived, feed);
+
+      // A buy that waits for the seller, its task's webhooks sent to the buyer's own receiver here.
+      const url = endpoint.url_template.replace('{task_type}', 'create_media_buy');
+      const pending = await task('create_media_buy', { ...buy(true), push_notification_config: { url, operation_id: 'op-live', authentication: { schemes: ['HMAC-SHA256'], credentials: secret } } }, buyer);
+      await graphql(gw.url, 'mutation($t: ID!) { approveTask(taskId: $t) }', { t: pending.task_id }, seller);
+      await eventually(() => activity.items.some((a) => a.kind === 'attempted' && a.taskId === pending.task_id && a.outcome === 'success'), 15_000, 'a delivered webhook attempt');
+      expect(activity.items.find((a) => a.taskId === pending.task_id)).toMatchObject({ kind: 'scheduled' });
+      await eventually(() => arrived.items.length > 0, 15_000, 'a received webhook');
+      expect(arrived.items.every((r) => r.endpointId === endpoint.endpoint_id && r.format === 'mcp')).toBe(true);
+
+      // Two hours of delivery: what the updates add up to is what get_media_buy_delivery reports.
+      expect((await graphql(gw.url, 'mutation { advanceClock(seconds: 7200) }', undefined, seller)).body.errors).toBeUndefined();
+      const report = await eventually(async () => {
+        const r = await task('get_media_buy_delivery', { media_buy_id: pending.media_buy_id }, buyer);
+        return r.delivery?.impressions > 0 ? r : undefined;
+      }, 15_000, 'delivery recorded');
+      await eventually(() => delivery.items.filter((d) => d.mediaBuyId === pending.media_buy_id).reduce((t, d) => t + d.impressions, 0) === report!.delivery.impressions, 15_000, 'the delivery updates to add up');
+      expect(delivery.items.every((d) => d.kind === 'recorded' && d.hours > 0)).toBe(true);
+
+      // A brand registered: the registry feed's entry, filtered to brands.
+      await graphql(gw.url, 'mutation { registerBrand(domain: "live-brand.example", identity: {brand_name: "Live Brand"}) }', undefined, admin);
+      await eventually(() => feed.items.some((f) => f.entityId.includes('live-brand.example')), 15_000, 'the brand’s feed entry');
+      expect(feed.items.every((f) => f.entityType === 'brand')).toBe(true);
+
+      expect(othersArrived.items).toEqual([]);
+      expect([delivery, activity, arrived, othersArrived, feed].flatMap((f) => f.errors)).toEqual([]);
+    }, 60_000);
+
     it('graphql-ws: anonymous subscriptions are refused with UNAUTHENTICATED; bad credentials close the socket (4403); a socket holds at most its share of subscriptions', async () => {
       const url = `${gw.url.replace(/^http/, 'ws')}/graphql`;
       const anonymous = createWsClient({ url, webSocketImpl: WebSocket, retryAttempts: 0, lazy: true });
@@ -195,11 +236,14 @@ function subscriptionSuite(engine: string, env: () => Promise<{ env: Record<stri
   });
 }
 
-subscriptionSuite('SQLite', async () => ({ env: { APPROVAL_POLICY: 'rules' }, cleanup: async () => {} }));
+// The gateway's own receiver takes its webhooks on loopback (the test seam for private webhook URLs).
+const SELF_RECEIVING = { APPROVAL_POLICY: 'rules', ALLOW_PRIVATE_WEBHOOK_URLS: '1' };
+
+subscriptionSuite('SQLite', async () => ({ env: SELF_RECEIVING, cleanup: async () => {} }));
 
 describeWith('PostgreSQL', !!PG_ADMIN_URL, 'server mode', () => {
   subscriptionSuite('PostgreSQL', async () => {
     const db = await createTestDatabase();
-    return { env: { EVENT_STORE_URL: db.url, APPROVAL_POLICY: 'rules' }, cleanup: db.drop };
+    return { env: { ...SELF_RECEIVING, EVENT_STORE_URL: db.url }, cleanup: db.drop };
   });
 });
