@@ -230,8 +230,10 @@ function variablesOf(given: unknown): Record<string, unknown> | undefined | null
 /**
  * What the pricing step adds to every answer Apollo gives: `extensions.cost` (the operation's price
  * and the caller's points) and the `RateLimit` headers with both budgets. `body` is Apollo's
- * single JSON object, whose own top-level `extensions` (from a plugin; none sets any here) come
- * first (see `stringifyResultExtensionsFirst`): the cost is written into them, or as them.
+ * single JSON object. Its own top-level `extensions` (from a plugin; none sets any here) would come
+ * first (see `stringifyResultExtensionsFirst`), and the cost is written into them; else the cost
+ * is the answer's `extensions`, last. Written into the text rather than the result object: the
+ * object is only reachable from an Apollo plugin, whose hooks cost every request.
  */
 export function withCost(limits: ResourceLimits, budgets: SharedBudgets): (req: FastifyRequest, reply: FastifyReply, body: string) => string | Promise<string> {
   return (req, reply, body) => {
@@ -251,8 +253,10 @@ export function withCost(limits: ResourceLimits, budgets: SharedBudgets): (req: 
       const rest = body.slice(EXTENSIONS_FIRST.length);
       return `${EXTENSIONS_FIRST}${cost}${rest.startsWith('}') ? '' : ','}${rest}`;
     }
-    if (!body.startsWith('{')) return body; // not a JSON object (never from Apollo): left as it is
-    return `{"extensions":{${cost}}${body.startsWith('{}') ? '' : ','}${body.slice(1)}`;
+    // Otherwise the answer has no extensions of its own: they go last, where readers look for them.
+    const end = body.lastIndexOf('}');
+    if (!body.startsWith('{') || end < 0) return body; // not a JSON object (never from Apollo): left as it is
+    return `${body.slice(0, end)}${body.slice(1, end).trim() ? ',' : ''}"extensions":{${cost}}${body.slice(end)}`;
   }
 }
 
@@ -260,8 +264,8 @@ const EXTENSIONS_FIRST = '{"extensions":{';
 
 /**
  * Apollo's `stringifyResult` when the limits are on: a result's own `extensions` (should a plugin
- * ever set some) go first, where `withCost` adds the cost to them instead of writing a second
- * `extensions` key. Otherwise what Apollo writes: errors, then data.
+ * ever set some) go first, where `withCost` finds them and adds the cost to them instead of writing
+ * a second `extensions` key. Otherwise what Apollo writes: errors, then data.
  */
 export function stringifyResultExtensionsFirst(result: { errors?: unknown; data?: unknown; extensions?: unknown }): string {
   return JSON.stringify(result.extensions === undefined ? { errors: result.errors, data: result.data } : { extensions: result.extensions, errors: result.errors, data: result.data });

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { ApolloServer, HeaderMap } from '@apollo/server';
-import { ApolloServerPluginCacheControlDisabled } from '@apollo/server/plugin/disabled';
+import { ApolloServerPluginCacheControlDisabled, ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
 import { unwrapResolverError } from '@apollo/server/errors';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyRequest } from 'fastify';
 import { GraphQLError, parse, visit, type GraphQLFormattedError } from 'graphql';
@@ -32,6 +32,7 @@ import { registerRequestLimits } from './request-limits';
 import { registerA2aRoutes } from './a2a/route';
 import { registerWorkCaps } from './work-caps';
 import { registerGraphqlLive } from './graphql-live';
+import { registerExplorerRoutes, sendExplorer, wantsExplorer } from './explorer-route';
 
 export async function buildServer(app: App): Promise<FastifyInstance> {
   const fastify = Fastify({
@@ -135,8 +136,10 @@ export async function buildServer(app: App): Promise<FastifyInstance> {
   const apollo = new ApolloServer<GraphQLContext>({
     schema,
     // We emit no cache hints; the default plugin wraps every field and halves list throughput.
-    // No other plugin: the cost limits price operations before Apollo (graphql/cost-limits.ts).
-    plugins: [ApolloServerPluginCacheControlDisabled()],
+    // No landing page of Apollo's (it loads a sandbox from a CDN): the explorer is served locally.
+    // Neither has per-request hooks; nothing else here does either: the cost limits price
+    // operations before Apollo (graphql/cost-limits.ts), since any hook costs every request.
+    plugins: [ApolloServerPluginCacheControlDisabled(), ApolloServerPluginLandingPageDisabled()],
     formatError: formatError(app),
     validationRules: [nestingLimitRule],
     includeStacktraceInErrorResponses: false,
@@ -170,11 +173,16 @@ export async function buildServer(app: App): Promise<FastifyInstance> {
       }
   };
   registerGraphqlLive(fastify, app, schema);
+  registerExplorerRoutes(fastify);
+  const answerOperation = graphqlRouteHandler(apollo, context, limits && budgets ? withCost(limits, budgets) : undefined);
   fastify.route({
     url: '/graphql',
     method: ['GET', 'POST', 'OPTIONS'],
     ...(limits && budgets ? { preHandler: priceOperations(schema, limits, budgets) } : {}),
-    handler: graphqlRouteHandler(apollo, context, limits && budgets ? withCost(limits, budgets) : undefined),
+    // A person opening /graphql in a browser gets the explorer; everything else is an operation.
+    handler(req, reply) {
+      return wantsExplorer(req) ? sendExplorer(reply) : answerOperation.call(this, req, reply);
+    },
   });
 
   return fastify;

@@ -34,6 +34,15 @@ describe('extensions.cost written into Apollo’s answer', () => {
     expect(headers).toEqual({ 'ratelimit-policy': '"graphql-points";q=500;w=60', ratelimit: '"graphql-points";r=440;t=12' });
   });
 
+  it('writes the cost last, also into a body Apollo wrote itself (its HTTP-level errors end with a newline)', () => {
+    const req = { pointsLeft: points, operationPrice: null, requestBudget: null } as unknown as FastifyRequest;
+    const written = withCost(limits, budgets)(req, reply, '{"errors":[{"message":"bad"}]}\n') as string;
+    expect(written.endsWith('}}}}\n')).toBe(true);
+    expect(JSON.parse(written)).toEqual({ errors: [{ message: 'bad' }], extensions: { cost: cost(null) } });
+    const data = withCost(limits, budgets)(req, reply, stringifyResultExtensionsFirst({ data: { a: 1 } })) as string;
+    expect(Object.keys(JSON.parse(data) as object)).toEqual(['data', 'extensions']);
+  });
+
   it('joins extensions the result already has instead of writing a second key', () => {
     expect(answer({ data: { a: 1 }, extensions: { trace: 'x' } }, 5)).toEqual({ data: { a: 1 }, extensions: { cost: cost(5), trace: 'x' } });
     expect(answer({ data: null, extensions: {} }, 5)).toEqual({ data: null, extensions: { cost: cost(5) } });
