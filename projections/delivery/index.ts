@@ -53,6 +53,18 @@ export const deliveryQueries = {
         [owner, mediaBuyId, ...(from ? [from] : []), ...(to ? [to] : [])],
       )
     ).map((r) => ({ ...r, impressions: Number(r.impressions), clicks: Number(r.clicks), spend_cents: Number(r.spend_cents) })),
+  /** The recorded hours of several buys at once (whose reader may see them: checked by the caller), by buy. */
+  hoursOfBuys: async (rm: ReadModelStore, mediaBuyIds: readonly string[], from?: string, to?: string): Promise<Map<string, DeliveryRow[]>> => {
+    const byBuy = new Map<string, DeliveryRow[]>(mediaBuyIds.map((id) => [id, []]));
+    if (mediaBuyIds.length === 0) return byBuy;
+    const rows = await rm.query<DeliveryRow & { media_buy_id: string }>(
+      `SELECT media_buy_id, package_id, hour_start, impressions, clicks, spend_cents FROM delivery_hours
+        WHERE media_buy_id IN (${mediaBuyIds.map(() => '?').join(', ')})${from ? ' AND hour_start >= ?' : ''}${to ? ' AND hour_start < ?' : ''} ORDER BY hour_start, package_id`,
+      [...mediaBuyIds, ...(from ? [from] : []), ...(to ? [to] : [])],
+    );
+    for (const r of rows) byBuy.get(r.media_buy_id)?.push({ package_id: r.package_id, hour_start: r.hour_start, impressions: Number(r.impressions), clicks: Number(r.clicks), spend_cents: Number(r.spend_cents) });
+    return byBuy;
+  },
   /** Spend (cents) of these buys from `from` (inclusive) to `to` (exclusive). */
   spendCents: async (rm: ReadModelStore, owner: string, mediaBuyIds: readonly string[], from: string, to: string) => {
     if (mediaBuyIds.length === 0) return 0;

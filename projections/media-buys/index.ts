@@ -150,6 +150,24 @@ export const mediaBuyQueries = {
     params.push(opts.limit);
     return (await rm.query<Omit<MediaBuyRow, 'terms'> & { terms: string }>(`SELECT * FROM media_buys WHERE ${where.join(' AND ')} ORDER BY media_buy_id LIMIT ?`, params)).map(parseBuy);
   },
+  /** Several buys by id, whoever owns them (the caller decides who may see which). */
+  byIds: async (rm: ReadModelStore, ids: readonly string[]) =>
+    ids.length === 0 ? [] : (await rm.query<Omit<MediaBuyRow, 'terms'> & { terms: string }>(`SELECT * FROM media_buys WHERE media_buy_id IN (${ids.map(() => '?').join(', ')})`, [...ids])).map(parseBuy),
+  /** Several tasks by id with their histories, in two queries. */
+  tasksByIds: async (rm: ReadModelStore, ids: readonly string[]): Promise<TaskRow[]> => {
+    if (ids.length === 0) return [];
+    const marks = ids.map(() => '?').join(', ');
+    const rows = await rm.query<Omit<TaskRow, 'history' | 'result'> & { result: string | null }>(
+      `SELECT task_id, owner, task_type, status, resource_id, message, result, created_at, updated_at FROM tasks WHERE task_id IN (${marks})`,
+      [...ids],
+    );
+    const history = await rm.query<{ task_id: string; status: string; message: string; at: string }>(`SELECT task_id, status, message, at FROM task_history WHERE task_id IN (${marks}) ORDER BY task_id, position`, [...ids]);
+    return rows.map((row) => ({
+      ...row,
+      result: row.result ? (JSON.parse(row.result) as Record<string, unknown>) : null,
+      history: history.filter((h) => h.task_id === row.task_id).map(({ status, message, at }) => ({ status, message, at })),
+    }));
+  },
   /** Buys the ad server delivers (active) or keeps the clock for (paused), across buyers. */
   live: async (rm: ReadModelStore) =>
     (await rm.query<Omit<MediaBuyRow, 'terms'> & { terms: string }>("SELECT * FROM media_buys WHERE status IN ('active', 'paused') ORDER BY media_buy_id")).map(parseBuy),

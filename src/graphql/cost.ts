@@ -36,6 +36,8 @@ import { isObject } from '../shared/objects';
  * - each field of the Mutation root: MUTATION_POINTS (a write, an event appended);
  * - each object field below the root: 1 point plus its selections; a list of objects: that per
  *   item, for its `first`/`limit` items or ASSUMED_NESTED_LIST; scalars and enums: 0;
+ * - a cursor connection (a type named *Connection): 1 point, and its lists (`edges`) priced per
+ *   item for the page its field asked for (`first`, else as a list would be);
  * - introspection: a fixed price per meta field (INTROSPECTION_POINTS).
  *
  * Aliases are fields like any other, so a document that repeats a field under 15,000 aliases
@@ -103,6 +105,8 @@ interface FieldFacts {
   returnsLeaf: boolean;
   /** Whether it takes any argument that sizes a list. */
   sized: boolean;
+  /** Whether it returns a cursor connection (a page: its size argument sizes its `edges`). */
+  connection: boolean;
 }
 
 // Read once per field: graphql-js's type predicates (instanceof checks with a cross-realm
@@ -119,15 +123,22 @@ function factsOfField(field: GraphQLField<unknown, unknown>): FieldFacts {
       returnsList: isListType(getNullableType(field.type)),
       returnsLeaf: isLeafType(named),
       sized: field.args.some((a) => SIZE_ARGUMENTS.has(a.name)),
+      connection: isObjectType(named) && named.name.endsWith('Connection'),
     };
     fieldFacts.set(field, facts);
   }
   return facts;
 }
 
-/** A field's price, given its size arguments and its selections' price. */
-function fieldPoints(parent: GraphQLObjectType, facts: FieldFacts, args: Record<string, unknown> | undefined, children: number): number {
+/**
+ * A field's price, given its size arguments and its selections' price. `pageSize`: the parent is
+ * a connection, whose lists (`edges`) hold as many items as the connection's field asked for.
+ */
+function fieldPoints(parent: GraphQLObjectType, facts: FieldFacts, args: Record<string, unknown> | undefined, children: number, pageSize?: number): number {
   if (parent.name === 'Mutation') return MUTATION_POINTS + children;
+  // A connection is one read; what it costs per item is priced on its edges.
+  if (facts.connection) return 1 + children;
+  if (pageSize !== undefined && facts.returnsList) return pageSize * (facts.returnsLeaf ? 1 : 1 + children);
   const perItem = facts.returnsLeaf ? 1 : 1 + children;
   if (parent.name === 'Query') {
     const items = (args ? requestedItems(args) : undefined) ?? (facts.returnsList ? ROOT_PAGE : undefined);
@@ -144,7 +155,7 @@ function fieldPoints(parent: GraphQLObjectType, facts: FieldFacts, args: Record<
  * a one-field query, where this walk takes well under one (the limits must cost under 3 % of a
  * request).
  */
-function selectionPoints(schema: GraphQLSchema, parent: GraphQLObjectType, set: SelectionSetNode, ctx: { fragments: Map<string, FragmentDefinitionNode>; variables: Record<string, unknown>; spreads: number }): number {
+function selectionPoints(schema: GraphQLSchema, parent: GraphQLObjectType, set: SelectionSetNode, ctx: { fragments: Map<string, FragmentDefinitionNode>; variables: Record<string, unknown>; spreads: number }, pageSize?: number): number {
   let total = 0;
   for (const s of set.selections) {
     if (!included(s, ctx.variables)) continue;
@@ -157,14 +168,16 @@ function selectionPoints(schema: GraphQLSchema, parent: GraphQLObjectType, set: 
       const field = parent.getFields()[name];
       if (!field) continue;
       const facts = factsOfField(field);
-      const children = s.selectionSet && facts.objectType ? selectionPoints(schema, facts.objectType, s.selectionSet, ctx) : 0;
-      total += fieldPoints(parent, facts, facts.sized ? sizeArguments(field, s, ctx.variables) : undefined, children);
+      const args = facts.sized ? sizeArguments(field, s, ctx.variables) : undefined;
+      const page = facts.connection ? ((args ? requestedItems(args) : undefined) ?? (parent.name === 'Query' ? ROOT_PAGE : ASSUMED_NESTED_LIST)) : undefined;
+      const children = s.selectionSet && facts.objectType ? selectionPoints(schema, facts.objectType, s.selectionSet, ctx, page) : 0;
+      total += fieldPoints(parent, facts, args, children, pageSize);
     } else {
       const fragment = s.kind === Kind.INLINE_FRAGMENT ? s : ctx.fragments.get(s.name.value);
       // Validation refuses fragment cycles and unknown fragments; the count keeps this walk finite regardless.
       if (!fragment || ++ctx.spreads > 10_000) continue;
       const on = fragment.typeCondition ? schema.getType(fragment.typeCondition.name.value) : parent;
-      if (isObjectType(on)) total += selectionPoints(schema, on, fragment.selectionSet, ctx);
+      if (isObjectType(on)) total += selectionPoints(schema, on, fragment.selectionSet, ctx, pageSize);
     }
   }
   return total;

@@ -43,6 +43,14 @@ describe('the static price of a GraphQL operation', () => {
     expect(cost.depth).toBe(1);
   });
 
+  it('prices a connection per item of the page its field asks for, nested fields included', () => {
+    // 1 for the connection, then per edge: the edge (1), its node (1) and the node's task (1); pageInfo 1.
+    expect(price('{ mediaBuysConnection(first: 10) { edges { node { id task { id } } } pageInfo { hasNextPage } } }').fields).toBe(1 + 10 * (1 + 1 + 1) + 1);
+    // Without first: the argument's default (20).
+    expect(price('{ mediaBuysConnection { edges { cursor } } }').fields).toBe(1 + 20);
+    expect(price('query($n: Int) { mediaBuysConnection(first: $n) { edges { cursor } } }', { n: 3 }).fields).toBe(1 + 3);
+  });
+
   it('measures depth through fragments', () => {
     expect(price('{ products { pricingOptions { pricingOptionId } } }').depth).toBe(3);
     expect(price('{ ...F } fragment F on Query { products { ...G } } fragment G on Product { pricingOptions { pricingOptionId } }').depth).toBe(3);

@@ -1,0 +1,206 @@
+import DataLoader from 'dataloader';
+import { Arg, Ctx, FieldResolver, ID, Int, Query, Resolver, Root } from 'type-graphql';
+import { deliveryQueries, type DeliveryRow } from '../../../projections/delivery';
+import { mediaBuyQueries, type MediaBuyRow, type TaskRow } from '../../../projections/media-buys';
+import type { Principal } from '../../application/api-keys';
+import { mediaBuyStream } from '../../domain/media-buy/media-buy';
+import { AppError } from '../../shared/errors';
+import { ownerScopedId, publicId } from '../../shared/ids';
+import type { GraphQLContext } from '../context';
+import { Delivery, DeliveryGranularity, MediaBuy, MediaBuyConnection, Task, TimelineEntry, type DeliveryMetrics } from './buy.type';
+
+/** The most buys one page holds. */
+export const MAX_PAGE = 100;
+
+function principalOf(ctx: GraphQLContext): Principal {
+  if (!ctx.principal) throw new AppError('UNAUTHENTICATED', 'a Bearer API key or access token is required');
+  return ctx.principal;
+}
+
+/** Operators see every buyer's buys (they approve them); a buyer sees their own. */
+const mayRead = (p: Principal, owner: string) => p.role === 'seller' || p.role === 'admin' || owner === p.org;
+
+/**
+ * What one request loads, batched and cached for that request only (DataLoader): a page of buys
+ * asking each for its task and its delivery makes one query per kind, not one per buy.
+ */
+interface Loaders {
+  buys: DataLoader<string, MediaBuyRow | undefined>;
+  tasks: DataLoader<string, TaskRow | undefined>;
+  delivery: DataLoader<string, DeliveryRow[]>;
+}
+
+// Made the first time a request asks (most requests never do), and dropped with the request.
+const perRequest = new WeakMap<GraphQLContext, Loaders>();
+
+function loadersOf(ctx: GraphQLContext): Loaders {
+  let loaders = perRequest.get(ctx);
+  if (!loaders) {
+    const rm = ctx.app.readModels;
+    const principal = principalOf(ctx);
+    loaders = {
+      buys: new DataLoader(async (ids) => {
+        const rows = new Map((await mediaBuyQueries.byIds(rm, ids)).map((b) => [b.media_buy_id, b]));
+        return ids.map((id) => {
+          const row = rows.get(id);
+          return row && mayRead(principal, row.owner) ? row : undefined;
+        });
+      }),
+      tasks: new DataLoader(async (ids) => {
+        const rows = new Map((await mediaBuyQueries.tasksByIds(rm, ids)).map((t) => [t.task_id, t]));
+        return ids.map((id) => {
+          const row = rows.get(id);
+          return row && mayRead(principal, row.owner) ? row : undefined;
+        });
+      }),
+      // Keyed `range|id`: one query per range for every buy asking for it.
+      delivery: new DataLoader(async (keys) => {
+        const byRange = new Map<string, string[]>();
+        for (const key of keys) {
+          const cut = key.lastIndexOf('|');
+          const range = key.slice(0, cut);
+          byRange.set(range, [...(byRange.get(range) ?? []), key.slice(cut + 1)]);
+        }
+        const found = new Map<string, DeliveryRow[]>();
+        for (const [range, ids] of byRange) {
+          const [from, to] = range.split('~');
+          for (const [id, rows] of await deliveryQueries.hoursOfBuys(rm, ids, from || undefined, to || undefined)) found.set(`${range}|${id}`, rows);
+        }
+        return keys.map((k) => found.get(k) ?? []);
+      }),
+    };
+    perRequest.set(ctx, loaders);
+  }
+  return loaders;
+}
+
+function toMediaBuy(row: MediaBuyRow): MediaBuy {
+  const t = row.terms;
+  return {
+    id: publicId(row.media_buy_id),
+    buyerRef: row.buyer_ref,
+    status: row.status,
+    currency: t.currency,
+    totalBudget: t.total_budget,
+    startTime: t.start_time,
+    endTime: t.end_time,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+    revision: row.revision,
+    packages: t.packages.map((p) => ({
+      id: p.package_id,
+      buyerRef: p.buyer_ref ?? null,
+      productId: p.product_id,
+      pricingOptionId: p.pricing_option_id,
+      budget: p.budget,
+      bidPrice: p.bid_price ?? null,
+      creativeIds: [...(p.creative_ids ?? [])],
+      paused: p.paused === true,
+      canceled: p.canceled === true,
+    })),
+    taskId: row.task_id,
+    internalId: row.media_buy_id,
+  };
+}
+
+function toTask(row: TaskRow): Task {
+  return {
+    id: publicId(row.task_id),
+    type: row.task_type,
+    status: row.status,
+    message: row.message,
+    resourceId: publicId(row.resource_id),
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+    history: row.history.map((h) => ({ status: h.status, message: h.message, at: h.at })),
+  };
+}
+
+function metrics(rows: readonly DeliveryRow[]): DeliveryMetrics {
+  let impressions = 0;
+  let clicks = 0;
+  let cents = 0;
+  for (const r of rows) {
+    impressions += r.impressions;
+    clicks += r.clicks;
+    cents += r.spend_cents;
+  }
+  return { impressions, clicks, spend: cents / 100 };
+}
+
+const instant = (value: string | null | undefined, field: string): string | undefined => {
+  if (value === null || value === undefined) return undefined;
+  const t = Date.parse(value);
+  if (Number.isNaN(t)) throw new AppError('VALIDATION_ERROR', `${field} must be an ISO 8601 date or date-time`, field);
+  return new Date(t).toISOString();
+};
+
+/** Media buys as a typed graph: what buyer and seller UIs select field by field. */
+@Resolver(() => MediaBuy)
+export class BuyResolver {
+  @Query(() => MediaBuy, { nullable: true, description: 'One media buy by id (null when there is none you may see): yours, or any for a seller or admin.' })
+  async mediaBuy(@Ctx() ctx: GraphQLContext, @Arg('id', () => ID) id: string): Promise<MediaBuy | null> {
+    const { buys } = loadersOf(ctx);
+    // An id the seller issued, else one the buyer chose (stored under their tag).
+    const row = (await buys.load(id)) ?? (id.includes('~') ? undefined : await buys.load(ownerScopedId(principalOf(ctx).org, id)));
+    return row ? toMediaBuy(row) : null;
+  }
+
+  @Query(() => MediaBuyConnection, { description: 'Your media buys, a page at a time by id (a cursor connection); statuses filters them.' })
+  async mediaBuysConnection(
+    @Ctx() ctx: GraphQLContext,
+    @Arg('first', () => Int, { defaultValue: 20, description: `Buys per page, 1 to ${MAX_PAGE}.` }) first: number,
+    @Arg('after', () => String, { nullable: true, description: 'The endCursor of the page before.' }) after?: string | null,
+    @Arg('statuses', () => [String], { nullable: true }) statuses?: string[] | null,
+  ): Promise<MediaBuyConnection> {
+    const principal = principalOf(ctx);
+    if (!Number.isInteger(first) || first < 1 || first > MAX_PAGE) throw new AppError('VALIDATION_ERROR', `first must be between 1 and ${MAX_PAGE}`, 'first');
+    const after_ = after ? Buffer.from(after, 'base64url').toString('utf8') : undefined;
+    const rows = await mediaBuyQueries.list(ctx.app.readModels, principal.org, { statuses: statuses ?? undefined, limit: first + 1, after: after_ });
+    const page = rows.slice(0, first);
+    const loaders = loadersOf(ctx);
+    for (const row of page) loaders.buys.prime(row.media_buy_id, row);
+    const edges = page.map((row) => ({ cursor: Buffer.from(row.media_buy_id).toString('base64url'), node: toMediaBuy(row) }));
+    return { edges, pageInfo: { hasNextPage: rows.length > first, endCursor: edges.at(-1)?.cursor ?? null } };
+  }
+
+  @FieldResolver(() => Task, { nullable: true, description: 'The task it waited on for the seller’s approval, if it did.' })
+  async task(@Root() buy: MediaBuy, @Ctx() ctx: GraphQLContext): Promise<Task | null> {
+    if (!buy.taskId) return null;
+    const row = await loadersOf(ctx).tasks.load(buy.taskId);
+    return row ? toTask(row) : null;
+  }
+
+  @FieldResolver(() => Delivery, { description: 'Delivery over a range (default: the whole flight so far): totals, per package, and a series in hours or days.' })
+  async delivery(
+    @Root() buy: MediaBuy,
+    @Ctx() ctx: GraphQLContext,
+    @Arg('granularity', () => DeliveryGranularity, { defaultValue: DeliveryGranularity.DAILY }) granularity: DeliveryGranularity,
+    @Arg('from', () => String, { nullable: true, description: 'From this instant (inclusive).' }) from?: string | null,
+    @Arg('to', () => String, { nullable: true, description: 'Up to this instant (exclusive).' }) to?: string | null,
+  ): Promise<Delivery> {
+    const range = `${instant(from, 'from') ?? ''}~${instant(to, 'to') ?? ''}`;
+    const rows = await loadersOf(ctx).delivery.load(`${range}|${buy.internalId}`);
+    const bucket = (h: string) => (granularity === DeliveryGranularity.DAILY ? `${h.slice(0, 10)}T00:00:00.000Z` : h);
+    const series = new Map<string, DeliveryRow[]>();
+    for (const r of rows) series.set(bucket(r.hour_start), [...(series.get(bucket(r.hour_start)) ?? []), r]);
+    return {
+      currency: buy.currency,
+      granularity,
+      totals: metrics(rows),
+      byPackage: buy.packages.map((p) => ({ packageId: p.id, ...metrics(rows.filter((r) => r.package_id === p.id)) })),
+      series: [...series].map(([start, rs]) => ({ start, ...metrics(rs) })),
+    };
+  }
+
+  @FieldResolver(() => [TimelineEntry], { description: 'Its history from the event log: created, approved or rejected, updated, each status change.' })
+  async timeline(@Root() buy: MediaBuy, @Ctx() ctx: GraphQLContext): Promise<TimelineEntry[]> {
+    const events = await ctx.app.store.readStream(mediaBuyStream(buy.internalId));
+    return events.map((e) => {
+      const d = e.data as Record<string, unknown>;
+      const status = e.type === 'MediaBuyApproved' ? 'active' : e.type === 'MediaBuyRejected' ? 'rejected' : typeof d.status === 'string' ? d.status : null;
+      const note = [d.reason, d.note].find((x): x is string => typeof x === 'string') ?? null;
+      return { position: e.position, event: e.type, status, changed: Array.isArray(d.changed) ? d.changed.map(String) : [], note, at: typeof d.at === 'string' ? d.at : e.metadata.time };
+    });
+  }
+}

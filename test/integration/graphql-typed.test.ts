@@ -1,0 +1,114 @@
+import { randomBytes } from 'node:crypto';
+import { issueApiKey } from '../../src/application/api-keys';
+import { graphql, startTestGateway } from '../support/gateway';
+import { eventually } from '../support/infra';
+
+type Gateway = Awaited<ReturnType<typeof startTestGateway>>;
+
+const future = (days: number) => new Date(Date.now() + days * 86_400_000).toISOString();
+
+describe('media buys as a typed graph (GraphQL)', () => {
+  let gw: Gateway;
+  let buyer: string;
+  let other: string;
+  let seller: string;
+  let pending: Record<string, any>;
+  let active: Record<string, any>;
+
+  const task = async (name: string, body: unknown, key: string) => {
+    const res = await fetch(`${gw.url}/api/tasks/${name}`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` }, body: JSON.stringify(body) });
+    expect(res.status).toBe(200);
+    return (await res.json()) as Record<string, any>;
+  };
+  const buy = (guaranteed: boolean) => ({
+    buyer_ref: `typed-${randomBytes(4).toString('hex')}`,
+    brand_manifest: { name: 'Acme', url: 'https://acme.example' },
+    packages: guaranteed
+      ? [{ buyer_ref: 'ctv', product_id: 'premium_ctv_guaranteed', pricing_option_id: 'cpm_usd_guaranteed', budget: 20000 }]
+      : [
+          { buyer_ref: 'news', product_id: 'news_display_run_of_site', pricing_option_id: 'cpm_usd_fixed', budget: 5000 },
+          { buyer_ref: 'sports', product_id: 'sports_video_auction', pricing_option_id: 'cpm_auction_usd', budget: 3000, bid_price: 14 },
+        ],
+    start_time: { type: 'asap' },
+    end_time: future(14),
+  });
+
+  beforeAll(async () => {
+    gw = await startTestGateway();
+    const now = { now: new Date().toISOString() };
+    buyer = (await issueApiKey(gw.app.store, { org: 'acme', role: 'buyer' }, now)).key;
+    other = (await issueApiKey(gw.app.store, { org: 'globex', role: 'buyer' }, now)).key;
+    seller = (await issueApiKey(gw.app.store, { org: 'publisher', role: 'seller' }, now)).key;
+    await eventually(async () => (await graphql(gw.url, '{ viewer { role } }', undefined, seller)).body.data?.viewer?.role === 'seller', 20_000, 'the keys');
+    pending = await task('create_media_buy', buy(true), buyer);
+    active = await task('create_media_buy', buy(false), buyer);
+    expect((await graphql(gw.url, 'mutation($t: ID!) { approveTask(taskId: $t, note: "IO signed") }', { t: pending.task_id }, seller)).body.data).toEqual({ approveTask: 'completed' });
+  }, 60_000);
+  afterAll(async () => {
+    await gw?.stop();
+  });
+
+  const BUY = `query($id: ID!) { mediaBuy(id: $id) {
+    id buyerRef status currency totalBudget revision
+    packages { id buyerRef productId pricingOptionId budget bidPrice creativeIds paused canceled }
+    task { id type status resourceId history { status message } }
+    timeline { event status note }
+  } }`;
+
+  it('one buy with its packages, the task it waited on (with its history) and its timeline from the log', async () => {
+    const r = await graphql(gw.url, BUY, { id: pending.media_buy_id }, buyer);
+    expect(r.body.errors).toBeUndefined();
+    expect(r.body.data!.mediaBuy).toEqual({
+      id: pending.media_buy_id,
+      buyerRef: expect.any(String),
+      status: 'active',
+      currency: 'USD',
+      totalBudget: 20000,
+      revision: expect.any(Number),
+      packages: [{ id: expect.any(String), buyerRef: 'ctv', productId: 'premium_ctv_guaranteed', pricingOptionId: 'cpm_usd_guaranteed', budget: 20000, bidPrice: null, creativeIds: [], paused: false, canceled: false }],
+      task: { id: pending.task_id, type: 'create_media_buy', status: 'completed', resourceId: pending.media_buy_id, history: [{ status: 'submitted', message: expect.any(String) }, { status: 'working', message: expect.any(String) }, { status: 'completed', message: expect.any(String) }] },
+      timeline: [
+        { event: 'MediaBuyCreated', status: 'pending', note: null },
+        { event: 'MediaBuyApproved', status: 'active', note: 'IO signed' },
+      ],
+    });
+    const sync = await graphql(gw.url, 'query($id: ID!) { mediaBuy(id: $id) { status task { id } packages { bidPrice } } }', { id: active.media_buy_id }, buyer);
+    expect(sync.body.data!.mediaBuy).toEqual({ status: 'active', task: null, packages: [{ bidPrice: null }, { bidPrice: 14 }] });
+  });
+
+  it('another buyer sees nothing of it; the seller, who approves buys, does', async () => {
+    expect((await graphql(gw.url, BUY, { id: pending.media_buy_id }, other)).body.data).toEqual({ mediaBuy: null });
+    expect((await graphql(gw.url, 'query($id: ID!) { mediaBuy(id: $id) { id status } }', { id: pending.media_buy_id }, seller)).body.data).toEqual({ mediaBuy: { id: pending.media_buy_id, status: 'active' } });
+    expect((await graphql(gw.url, '{ mediaBuysConnection { edges { node { id } } } }', undefined, other)).body.data).toEqual({ mediaBuysConnection: { edges: [] } });
+  });
+
+  it('pages through the buyer’s buys with cursors', async () => {
+    const page = async (after?: string) => (await graphql(gw.url, 'query($a: String) { mediaBuysConnection(first: 1, after: $a) { edges { cursor node { id } } pageInfo { hasNextPage endCursor } } }', { a: after }, buyer)).body.data!.mediaBuysConnection;
+    const first = await page();
+    expect(first.edges).toHaveLength(1);
+    expect(first.pageInfo).toEqual({ hasNextPage: true, endCursor: first.edges[0].cursor });
+    const second = await page(first.pageInfo.endCursor);
+    expect(second.pageInfo.hasNextPage).toBe(false);
+    expect([first.edges[0].node.id, second.edges[0].node.id].sort()).toEqual([pending.media_buy_id, active.media_buy_id].sort());
+    const refused = await graphql(gw.url, '{ mediaBuysConnection(first: 101) { edges { cursor } } }', undefined, buyer);
+    expect(refused.body.errors![0]!.extensions).toMatchObject({ code: 'VALIDATION_ERROR', field: 'first' });
+  });
+
+  it('delivery in hours and days: totals = Σ per package = Σ series = get_media_buy_delivery', async () => {
+    expect((await graphql(gw.url, 'mutation { advanceClock(seconds: 10800) }', undefined, seller)).body.errors).toBeUndefined();
+    const report = await eventually(async () => {
+      const d = await task('get_media_buy_delivery', { media_buy_id: active.media_buy_id }, buyer);
+      return d.delivery?.impressions > 0 ? d : undefined;
+    }, 15_000, 'delivery');
+    const q = 'query($id: ID!, $g: DeliveryGranularity!) { mediaBuy(id: $id) { delivery(granularity: $g) { currency granularity totals { impressions clicks spend } byPackage { packageId impressions clicks spend } series { start impressions clicks spend } } } }';
+    for (const g of ['HOURLY', 'DAILY']) {
+      const d = (await graphql(gw.url, q, { id: active.media_buy_id, g }, buyer)).body.data!.mediaBuy.delivery;
+      expect(d.totals).toEqual({ impressions: report!.delivery.impressions, clicks: report!.delivery.clicks, spend: report!.delivery.spend });
+      const sum = (xs: { impressions: number }[]) => xs.reduce((t, x) => t + x.impressions, 0);
+      expect(sum(d.byPackage)).toBe(d.totals.impressions);
+      expect(sum(d.series)).toBe(d.totals.impressions);
+      if (g === 'HOURLY') expect(d.series.length).toBeGreaterThanOrEqual(2);
+      else expect(d.series.every((p: { start: string }) => p.start.endsWith('T00:00:00.000Z'))).toBe(true);
+    }
+  });
+});
