@@ -168,6 +168,15 @@ export const mediaBuyQueries = {
       history: history.filter((h) => h.task_id === row.task_id).map(({ status, message, at }) => ({ status, message, at })),
     }));
   },
+  /** Every buyer's tasks in these statuses, oldest first (the seller's inbox), at most `limit`. */
+  waitingTasks: async (rm: ReadModelStore, statuses: readonly string[], limit: number): Promise<TaskRow[]> => {
+    const ids = await rm.query<{ task_id: string }>(
+      `SELECT task_id FROM tasks WHERE status IN (${statuses.map(() => '?').join(', ')}) ORDER BY created_at, task_id LIMIT ${Math.floor(limit)}`,
+      [...statuses],
+    );
+    const rows = new Map((await mediaBuyQueries.tasksByIds(rm, ids.map((r) => r.task_id))).map((t) => [t.task_id, t]));
+    return ids.map((r) => rows.get(r.task_id)).filter((t): t is TaskRow => t !== undefined);
+  },
   /** Buys the ad server delivers (active) or keeps the clock for (paused), across buyers. */
   live: async (rm: ReadModelStore) =>
     (await rm.query<Omit<MediaBuyRow, 'terms'> & { terms: string }>("SELECT * FROM media_buys WHERE status IN ('active', 'paused') ORDER BY media_buy_id")).map(parseBuy),

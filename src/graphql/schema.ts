@@ -10,7 +10,7 @@ import { BrandResolver } from './registry/brands.resolver';
 import { RegistryResolver } from './registry/registry.resolver';
 import { SystemResolver } from './system/system.resolver';
 import { LiveResolver } from './live/live.resolver';
-import { BuyResolver } from './buys/buy.resolver';
+import { BuyResolver, TaskResolver } from './buys/buy.resolver';
 
 let cached: Promise<GraphQLSchema> | undefined;
 
@@ -29,7 +29,7 @@ const noPubSub = {
 
 /** The gateway's schema, built once per process from the type-graphql resolvers. */
 export function gatewaySchema(): Promise<GraphQLSchema> {
-  cached ??= buildSchema({ resolvers: [SystemResolver, ApiKeyResolver, CatalogResolver, MediaBuyResolver, GovernanceResolver, ReceiverResolver, BrandResolver, RegistryResolver, LiveResolver, BuyResolver], validate: false, pubSub: noPubSub });
+  cached ??= buildSchema({ resolvers: [SystemResolver, ApiKeyResolver, CatalogResolver, MediaBuyResolver, GovernanceResolver, ReceiverResolver, BrandResolver, RegistryResolver, LiveResolver, BuyResolver, TaskResolver], validate: false, pubSub: noPubSub });
   return cached;
 }
 

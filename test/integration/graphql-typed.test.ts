@@ -82,8 +82,20 @@ describe('media buys as a typed graph (GraphQL)', () => {
     expect((await graphql(gw.url, '{ mediaBuysConnection { edges { node { id } } } }', undefined, other)).body.data).toEqual({ mediaBuysConnection: { edges: [] } });
   });
 
-  it('pages through the buyer’s buys with cursors', async () => {
-    const page = async (after?: string) => (await graphql(gw.url, 'query($a: String) { mediaBuysConnection(first: 1, after: $a) { edges { cursor node { id } } pageInfo { hasNextPage endCursor } } }', { a: after }, buyer)).body.data!.mediaBuysConnection;
+  it('the seller’s approvals inbox: waiting tasks with the buy each is about; buyers may not read it', async () => {
+    const waiting = await task('create_media_buy', buy(true), buyer);
+    const inbox = (await graphql(gw.url, '{ approvals { id type status resourceId history { status } mediaBuy { id status totalBudget packages { productId } } } }', undefined, seller)).body;
+    expect(inbox.errors).toBeUndefined();
+    expect(inbox.data!.approvals).toEqual([
+      { id: waiting.task_id, type: 'create_media_buy', status: 'submitted', resourceId: waiting.media_buy_id, history: [{ status: 'submitted' }], mediaBuy: { id: waiting.media_buy_id, status: 'pending', totalBudget: 20000, packages: [{ productId: 'premium_ctv_guaranteed' }] } },
+    ]);
+    expect((await graphql(gw.url, '{ approvals { id } }', undefined, buyer)).body.errors![0]!.extensions).toMatchObject({ code: 'FORBIDDEN' });
+    await graphql(gw.url, 'mutation($t: ID!, $r: String!) { rejectTask(taskId: $t, reason: $r) }', { t: waiting.task_id, r: 'not this quarter' }, seller);
+    expect((await graphql(gw.url, '{ approvals { id } }', undefined, seller)).body.data).toEqual({ approvals: [] });
+  });
+
+  it('pages through the buyer’s buys with cursors (the two active ones)', async () => {
+    const page = async (after?: string) => (await graphql(gw.url, 'query($a: String) { mediaBuysConnection(first: 1, after: $a, statuses: ["active"]) { edges { cursor node { id } } pageInfo { hasNextPage endCursor } } }', { a: after }, buyer)).body.data!.mediaBuysConnection;
     const first = await page();
     expect(first.edges).toHaveLength(1);
     expect(first.pageInfo).toEqual({ hasNextPage: true, endCursor: first.edges[0].cursor });

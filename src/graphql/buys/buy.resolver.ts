@@ -113,7 +113,33 @@ function toTask(row: TaskRow): Task {
     createdAt: row.created_at,
     updatedAt: row.updated_at,
     history: row.history.map((h) => ({ status: h.status, message: h.message, at: h.at })),
+    internalResourceId: row.resource_id,
   };
+}
+
+/** The statuses in which a task waits for the seller. */
+const WAITING = ['submitted', 'input-required'];
+
+/** Tasks as a typed graph: the seller's inbox, and the buy a task is about. */
+@Resolver(() => Task)
+export class TaskResolver {
+  @Query(() => [Task], { description: 'Operator (seller or admin): every buyer’s tasks waiting for the seller (submitted or input-required), oldest first: the approvals inbox.' })
+  async approvals(@Ctx() ctx: GraphQLContext, @Arg('first', () => Int, { defaultValue: 50, description: `At most this many, 1 to ${MAX_PAGE}.` }) first: number): Promise<Task[]> {
+    const principal = principalOf(ctx);
+    if (principal.role !== 'seller' && principal.role !== 'admin') throw new AppError('FORBIDDEN', 'seller or admin role required');
+    if (!Number.isInteger(first) || first < 1 || first > MAX_PAGE) throw new AppError('VALIDATION_ERROR', `first must be between 1 and ${MAX_PAGE}`, 'first');
+    const rows = await mediaBuyQueries.waitingTasks(ctx.app.readModels, WAITING, first);
+    const { tasks } = loadersOf(ctx);
+    for (const row of rows) tasks.prime(row.task_id, row);
+    return rows.map(toTask);
+  }
+
+  @FieldResolver(() => MediaBuy, { nullable: true, description: 'The media buy the task is about (create or update of a buy), if it is one you may see.' })
+  async mediaBuy(@Root() task: Task, @Ctx() ctx: GraphQLContext): Promise<MediaBuy | null> {
+    if (task.type !== 'create_media_buy' && task.type !== 'update_media_buy') return null;
+    const row = await loadersOf(ctx).buys.load(task.internalResourceId);
+    return row ? toMediaBuy(row) : null;
+  }
 }
 
 function metrics(rows: readonly DeliveryRow[]): DeliveryMetrics {

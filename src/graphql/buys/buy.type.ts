@@ -73,6 +73,9 @@ export class Task {
 
   @Field(() => [TaskHistoryEntry], { description: 'Every status, oldest first.' })
   history!: TaskHistoryEntry[];
+
+  /** resourceId as stored (a buyer-chosen sandbox id carries its owner's tag). */
+  internalResourceId!: string;
 }
 
 @ObjectType({ description: 'Delivery metrics: what was served and what it cost.' })
