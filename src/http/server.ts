@@ -33,6 +33,7 @@ import { registerA2aRoutes } from './a2a/route';
 import { registerWorkCaps } from './work-caps';
 import { registerGraphqlLive } from './graphql-live';
 import { registerExplorerRoutes, sendExplorer, wantsExplorer } from './explorer-route';
+import { registerConsoleRoutes } from './console-route';
 
 export async function buildServer(app: App): Promise<FastifyInstance> {
   const fastify = Fastify({
@@ -174,6 +175,7 @@ export async function buildServer(app: App): Promise<FastifyInstance> {
   };
   registerGraphqlLive(fastify, app, schema);
   registerExplorerRoutes(fastify);
+  registerConsoleRoutes(fastify);
   const answerOperation = graphqlRouteHandler(apollo, context, limits && budgets ? withCost(limits, budgets) : undefined);
   fastify.route({
     url: '/graphql',

@@ -1,0 +1,117 @@
+import fs from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import type { Browser, Page } from 'playwright-core';
+import { issueApiKey } from '../../src/application/api-keys';
+import { graphql, startTestGateway } from '../support/gateway';
+import { eventually } from '../support/infra';
+import { describeInBrowser, launchBrowser, screenshotPath } from '../support/browser';
+
+type Gateway = Awaited<ReturnType<typeof startTestGateway>>;
+
+const AXE = fs.readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
+
+/** axe-core's serious and critical findings on the page as it is now (none is the bar). */
+async function accessibilityProblems(page: Page): Promise<string[]> {
+  // Evaluated through the DevTools protocol: the console's CSP (rightly) refuses an injected <script>.
+  await page.evaluate(AXE);
+  const found = (await page.evaluate('axe.run(document, { resultTypes: ["violations"] }).then((r) => r.violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.length })))')) as { id: string; impact: string; nodes: number }[];
+  return found.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id} (${v.impact}, ${v.nodes} nodes)`);
+}
+
+describeInBrowser('the console in Chromium: a buyer and a seller, live', () => {
+  let gw: Gateway;
+  let browser: Browser;
+  let buyer: string;
+  let seller: string;
+  const foreign: string[] = [];
+  const pageErrors: string[] = [];
+
+  beforeAll(async () => {
+    gw = await startTestGateway({ APPROVAL_POLICY: 'rules' });
+    const now = { now: new Date().toISOString() };
+    buyer = (await issueApiKey(gw.app.store, { org: 'acme', role: 'buyer' }, now)).key;
+    seller = (await issueApiKey(gw.app.store, { org: 'publisher', role: 'seller' }, now)).key;
+    await eventually(async () => (await graphql(gw.url, '{ viewer { role } }', undefined, seller)).body.data?.viewer?.role === 'seller', 20_000, 'the keys');
+    browser = await launchBrowser();
+  }, 60_000);
+  afterAll(async () => {
+    await browser?.close();
+    await gw?.stop();
+  });
+
+  async function signedIn(key: string, width = 1200): Promise<Page> {
+    const context = await browser.newContext({ viewport: { width, height: 900 } });
+    const page = await context.newPage();
+    page.on('pageerror', (err) => pageErrors.push(String(err)));
+    page.on('request', (req) => {
+      if (!req.url().startsWith(gw.url) && !req.url().startsWith(gw.url.replace(/^http/, 'ws'))) foreign.push(req.url());
+    });
+    await page.goto(`${gw.url}/`);
+    expect(new URL(page.url()).pathname).toBe('/app/');
+    await page.getByLabel('API key').fill(key);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('button', { name: 'Sign out' }).waitFor();
+    return page;
+  }
+
+  it('a bad key is refused at its field; the page has no serious accessibility problem', async () => {
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    await page.goto(`${gw.url}/app/`);
+    await page.getByLabel('API key').fill('sk_not-a-key');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('alert').waitFor();
+    expect(await page.getByLabel('API key').getAttribute('aria-invalid')).toBe('true');
+    expect(await page.getByRole('alert').textContent()).toMatch(/key/i);
+    await page.screenshot({ path: screenshotPath('console-sign-in-error') });
+    expect(await accessibilityProblems(page)).toEqual([]);
+    await context.close();
+  }, 60_000);
+
+  it('the seller approves in one browser and the buyer’s buy turns active in another, without a reload; the delivery chart draws get_media_buy_delivery', async () => {
+    const order = { buyer_ref: `console-${randomBytes(3).toString('hex')}`, brand_manifest: { url: 'https://acme.example' }, packages: [{ product_id: 'premium_ctv_guaranteed', pricing_option_id: 'cpm_usd_guaranteed', budget: 20000 }], start_time: { type: 'asap' }, end_time: new Date(Date.now() + 7 * 86_400_000).toISOString() };
+    const created = (await (await fetch(`${gw.url}/api/tasks/create_media_buy`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${buyer}` }, body: JSON.stringify(order) })).json()) as { media_buy_id: string; task_id: string; status: string };
+    expect(created.status).toBe('pending');
+
+    const buyerPage = await signedIn(buyer);
+    const row = buyerPage.locator(`[data-buy="${created.media_buy_id}"]`);
+    await row.locator('[data-status="pending"]').waitFor();
+    await buyerPage.screenshot({ path: screenshotPath('console-buyer-buys') });
+    expect(await accessibilityProblems(buyerPage)).toEqual([]);
+
+    const sellerPage = await signedIn(seller);
+    const card = sellerPage.locator(`[data-task="${created.task_id}"]`);
+    await card.waitFor();
+    await sellerPage.screenshot({ path: screenshotPath('console-seller-approvals') });
+    expect(await accessibilityProblems(sellerPage)).toEqual([]);
+    await card.getByRole('button', { name: 'Approve' }).click();
+    await card.waitFor({ state: 'detached' });
+
+    // The buyer's page, untouched since it loaded, follows the approval over the WebSocket.
+    await row.locator('[data-status="active"]').waitFor({ timeout: 10_000 });
+
+    // Three hours of delivery, then the buy's page: the chart's bars add up to the reported total.
+    expect((await graphql(gw.url, 'mutation { advanceClock(seconds: 10800) }', undefined, seller)).body.errors).toBeUndefined();
+    const report = await eventually(async () => {
+      const r = (await (await fetch(`${gw.url}/api/tasks/get_media_buy_delivery`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${buyer}` }, body: JSON.stringify({ media_buy_id: created.media_buy_id }) })).json()) as { delivery?: { impressions: number } };
+      return (r.delivery?.impressions ?? 0) > 0 ? r : undefined;
+    }, 15_000, 'delivery');
+    await row.getByRole('link').click();
+    const chart = buyerPage.locator('figure.chart');
+    await chart.waitFor();
+    expect(Number(await chart.getAttribute('data-total-impressions'))).toBe(report!.delivery!.impressions);
+    const bars = await buyerPage.locator('figure.chart rect.bar').evaluateAll((rects) => rects.map((r) => Number(r.getAttribute('data-impressions'))));
+    expect(bars.reduce((t, n) => t + n, 0)).toBe(report!.delivery!.impressions);
+    await buyerPage.screenshot({ path: screenshotPath('console-buy-detail'), fullPage: true });
+    expect(await accessibilityProblems(buyerPage)).toEqual([]);
+
+    // Readable at phone width.
+    const phone = await signedIn(buyer, 390);
+    await phone.locator(`[data-buy="${created.media_buy_id}"]`).waitFor();
+    await phone.screenshot({ path: screenshotPath('console-phone-buys'), fullPage: true });
+    expect(await phone.evaluate('document.documentElement.scrollWidth <= window.innerWidth + 1')).toBe(true);
+
+    expect(pageErrors).toEqual([]);
+    expect(foreign).toEqual([]);
+  }, 90_000);
+});
