@@ -1,6 +1,6 @@
 import { html } from 'htm/preact';
 import { useEffect, useState } from 'preact/hooks';
-import { gql, GraphQLFailure, subscribe, type Session } from './api.js';
+import { finishOAuthSignIn, gql, GraphQLFailure, startOAuthSignIn, subscribe, type Session } from './api.js';
 
 /** What a page shows while it loads, when it failed, and when there is nothing. */
 export function Loading() {
@@ -36,11 +36,29 @@ function useQuery<T>(query: string, variables: Record<string, unknown>, live?: {
 const money = (amount: number, currency: string) => new Intl.NumberFormat('en', { style: 'currency', currency }).format(amount);
 const day = (iso: string) => iso.slice(0, 10);
 
-/** Sign in with an API key (the console keeps it for this tab only). */
+/**
+ * Sign in through the gateway's sign-in page (OAuth, the key stays with the gateway), or by
+ * pasting an API key (kept for this tab only).
+ */
 export function SignIn({ onSignedIn }: { onSignedIn: (s: Session) => void }) {
   const [key, setKey] = useState('');
   const [error, setError] = useState<string | undefined>();
+  const [oauthError, setOauthError] = useState<string | undefined>();
   const [busy, setBusy] = useState(false);
+  // A return from the gateway's sign-in page carries a code to exchange.
+  useEffect(() => {
+    finishOAuthSignIn().then(
+      (session) => session && onSignedIn(session),
+      (err: unknown) => setOauthError(err instanceof Error ? err.message : String(err)),
+    );
+  }, []);
+  const withGateway = () => {
+    setBusy(true);
+    startOAuthSignIn().catch((err: unknown) => {
+      setBusy(false);
+      setOauthError(err instanceof Error ? err.message : String(err));
+    });
+  };
   const submit = async (e: Event) => {
     e.preventDefault();
     setBusy(true);
@@ -57,11 +75,14 @@ export function SignIn({ onSignedIn }: { onSignedIn: (s: Session) => void }) {
   };
   return html`<main class="signin">
     <h1>adcp-gateway console</h1>
+    <p><button type="button" onClick=${withGateway} disabled=${busy}>Sign in with the gateway</button></p>
+    ${oauthError ? html`<p class="error" role="alert">${oauthError}</p>` : null}
+    <p class="muted">Or paste an API key:</p>
     <form onSubmit=${submit}>
       <label for="api-key">API key</label>
       <input id="api-key" name="api-key" type="password" autocomplete="off" required value=${key} onInput=${(e: Event) => setKey((e.target as HTMLInputElement).value)} aria-describedby=${error ? 'signin-error' : undefined} aria-invalid=${error ? 'true' : undefined} />
       ${error ? html`<p id="signin-error" class="error" role="alert">${error}</p>` : null}
-      <button type="submit" disabled=${busy}>${busy ? 'Signing in…' : 'Sign in'}</button>
+      <button type="submit" class="secondary" disabled=${busy}>${busy ? 'Signing in…' : 'Sign in with the key'}</button>
     </form>
     <p class="muted">A key from <code>adcp-gateway keys create --org … --role buyer|seller</code>. It is kept for this tab only.</p>
   </main>`;

@@ -39,7 +39,8 @@ describeInBrowser('the console in Chromium: a buyer and a seller, live', () => {
     await gw?.stop();
   });
 
-  async function signedIn(key: string, width = 1200): Promise<Page> {
+  /** A new browser context signed in with `key`: pasted, or approved on the gateway's own sign-in page (OAuth code + PKCE). */
+  async function signedIn(key: string, width = 1200, how: 'key' | 'oauth' = 'key'): Promise<Page> {
     const context = await browser.newContext({ viewport: { width, height: 900 } });
     const page = await context.newPage();
     page.on('pageerror', (err) => pageErrors.push(String(err)));
@@ -48,8 +49,16 @@ describeInBrowser('the console in Chromium: a buyer and a seller, live', () => {
     });
     await page.goto(`${gw.url}/`);
     expect(new URL(page.url()).pathname).toBe('/app/');
-    await page.getByLabel('API key').fill(key);
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    if (how === 'oauth') {
+      await page.getByRole('button', { name: 'Sign in with the gateway' }).click();
+      await page.waitForURL((u) => u.pathname === '/authorize');
+      await page.getByLabel('Your API key').fill(key);
+      await page.getByRole('button', { name: 'Approve' }).click();
+      await page.waitForURL((u) => u.pathname === '/app/');
+    } else {
+      await page.getByLabel('API key').fill(key);
+      await page.getByRole('button', { name: 'Sign in with the key' }).click();
+    }
     await page.getByRole('button', { name: 'Sign out' }).waitFor();
     return page;
   }
@@ -59,7 +68,7 @@ describeInBrowser('the console in Chromium: a buyer and a seller, live', () => {
     const page = await context.newPage();
     await page.goto(`${gw.url}/app/`);
     await page.getByLabel('API key').fill('sk_not-a-key');
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('button', { name: 'Sign in with the key' }).click();
     await page.getByRole('alert').waitFor();
     expect(await page.getByLabel('API key').getAttribute('aria-invalid')).toBe('true');
     expect(await page.getByRole('alert').textContent()).toMatch(/key/i);
@@ -68,12 +77,15 @@ describeInBrowser('the console in Chromium: a buyer and a seller, live', () => {
     await context.close();
   }, 60_000);
 
-  it('the seller approves in one browser and the buyer’s buy turns active in another, without a reload; the delivery chart draws get_media_buy_delivery', async () => {
+  it('signed in through OAuth, the buyer watches the seller approve in another browser: the buy turns active without a reload; the delivery chart draws get_media_buy_delivery', async () => {
     const order = { buyer_ref: `console-${randomBytes(3).toString('hex')}`, brand_manifest: { url: 'https://acme.example' }, packages: [{ product_id: 'premium_ctv_guaranteed', pricing_option_id: 'cpm_usd_guaranteed', budget: 20000 }], start_time: { type: 'asap' }, end_time: new Date(Date.now() + 7 * 86_400_000).toISOString() };
     const created = (await (await fetch(`${gw.url}/api/tasks/create_media_buy`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${buyer}` }, body: JSON.stringify(order) })).json()) as { media_buy_id: string; task_id: string; status: string };
     expect(created.status).toBe('pending');
 
-    const buyerPage = await signedIn(buyer);
+    // The buyer signs in through the gateway's sign-in page; the console never sees the key.
+    const buyerPage = await signedIn(buyer, 1200, 'oauth');
+    expect(await buyerPage.evaluate('sessionStorage.getItem("adcp-console-session")')).not.toContain(buyer);
+    expect(new URL(buyerPage.url()).search).toBe(''); // the single-use code is off the address bar
     const row = buyerPage.locator(`[data-buy="${created.media_buy_id}"]`);
     await row.locator('[data-status="pending"]').waitFor();
     await buyerPage.screenshot({ path: screenshotPath('console-buyer-buys') });
