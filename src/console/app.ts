@@ -1,7 +1,7 @@
 import { html, render } from 'htm/preact';
 import { useEffect, useState } from 'preact/hooks';
 import { savedSession, saveSession, type Session } from './api.js';
-import { Approvals, BuyDetail, Buys, SignIn } from './views.js';
+import { Approvals, BuyDetail, Buys, NewBuy, SignIn } from './views.js';
 
 /** The page the hash names (`#/buys`, `#/buys/<id>`, `#/approvals`). */
 function useRoute(): string {
@@ -17,6 +17,7 @@ function useRoute(): string {
 const isOperator = (s: Session) => s.role === 'seller' || s.role === 'admin';
 
 function Page({ session, route }: { session: Session; route: string }) {
+  if (route === '/buys/new') return html`<${NewBuy} />`;
   const buy = /^\/buys\/(.+)$/.exec(route);
   if (buy) return html`<${BuyDetail} id=${decodeURIComponent(buy[1]!)} />`;
   if (route === '/approvals' && isOperator(session)) return html`<${Approvals} />`;

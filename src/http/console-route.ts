@@ -48,8 +48,10 @@ main { padding: 1rem; max-width: 64rem; margin: 0 auto; }
 .signin { max-width: 26rem; margin-top: 3rem; }
 form { display: grid; gap: .5rem; }
 label { font-weight: 600; }
-input { font: inherit; padding: .5rem; border: 1px solid var(--muted); border-radius: 6px; }
-input[aria-invalid="true"] { border-color: var(--bad); }
+input, select { font: inherit; padding: .5rem; border: 1px solid var(--muted); border-radius: 6px; background: var(--bg); color: var(--fg); }
+[aria-invalid="true"] { border-color: var(--bad); border-width: 2px; }
+.field { display: grid; gap: .25rem; margin-bottom: .5rem; }
+.field .error { margin: 0; }
 button { font: inherit; padding: .45rem 1rem; border-radius: 6px; border: 1px solid var(--accent); background: var(--accent); color: #fff; cursor: pointer; }
 button.secondary { background: var(--bg); color: var(--accent); }
 button[disabled] { opacity: .6; cursor: progress; }

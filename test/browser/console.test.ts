@@ -77,22 +77,42 @@ describeInBrowser('the console in Chromium: a buyer and a seller, live', () => {
     await context.close();
   }, 60_000);
 
-  it('signed in through OAuth, the buyer watches the seller approve in another browser: the buy turns active without a reload; the delivery chart draws get_media_buy_delivery', async () => {
-    const order = { buyer_ref: `console-${randomBytes(3).toString('hex')}`, brand_manifest: { url: 'https://acme.example' }, packages: [{ product_id: 'premium_ctv_guaranteed', pricing_option_id: 'cpm_usd_guaranteed', budget: 20000 }], start_time: { type: 'asap' }, end_time: new Date(Date.now() + 7 * 86_400_000).toISOString() };
-    const created = (await (await fetch(`${gw.url}/api/tasks/create_media_buy`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${buyer}` }, body: JSON.stringify(order) })).json()) as { media_buy_id: string; task_id: string; status: string };
-    expect(created.status).toBe('pending');
-
+  it('signed in through OAuth, the buyer places a guaranteed buy (a refused budget shown at its field) and watches the seller approve it in another browser: active without a reload; the delivery chart draws get_media_buy_delivery', async () => {
     // The buyer signs in through the gateway's sign-in page; the console never sees the key.
     const buyerPage = await signedIn(buyer, 1200, 'oauth');
     expect(await buyerPage.evaluate('sessionStorage.getItem("adcp-console-session")')).not.toContain(buyer);
     expect(new URL(buyerPage.url()).search).toBe(''); // the single-use code is off the address bar
-    const row = buyerPage.locator(`[data-buy="${created.media_buy_id}"]`);
+
+    // A guaranteed buy, placed in the console's form: first with a budget the API refuses, shown at its field.
+    await buyerPage.getByRole('link', { name: 'New media buy' }).click();
+    await buyerPage.getByLabel('Your reference').fill(`console-${randomBytes(3).toString('hex')}`);
+    await buyerPage.getByLabel('Brand website').fill('https://acme.example');
+    await buyerPage.getByLabel('Product and price').selectOption({ value: 'premium_ctv_guaranteed|cpm_usd_guaranteed' });
+    await buyerPage.getByLabel('Budget').fill('-5');
+    await buyerPage.getByLabel('Flight ends').fill(new Date(Date.now() + 7 * 86_400_000).toISOString().slice(0, 10));
+    await buyerPage.getByRole('button', { name: 'Place the buy' }).click();
+    await buyerPage.locator('#buy-budget-error').waitFor();
+    expect(await buyerPage.getByLabel('Budget').getAttribute('aria-invalid')).toBe('true');
+    expect(await buyerPage.locator('#buy-budget-error').textContent()).toContain('budget');
+    await buyerPage.screenshot({ path: screenshotPath('console-new-buy-field-error'), fullPage: true });
+    expect(await accessibilityProblems(buyerPage)).toEqual([]);
+    await buyerPage.getByLabel('Budget').fill('20000');
+    await buyerPage.getByRole('button', { name: 'Place the buy' }).click();
+    await buyerPage.waitForURL((u) => /^#\/buys\/mb_/.test(u.hash));
+    const mediaBuyId = decodeURIComponent(new URL(buyerPage.url()).hash.slice('#/buys/'.length));
+    const status = buyerPage.locator('#buy-title [data-status]');
+    await buyerPage.locator('#buy-title [data-status="pending"]').waitFor();
+    const taskId = ((await graphql(gw.url, 'query($id: ID!) { mediaBuy(id: $id) { task { id } } }', { id: mediaBuyId }, buyer)).body.data!.mediaBuy.task.id) as string;
+    await buyerPage.getByRole('link', { name: '← Media buys' }).click();
+    const row = buyerPage.locator(`[data-buy="${mediaBuyId}"]`);
     await row.locator('[data-status="pending"]').waitFor();
     await buyerPage.screenshot({ path: screenshotPath('console-buyer-buys') });
     expect(await accessibilityProblems(buyerPage)).toEqual([]);
+    await row.getByRole('link').click();
+    await status.waitFor();
 
     const sellerPage = await signedIn(seller);
-    const card = sellerPage.locator(`[data-task="${created.task_id}"]`);
+    const card = sellerPage.locator(`[data-task="${taskId}"]`);
     await card.waitFor();
     await sellerPage.screenshot({ path: screenshotPath('console-seller-approvals') });
     expect(await accessibilityProblems(sellerPage)).toEqual([]);
@@ -100,18 +120,17 @@ describeInBrowser('the console in Chromium: a buyer and a seller, live', () => {
     await card.waitFor({ state: 'detached' });
 
     // The buyer's page, untouched since it loaded, follows the approval over the WebSocket.
-    await row.locator('[data-status="active"]').waitFor({ timeout: 10_000 });
+    await buyerPage.locator('#buy-title [data-status="active"]').waitFor({ timeout: 10_000 });
 
     // Three hours of delivery, then the buy's page: the chart's bars add up to the reported total.
     expect((await graphql(gw.url, 'mutation { advanceClock(seconds: 10800) }', undefined, seller)).body.errors).toBeUndefined();
     const report = await eventually(async () => {
-      const r = (await (await fetch(`${gw.url}/api/tasks/get_media_buy_delivery`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${buyer}` }, body: JSON.stringify({ media_buy_id: created.media_buy_id }) })).json()) as { delivery?: { impressions: number } };
+      const r = (await (await fetch(`${gw.url}/api/tasks/get_media_buy_delivery`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${buyer}` }, body: JSON.stringify({ media_buy_id: mediaBuyId }) })).json()) as { delivery?: { impressions: number } };
       return (r.delivery?.impressions ?? 0) > 0 ? r : undefined;
     }, 15_000, 'delivery');
-    await row.getByRole('link').click();
+    // Still no reload: the page follows the buy's delivery too.
     const chart = buyerPage.locator('figure.chart');
-    await chart.waitFor();
-    expect(Number(await chart.getAttribute('data-total-impressions'))).toBe(report!.delivery!.impressions);
+    await eventually(async () => Number(await chart.getAttribute('data-total-impressions', { timeout: 10_000 })) === report!.delivery!.impressions, 15_000, 'the chart to show the delivery');
     const bars = await buyerPage.locator('figure.chart rect.bar').evaluateAll((rects) => rects.map((r) => Number(r.getAttribute('data-impressions'))));
     expect(bars.reduce((t, n) => t + n, 0)).toBe(report!.delivery!.impressions);
     await buyerPage.screenshot({ path: screenshotPath('console-buy-detail'), fullPage: true });
@@ -119,7 +138,7 @@ describeInBrowser('the console in Chromium: a buyer and a seller, live', () => {
 
     // Readable at phone width.
     const phone = await signedIn(buyer, 390);
-    await phone.locator(`[data-buy="${created.media_buy_id}"]`).waitFor();
+    await phone.locator(`[data-buy="${mediaBuyId}"]`).waitFor();
     await phone.screenshot({ path: screenshotPath('console-phone-buys'), fullPage: true });
     expect(await phone.evaluate('document.documentElement.scrollWidth <= window.innerWidth + 1')).toBe(true);
 

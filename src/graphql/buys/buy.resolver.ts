@@ -1,5 +1,5 @@
 import DataLoader from 'dataloader';
-import { Arg, Ctx, FieldResolver, ID, Int, Query, Resolver, Root } from 'type-graphql';
+import { Arg, Ctx, FieldResolver, ID, Int, Mutation, Query, Resolver, Root } from 'type-graphql';
 import { deliveryQueries, type DeliveryRow } from '../../../projections/delivery';
 import { mediaBuyQueries, type MediaBuyRow, type TaskRow } from '../../../projections/media-buys';
 import type { Principal } from '../../application/api-keys';
@@ -7,6 +7,8 @@ import { mediaBuyStream } from '../../domain/media-buy/media-buy';
 import { AppError } from '../../shared/errors';
 import { ownerScopedId, publicId } from '../../shared/ids';
 import type { GraphQLContext } from '../context';
+import { runTask } from '../tasks';
+import { MediaBuyInput } from './buy.input';
 import { Delivery, DeliveryGranularity, MediaBuy, MediaBuyConnection, Task, TimelineEntry, type DeliveryMetrics } from './buy.type';
 
 /** The most buys one page holds. */
@@ -188,6 +190,26 @@ export class BuyResolver {
     for (const row of page) loaders.buys.prime(row.media_buy_id, row);
     const edges = page.map((row) => ({ cursor: Buffer.from(row.media_buy_id).toString('base64url'), node: toMediaBuy(row) }));
     return { edges, pageInfo: { hasNextPage: rows.length > first, endCursor: edges.at(-1)?.cursor ?? null } };
+  }
+
+  @Mutation(() => MediaBuy, { description: 'Places a media buy (create_media_buy) and answers it typed: status pending with its task when the seller must approve. Buyer key required.' })
+  async placeMediaBuy(@Ctx() ctx: GraphQLContext, @Arg('input', () => MediaBuyInput) input: MediaBuyInput): Promise<MediaBuy> {
+    const placed = await runTask(ctx, 'create_media_buy', {
+      buyer_ref: input.buyerRef,
+      brand_manifest: { url: input.brandUrl },
+      packages: input.packages.map((p) => ({
+        product_id: p.productId,
+        pricing_option_id: p.pricingOptionId,
+        budget: p.budget,
+        ...(p.bidPrice !== null && p.bidPrice !== undefined ? { bid_price: p.bidPrice } : {}),
+        ...(p.buyerRef ? { buyer_ref: p.buyerRef } : {}),
+      })),
+      start_time: input.startTime ? input.startTime : { type: 'asap' },
+      end_time: input.endTime,
+    });
+    const row = await loadersOf(ctx).buys.load(String(placed.media_buy_id));
+    if (!row) throw new AppError('UNAVAILABLE', 'the media buy was placed but cannot be read back yet; read it with mediaBuy(id)');
+    return toMediaBuy(row);
   }
 
   @FieldResolver(() => Task, { nullable: true, description: 'The task it waited on for the seller’s approval, if it did.' })
