@@ -206,7 +206,6 @@ export async function startApp(
   // The nonces of signed requests live beside the receiver's, in the shared database: every instance refuses a replay.
   const requestSigning = signers ? new RequestSigning(signers, await DatabaseReplayStore.open(readModels)) : undefined;
   const live = new LiveLog(store, (err) => log.warn({ err }, 'live log: reading the event store failed (retried)'));
-  await live.start();
   const app: App = { config, store, readModels, cache, mediaBuyCache, bus, live, projections, metrics: createMetrics(), log, clock, gatewayClock, adServer, signingKeys, oauth, webhooks, receiver, brandCrawler, rateLimiter, ...(budgets ? { budgets } : {}), ...(authFailures ? { authFailures } : {}), ...(requestSigning ? { requestSigning } : {}) };
   // Delivery of governed buys, reported to the buyers' governance agents (it asks them as this app).
   await bus.consumer(governanceMonitor.group).start(governanceMonitor.governanceMonitor(app));

@@ -5,6 +5,8 @@ export type LiveHandler = (events: readonly StoredEvent[]) => void;
 
 /** A follower of the live log; stop() detaches it. */
 export interface LiveFollow {
+  /** Settles once the follower is live: the past it asked for handed over, the store followed. */
+  readonly ready: Promise<void>;
   stop(): void;
 }
 
@@ -21,8 +23,8 @@ const CATCH_UP_BATCH = 500;
 
 /**
  * The log as it grows, for the live readers of this instance (GraphQL subscriptions, A2A
- * streams): one subscription to the event store, fanned out in process, so a thousand
- * subscribers cost one read per append, not a thousand. A follower may start from a position it
+ * streams): one subscription to the event store while anyone follows, fanned out in process, so
+ * a thousand subscribers cost one read per append, not a thousand. A follower may start from a position it
  * saw before (a client resuming after a reconnect): the events since are read from the store
  * first, then it follows live, with nothing missed or repeated in between.
  *
@@ -34,28 +36,52 @@ export class LiveLog {
   private readonly followers = new Set<Follower>();
   private readonly origins = new Map<string, StreamOrigin>();
   private sub?: Subscription;
+  private starting?: Promise<void>;
+  private idleTimer?: NodeJS.Timeout;
   private head = 0;
 
   constructor(
     private readonly store: EventStore,
     private readonly onError: (err: unknown) => void,
+    /** How long the store subscription outlives its last follower (a reconnect rarely waits longer). */
+    private readonly idleMs = 30_000,
   ) {}
-
-  async start(): Promise<void> {
-    this.head = await this.store.headPosition();
-    this.sub = this.store.subscribe((events) => this.publish(events), { fromPosition: this.head + 1, onError: this.onError });
-  }
 
   async stop(): Promise<void> {
     for (const f of this.followers) f.stopped = true;
     this.followers.clear();
+    clearTimeout(this.idleTimer);
+    await this.starting;
     await this.sub?.stop();
     this.sub = undefined;
   }
 
-  /** The position of the last event this instance has seen live. */
-  position(): number {
-    return this.head;
+  /**
+   * Reads the store only while someone follows (and a little after): with no subscriber, the log
+   * costs the command path nothing.
+   */
+  private running(): Promise<void> {
+    clearTimeout(this.idleTimer);
+    if (this.sub) return Promise.resolve();
+    this.starting ??= (async () => {
+      this.head = await this.store.headPosition();
+      this.sub = this.store.subscribe((events) => this.publish(events), { fromPosition: this.head + 1, onError: this.onError });
+    })().finally(() => {
+      this.starting = undefined;
+    });
+    return this.starting;
+  }
+
+  private idleWhenAlone(): void {
+    if (this.followers.size > 0 || !this.sub) return;
+    clearTimeout(this.idleTimer);
+    this.idleTimer = setTimeout(() => {
+      if (this.followers.size > 0) return;
+      const sub = this.sub;
+      this.sub = undefined;
+      void sub?.stop().catch(this.onError);
+    }, this.idleMs);
+    this.idleTimer.unref();
   }
 
   /**
@@ -64,17 +90,27 @@ export class LiveLog {
    * over after the past, each once (by position).
    */
   follow(after: number | undefined, deliver: LiveHandler, onError: (err: unknown) => void): LiveFollow {
-    const follower: Follower = { deliver, last: after ?? this.head, queued: after === undefined ? undefined : [], stopped: false };
+    const live = this.sub !== undefined && after === undefined;
+    const follower: Follower = { deliver, last: after ?? this.head, queued: live ? undefined : [], stopped: false };
     this.followers.add(follower);
-    if (follower.queued) void this.catchUp(follower).catch((err: unknown) => {
-      this.followers.delete(follower);
-      follower.stopped = true;
-      onError(err);
-    });
+    const ready = live
+      ? Promise.resolve()
+      : this.running()
+          .then(() => {
+            if (after === undefined) follower.last = this.head; // from the moment the store subscription began
+            return this.catchUp(follower);
+          })
+          .catch((err: unknown) => {
+            this.followers.delete(follower);
+            follower.stopped = true;
+            onError(err);
+          });
     return {
+      ready,
       stop: () => {
         follower.stopped = true;
         this.followers.delete(follower);
+        this.idleWhenAlone();
       },
     };
   }

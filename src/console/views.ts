@@ -275,6 +275,33 @@ interface Waiting {
   mediaBuy: { id: string; buyerRef: string; totalBudget: number; currency: string; packages: { productId: string }[] } | null;
 }
 
+/** Seller demos: move the gateway's clock forward; the built-in ad server delivers up to the new time. */
+function AdvanceClock() {
+  const [hours, setHours] = useState('1');
+  const [result, setResult] = useState<{ at?: string; error?: string }>({});
+  const [busy, setBusy] = useState(false);
+  const submit = async (e: Event) => {
+    e.preventDefault();
+    setBusy(true);
+    try {
+      const { advanceClock } = await gql<{ advanceClock: string }>('mutation($s: Int!) { advanceClock(seconds: $s) }', { s: Math.round(Number(hours) * 3600) });
+      setResult({ at: advanceClock });
+    } catch (err) {
+      setResult({ error: err instanceof Error ? err.message : String(err) });
+    } finally {
+      setBusy(false);
+    }
+  };
+  return html`<form class="inline" onSubmit=${submit} aria-labelledby="clock-title">
+    <h3 id="clock-title">Demo clock</h3>
+    <label for="clock-hours">Hours</label>
+    <input id="clock-hours" type="number" min="1" max="8784" value=${hours} onInput=${(e: Event) => setHours((e.target as HTMLInputElement).value)} aria-invalid=${result.error ? 'true' : undefined} aria-describedby=${result.error ? 'clock-error' : undefined} />
+    <button type="submit" disabled=${busy}>Advance the clock</button>
+    ${result.at ? html`<p role="status" class="muted">Clock at <time datetime=${result.at}>${result.at.replace('T', ' ').slice(0, 16)}</time> UTC</p>` : null}
+    ${result.error ? html`<p id="clock-error" class="error" role="alert">${result.error}</p>` : null}
+  </form>`;
+}
+
 /** The seller's approvals inbox, live. */
 export function Approvals() {
   const { data, error, reload } = useQuery<{ approvals: Waiting[] }>(
@@ -302,6 +329,7 @@ export function Approvals() {
   return html`<section aria-labelledby="approvals-title">
     <h2 id="approvals-title">Approvals</h2>
     ${actionError ? html`<${Failure} error=${actionError} />` : null}
+    <${AdvanceClock} />
     ${data.approvals.length === 0
       ? html`<p class="muted">Nothing waits for you.</p>`
       : html`<ul class="cards">

@@ -51,6 +51,10 @@ label { font-weight: 600; }
 input, select { font: inherit; padding: .5rem; border: 1px solid var(--muted); border-radius: 6px; background: var(--bg); color: var(--fg); }
 [aria-invalid="true"] { border-color: var(--bad); border-width: 2px; }
 .field { display: grid; gap: .25rem; margin-bottom: .5rem; }
+form.inline { display: flex; flex-wrap: wrap; gap: .5rem; align-items: center; padding: .75rem; border: 1px solid var(--line); border-radius: 8px; margin-bottom: 1rem; }
+form.inline h3 { margin: 0 1rem 0 0; font-size: 1rem; }
+form.inline input { width: 6rem; }
+form.inline p { flex-basis: 100%; margin: 0; }
 .field .error { margin: 0; }
 button { font: inherit; padding: .45rem 1rem; border-radius: 6px; border: 1px solid var(--accent); background: var(--accent); color: #fff; cursor: pointer; }
 button.secondary { background: var(--bg); color: var(--accent); }
@@ -100,6 +104,7 @@ const CSP = `default-src 'none'; script-src 'self' 'sha256-${createHash('sha256'
  */
 export function registerConsoleRoutes(fastify: FastifyInstance): void {
   const modules = new Set(fs.existsSync(CONSOLE_DIST) ? fs.readdirSync(CONSOLE_DIST).filter((f) => f.endsWith('.js')) : []);
+  if (!modules.has('app.js')) fastify.log.warn({ dir: CONSOLE_DIST }, 'the console is not built (npm run build compiles it): /app has no modules to load');
   fastify.get('/', async (_req, reply) => reply.redirect(`${CONSOLE_PATH}/`, 302));
   // Browsers ask for it on every page; there is none (an empty answer, not a 404 in their console).
   fastify.get('/favicon.ico', async (_req, reply) => reply.status(204).header('cache-control', 'public, max-age=86400').send());

@@ -246,4 +246,37 @@ describeWith('PostgreSQL', !!PG_ADMIN_URL, 'server mode', () => {
     const db = await createTestDatabase();
     return { env: { ...SELF_RECEIVING, EVENT_STORE_URL: db.url }, cleanup: db.drop };
   });
+
+  it('two gateways on one database: a subscriber on one follows what the other writes, in order', async () => {
+    const db = await createTestDatabase();
+    const a = await startTestGateway({ EVENT_STORE_URL: db.url, APPROVAL_POLICY: 'never' });
+    const b = await startTestGateway({ EVENT_STORE_URL: db.url, APPROVAL_POLICY: 'never' });
+    try {
+      const key = (await issueApiKey(a.app.store, { org: 'acme', role: 'buyer' }, { now: new Date().toISOString() })).key;
+      await eventually(async () => (await graphql(b.url, '{ viewer { role } }', undefined, key)).body.data?.viewer?.role === 'buyer', 20_000, 'the key on b');
+      const from = (await graphql(b.url, '{ eventLog { headPosition } }', undefined, key)).body.data!.eventLog.headPosition as number;
+      const onB = overWebSocket(b.url)<BuyUpdate>(key, BUY_UPDATES, { after: from });
+      try {
+        const ids: string[] = [];
+        for (let i = 0; i < 5; i++) {
+          const res = await fetch(`${a.url}/api/tasks/create_media_buy`, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
+            body: JSON.stringify({ buyer_ref: `two-${i}-${randomBytes(3).toString('hex')}`, brand_manifest: { url: 'https://acme.example' }, packages: [{ product_id: 'news_display_run_of_site', pricing_option_id: 'cpm_usd_fixed', budget: 1000 }], start_time: { type: 'asap' }, end_time: future(7) }),
+          });
+          ids.push(((await res.json()) as { media_buy_id: string }).media_buy_id);
+        }
+        await eventually(() => onB.items.length >= 5, 15_000, 'b to see a’s buys');
+        expect(onB.items.map((u) => u.mediaBuyId)).toEqual(ids);
+        expect(onB.items.map((u) => u.position)).toEqual([...onB.items.map((u) => u.position)].sort((x, y) => x - y));
+        expect(onB.errors).toEqual([]);
+      } finally {
+        onB.stop();
+      }
+    } finally {
+      await b.stop();
+      await a.stop();
+      await db.drop();
+    }
+  }, 60_000);
 });

@@ -20,10 +20,10 @@ function principalOf(ctx: GraphQLContext): Principal {
 /** Operators (seller, admin) follow every buyer's tasks and webhooks, as their inbox and activity log show them. */
 const isOperator = (p: Principal) => p.role === 'seller' || p.role === 'admin';
 
-function resumeFrom(ctx: GraphQLContext, after: number | null | undefined): number | undefined {
+async function resumeFrom(ctx: GraphQLContext, after: number | null | undefined): Promise<number | undefined> {
   if (after === null || after === undefined) return undefined;
   if (!Number.isSafeInteger(after) || after < 0) throw new AppError('VALIDATION_ERROR', 'after must be a log position (a whole number ≥ 0) from an earlier payload', 'after');
-  const behind = ctx.app.live.position() - after;
+  const behind = (await ctx.app.store.headPosition()) - after;
   if (behind > MAX_RESUME_EVENTS) {
     throw new AppError('VALIDATION_ERROR', `after is ${behind} events behind the log, more than the ${MAX_RESUME_EVENTS} a subscription resumes over; read the current state and subscribe from now`, 'after');
   }
@@ -31,9 +31,9 @@ function resumeFrom(ctx: GraphQLContext, after: number | null | undefined): numb
 }
 
 /** A subscription over the log: the caller's events, as `select` maps them (undefined: not theirs or not wanted). */
-function follow<T>({ args, context }: SubscribeResolverData<unknown, Record<string, unknown>, GraphQLContext>, select: (event: StoredEvent, principal: Principal) => Promise<T | undefined> | T | undefined): AsyncIterableIterator<T> {
+async function follow<T>({ args, context }: SubscribeResolverData<unknown, Record<string, unknown>, GraphQLContext>, select: (event: StoredEvent, principal: Principal) => Promise<T | undefined> | T | undefined): Promise<AsyncIterableIterator<T>> {
   const principal = principalOf(context);
-  const after = resumeFrom(context, (args as Args).after);
+  const after = await resumeFrom(context, (args as Args).after);
   return liveEvents(context.app.live, after, (event) => select(event, principal));
 }
 

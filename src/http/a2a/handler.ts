@@ -183,6 +183,7 @@ export class AdcpA2AHandler implements A2ARequestHandler {
     const timer = setTimeout(end, STREAM_MAX_MS);
     this.signal.addEventListener('abort', end, { once: true });
     try {
+      await live.ready; // following before reading: a change in between is in one or the other
       const events = await this.ctx.app.store.readStream(streamId);
       let version = events.length;
       const changes = events.filter((e) => e.type === 'TaskStatusChanged').map((e) => e.data as StatusChange);

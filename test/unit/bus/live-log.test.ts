@@ -22,8 +22,7 @@ describe('the live log', () => {
   beforeEach(async () => {
     store = new MemoryEventStore();
     await append(1200); // more than one catch-up read
-    live = new LiveLog(store, fail);
-    await live.start();
+    live = new LiveLog(store, fail, 50);
   });
   afterEach(async () => {
     await live.stop();
@@ -44,6 +43,7 @@ describe('the live log', () => {
   it('a follower from now gets only what comes after, and nothing once stopped', async () => {
     const got: number[] = [];
     const follow = live.follow(undefined, (events) => got.push(...events.map((e) => e.position)), fail);
+    await follow.ready;
     await append(10);
     await eventually(() => got.length === 10, 10_000, 'the new events');
     expect(got[0]).toBe(1201);
@@ -51,6 +51,23 @@ describe('the live log', () => {
     await append(5);
     await new Promise((r) => setTimeout(r, 100));
     expect(got).toHaveLength(10);
+  });
+
+  it('reads the store only while someone follows (and a little after)', async () => {
+    const reads = jest.spyOn(store, 'readAll');
+    await append(20);
+    await new Promise((r) => setTimeout(r, 50));
+    expect(reads).not.toHaveBeenCalled(); // nobody follows: the log costs nothing
+    const follow = live.follow(undefined, () => undefined, fail);
+    await follow.ready;
+    await append(5);
+    await eventually(() => reads.mock.calls.length > 0, 5_000, 'the store to be read');
+    follow.stop();
+    await new Promise((r) => setTimeout(r, 200)); // past the idle delay (50 ms here)
+    const after = reads.mock.calls.length;
+    await append(20);
+    await new Promise((r) => setTimeout(r, 100));
+    expect(reads.mock.calls.length).toBe(after);
   });
 
   it('liveEvents: selects in log order; a subscriber that falls too far behind gets what waited, then an error saying how to resume', async () => {
