@@ -3,18 +3,12 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { EXPLORER_PATH } from './explorer-route';
+import { packageFile } from './package-files';
 
 export const CONSOLE_PATH = '/app';
 
 /** The console's own modules, compiled from src/console by `npm run build` (which `npm ci` runs). */
 const CONSOLE_DIST = path.resolve(__dirname, '..', '..', 'console');
-
-/** A file of an installed package (some, like htm, do not export their package.json: found from the entry point up). */
-function packageFile(name: string, ...parts: string[]): string {
-  let dir = path.dirname(require.resolve(name));
-  while (!fs.existsSync(path.join(dir, 'package.json')) && path.dirname(dir) !== dir) dir = path.dirname(dir);
-  return path.join(dir, ...parts);
-}
 
 /** The libraries the console imports, from the gateway's own packages (no CDN), by the name the import map gives them. */
 const VENDOR = new Map<string, string>([

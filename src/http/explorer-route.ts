@@ -1,11 +1,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { packageFile } from './package-files';
 
 /** Where the explorer's files are served from: npm packages installed with the gateway, no CDN. */
 export const EXPLORER_PATH = '/graphql/explorer';
-
-const packageDir = (name: string) => path.dirname(require.resolve(`${name}/package.json`));
 
 /**
  * The files the explorer page loads, by the name it asks for: GraphiQL's browser build and its
@@ -14,12 +13,12 @@ const packageDir = (name: string) => path.dirname(require.resolve(`${name}/packa
  */
 function explorerAssets(): Map<string, { file: string; type: string }> {
   const assets = new Map<string, { file: string; type: string }>([
-    ['graphiql.min.js', { file: path.join(packageDir('graphiql'), 'graphiql.min.js'), type: 'text/javascript; charset=utf-8' }],
-    ['graphiql.min.css', { file: path.join(packageDir('graphiql'), 'graphiql.min.css'), type: 'text/css; charset=utf-8' }],
-    ['react.production.min.js', { file: path.join(packageDir('react'), 'umd', 'react.production.min.js'), type: 'text/javascript; charset=utf-8' }],
-    ['react-dom.production.min.js', { file: path.join(packageDir('react-dom'), 'umd', 'react-dom.production.min.js'), type: 'text/javascript; charset=utf-8' }],
+    ['graphiql.min.js', { file: packageFile('graphiql', 'graphiql.min.js'), type: 'text/javascript; charset=utf-8' }],
+    ['graphiql.min.css', { file: packageFile('graphiql', 'graphiql.min.css'), type: 'text/css; charset=utf-8' }],
+    ['react.production.min.js', { file: packageFile('react', 'umd', 'react.production.min.js'), type: 'text/javascript; charset=utf-8' }],
+    ['react-dom.production.min.js', { file: packageFile('react-dom', 'umd', 'react-dom.production.min.js'), type: 'text/javascript; charset=utf-8' }],
   ]);
-  const wsDist = path.join(packageDir('graphql-ws'), 'dist');
+  const wsDist = packageFile('graphql-ws', 'dist');
   const client = fs.readFileSync(path.join(wsDist, 'client.js'), 'utf8');
   assets.set('graphql-ws.js', { file: path.join(wsDist, 'client.js'), type: 'text/javascript; charset=utf-8' });
   // The client imports its shared module by a hashed name ('./common-<hash>.js'): served under that name.

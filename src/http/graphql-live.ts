@@ -45,10 +45,15 @@ export function registerGraphqlLive(fastify: FastifyInstance, app: App, schema: 
   const price = limits && budgets ? operationPricer(schema, limits, budgets) : undefined;
   const format = formatError(app);
 
-  /** Refused by the caller's request rate or their points: the error, else undefined. */
-  async function guard(principal: Principal | null, address: string, params: OperationParams): Promise<OperationRefusal | undefined> {
+  /**
+   * Refused by the caller's request rate or their points: the error, else undefined. An operation
+   * over the WebSocket is a request of its own (its messages never pass the HTTP hooks); an SSE
+   * stream is one HTTP request, which the request limits have counted already.
+   */
+  async function guard(principal: Principal | null, address: string, params: OperationParams, counted: boolean): Promise<OperationRefusal | undefined> {
     if (!limits || !budgets || !price) return undefined;
     const owner = budgetOwner(principal, address);
+    if (counted) return price(owner, params);
     const rate = await budgets.take(owner.requests, 1, limits.requestsPerMinute[owner.role], 60);
     if (!rate.allowed) return { message: `request rate limit reached (${rate.limit} per ${rate.windowSeconds} s); try again in ${rate.resetSeconds} s`, extensions: { code: 'RATE_LIMITED', retryAfter: rate.resetSeconds } };
     return price(owner, params);
@@ -101,7 +106,7 @@ export function registerGraphqlLive(fastify: FastifyInstance, app: App, schema: 
         // Counted before the checks below wait on anything: subscribe messages sent together are
         // counted one after another, not all against the same count.
         ctx.extra.operations = (ctx.extra.operations ?? 0) + 1;
-        const refusal = await guard(ctx.extra.principal ?? null, ctx.extra.address ?? 'unknown', payload);
+        const refusal = await guard(ctx.extra.principal ?? null, ctx.extra.address ?? 'unknown', payload, false);
         if (!refusal) return undefined;
         ctx.extra.operations -= 1;
         return [new GraphQLError(refusal.message, { extensions: refusal.extensions })];
@@ -145,7 +150,7 @@ export function registerGraphqlLive(fastify: FastifyInstance, app: App, schema: 
         const message = err instanceof AppError ? err.message : 'credentials could not be checked';
         return [JSON.stringify({ errors: [{ message, extensions: { code: err instanceof AppError ? err.code : 'UNAUTHENTICATED' } }] }), { status: 401, statusText: 'Unauthorized', headers: { 'content-type': 'application/json; charset=utf-8', 'www-authenticate': 'Bearer' } }];
       }
-      const refusal = await guard(principal, fastifyReq.ip, params);
+      const refusal = await guard(principal, fastifyReq.ip, params, true);
       if (refusal) {
         const status = refusal.extensions.code === 'THROTTLED' || refusal.extensions.code === 'RATE_LIMITED' ? 429 : 400;
         return [JSON.stringify({ errors: [refusal] }), { status, statusText: status === 429 ? 'Too Many Requests' : 'Bad Request', headers: { 'content-type': 'application/json; charset=utf-8' } }];

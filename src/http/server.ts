@@ -1,14 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { ApolloServer, HeaderMap } from '@apollo/server';
 import { ApolloServerPluginCacheControlDisabled, ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
-import { unwrapResolverError } from '@apollo/server/errors';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyRequest } from 'fastify';
-import { GraphQLError, parse, visit, type GraphQLFormattedError } from 'graphql';
+import { GraphQLError, parse, visit } from 'graphql';
 import type { App } from '../app';
 import type { GraphQLContext } from '../graphql/context';
 import { gatewaySchema } from '../graphql/schema';
 import { AppError, httpStatusOf } from '../shared/errors';
-import { MAX_JSON_DEPTH } from '../shared/json-depth';
 import { strictJsonParser } from './json-body';
 import { hasNulEscape } from '../shared/nul';
 import { authenticate } from './auth';
@@ -156,22 +154,22 @@ export async function buildServer(app: App): Promise<FastifyInstance> {
   });
 
   const context = async (req: FastifyRequest): Promise<GraphQLContext> => {
-      try {
-        // The JSON parser and the URL check cannot see a NUL written as an escape inside the
-        // GraphQL document (`\u0000`, `\u{0}`) or a GET request's variables; nothing may carry
-        // one into the log or a query. Only a document with an escape is parsed here.
-        const { query, variables } = { ...(req.query as object), ...(req.body as object) } as { query?: unknown; variables?: unknown };
-        if ((typeof query === 'string' && documentHasNul(query)) || (typeof variables === 'string' && hasNulEscape(variables))) {
-          throw new GraphQLError('the GraphQL request contains U+0000 (NUL), which no field accepts', { extensions: { code: 'BAD_REQUEST', http: { status: 400 } } });
-        }
-        // Every context has the same keys, in the same order: one shape for V8's inline caches.
-        return { app, principal: await authenticate(req, app), requestId: req.id, origin: publicOrigin(app, req), clientAddress: req.ip };
-      } catch (err) {
-        if (!(err instanceof AppError)) throw err;
-        // Apollo answers a context failure with the status and headers carried in extensions.http.
-        const headers = new HeaderMap(err.code === 'UNAVAILABLE' ? [['retry-after', '30']] : err.code === 'UNAUTHENTICATED' ? [['www-authenticate', 'Bearer']] : []);
-        throw new GraphQLError(err.message, { extensions: { code: err.code, http: { status: httpStatusOf[err.code], headers } } });
+    try {
+      // The JSON parser and the URL check cannot see a NUL written as an escape inside the
+      // GraphQL document (`\u0000`, `\u{0}`) or a GET request's variables; nothing may carry
+      // one into the log or a query. Only a document with an escape is parsed here.
+      const { query, variables } = { ...(req.query as object), ...(req.body as object) } as { query?: unknown; variables?: unknown };
+      if ((typeof query === 'string' && documentHasNul(query)) || (typeof variables === 'string' && hasNulEscape(variables))) {
+        throw new GraphQLError('the GraphQL request contains U+0000 (NUL), which no field accepts', { extensions: { code: 'BAD_REQUEST', http: { status: 400 } } });
       }
+      // Every context has the same keys, in the same order: one shape for V8's inline caches.
+      return { app, principal: await authenticate(req, app), requestId: req.id, origin: publicOrigin(app, req), clientAddress: req.ip };
+    } catch (err) {
+      if (!(err instanceof AppError)) throw err;
+      // Apollo answers a context failure with the status and headers carried in extensions.http.
+      const headers = new HeaderMap(err.code === 'UNAVAILABLE' ? [['retry-after', '30']] : err.code === 'UNAUTHENTICATED' ? [['www-authenticate', 'Bearer']] : []);
+      throw new GraphQLError(err.message, { extensions: { code: err.code, http: { status: httpStatusOf[err.code], headers } } });
+    }
   };
   registerGraphqlLive(fastify, app, schema);
   registerExplorerRoutes(fastify);

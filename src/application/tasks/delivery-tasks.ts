@@ -27,11 +27,20 @@ interface Metrics {
   ctr: number;
 }
 
-function metrics(rows: readonly DeliveryRow[]): Metrics {
+/** Totals of recorded hours (spend from cents, so sums stay exact); the task's and the typed graph's. */
+export function deliveryMetrics(rows: readonly DeliveryRow[]): Metrics {
   const impressions = rows.reduce((s, r) => s + r.impressions, 0);
   const clicks = rows.reduce((s, r) => s + r.clicks, 0);
   const cents = rows.reduce((s, r) => s + r.spend_cents, 0);
   return { impressions, clicks, spend: cents / 100, ctr: impressions ? Math.round((clicks / impressions) * 1e6) / 1e6 : 0 };
+}
+
+/** Recorded hours grouped into UTC hours or days, oldest first, each bucket's totals. */
+export function deliverySeries(rows: readonly DeliveryRow[], granularity: 'hourly' | 'daily'): ({ start: string } & Metrics)[] {
+  const bucket = (h: string) => (granularity === 'daily' ? `${h.slice(0, 10)}T00:00:00.000Z` : h);
+  const groups = new Map<string, DeliveryRow[]>();
+  for (const r of rows) groups.set(bucket(r.hour_start), [...(groups.get(bucket(r.hour_start)) ?? []), r]);
+  return [...groups.entries()].map(([start, rs]) => ({ start, ...deliveryMetrics(rs) }));
 }
 
 /** A date-only bound covers that whole UTC day; date-times are taken as given. */
@@ -53,20 +62,14 @@ export const getMediaBuyDelivery = defineTask({
       const rows = await deliveryQueries.hours(ctx.app.readModels, ctx.principal.org, id, from, to);
       const byPackage = buy.terms.packages.map((p) => ({
         package_id: p.package_id,
-        ...metrics(rows.filter((r) => r.package_id === p.package_id)),
+        ...deliveryMetrics(rows.filter((r) => r.package_id === p.package_id)),
         pricing_model: p.pricing_model,
         rate: p.rate,
         currency: p.currency,
         budget: p.budget,
       }));
-      let timeseries: ({ start: string } & Metrics)[] | undefined;
-      if (granularity) {
-        const bucket = (h: string) => (granularity === 'daily' ? `${h.slice(0, 10)}T00:00:00.000Z` : h);
-        const groups = new Map<string, DeliveryRow[]>();
-        for (const r of rows) groups.set(bucket(r.hour_start), [...(groups.get(bucket(r.hour_start)) ?? []), r]);
-        timeseries = [...groups.entries()].map(([start, rs]) => ({ start, ...metrics(rs) }));
-      }
-      deliveries.push({ media_buy_id: id, status: buy.status, totals: metrics(rows), by_package: byPackage, ...(timeseries ? { timeseries } : {}), currency: buy.terms.currency });
+      const timeseries = granularity ? deliverySeries(rows, granularity) : undefined;
+      deliveries.push({ media_buy_id: id, status: buy.status, totals: deliveryMetrics(rows), by_package: byPackage, ...(timeseries ? { timeseries } : {}), currency: buy.terms.currency });
     }
     const first = deliveries[0]!;
     const now = ctx.app.clock().toISOString();

@@ -6,10 +6,11 @@ import type { Principal } from '../../application/api-keys';
 import { mediaBuyStream } from '../../domain/media-buy/media-buy';
 import { AppError } from '../../shared/errors';
 import { ownerScopedId, publicId } from '../../shared/ids';
+import { deliveryMetrics, deliverySeries } from '../../application/tasks/delivery-tasks';
 import type { GraphQLContext } from '../context';
 import { runTask } from '../tasks';
 import { MediaBuyInput } from './buy.input';
-import { Delivery, DeliveryGranularity, MediaBuy, MediaBuyConnection, Task, TimelineEntry, type DeliveryMetrics } from './buy.type';
+import { Delivery, DeliveryGranularity, MediaBuy, MediaBuyConnection, Task, TimelineEntry } from './buy.type';
 
 /** The most buys one page holds. */
 export const MAX_PAGE = 100;
@@ -144,18 +145,6 @@ export class TaskResolver {
   }
 }
 
-function metrics(rows: readonly DeliveryRow[]): DeliveryMetrics {
-  let impressions = 0;
-  let clicks = 0;
-  let cents = 0;
-  for (const r of rows) {
-    impressions += r.impressions;
-    clicks += r.clicks;
-    cents += r.spend_cents;
-  }
-  return { impressions, clicks, spend: cents / 100 };
-}
-
 const instant = (value: string | null | undefined, field: string): string | undefined => {
   if (value === null || value === undefined) return undefined;
   const t = Date.parse(value);
@@ -229,15 +218,12 @@ export class BuyResolver {
   ): Promise<Delivery> {
     const range = `${instant(from, 'from') ?? ''}~${instant(to, 'to') ?? ''}`;
     const rows = await loadersOf(ctx).delivery.load(`${range}|${buy.internalId}`);
-    const bucket = (h: string) => (granularity === DeliveryGranularity.DAILY ? `${h.slice(0, 10)}T00:00:00.000Z` : h);
-    const series = new Map<string, DeliveryRow[]>();
-    for (const r of rows) series.set(bucket(r.hour_start), [...(series.get(bucket(r.hour_start)) ?? []), r]);
     return {
       currency: buy.currency,
       granularity,
-      totals: metrics(rows),
-      byPackage: buy.packages.map((p) => ({ packageId: p.id, ...metrics(rows.filter((r) => r.package_id === p.id)) })),
-      series: [...series].map(([start, rs]) => ({ start, ...metrics(rs) })),
+      totals: deliveryMetrics(rows),
+      byPackage: buy.packages.map((p) => ({ packageId: p.id, ...deliveryMetrics(rows.filter((r) => r.package_id === p.id)) })),
+      series: deliverySeries(rows, granularity),
     };
   }
 
