@@ -37,7 +37,7 @@ const validateWithLimits = ((schema: GraphQLSchema, document: Parameters<typeof 
  * /graphql/stream for clients that cannot open one. Both authenticate as POST /graphql does
  * (the WebSocket's `connection_init` payload carries `{authorization: "Bearer …"}`, since a
  * browser cannot set headers on it), price each operation against the caller's points, and count
- * each connection and operation against their request rate.
+ * each operation (an SSE stream: its HTTP request) against their request rate.
  */
 export function registerGraphqlLive(fastify: FastifyInstance, app: App, schema: GraphQLSchema): void {
   const limits = app.config.limits;
