@@ -10,6 +10,7 @@ import { deliveryMetrics, deliverySeries } from '../../application/tasks/deliver
 import type { GraphQLContext } from '../context';
 import { runTask } from '../tasks';
 import { MediaBuyInput } from './buy.input';
+import { isOperator, mayRead, mediaBuyChange } from './media-buy-change';
 import { Delivery, DeliveryGranularity, MediaBuy, MediaBuyConnection, Task, TimelineEntry } from './buy.type';
 
 /** The most buys one page holds. */
@@ -20,8 +21,6 @@ function principalOf(ctx: GraphQLContext): Principal {
   return ctx.principal;
 }
 
-/** Operators see every buyer's buys (they approve them); a buyer sees their own. */
-const mayRead = (p: Principal, owner: string) => p.role === 'seller' || p.role === 'admin' || owner === p.org;
 
 /**
  * What one request loads, batched and cached for that request only (DataLoader): a page of buys
@@ -129,7 +128,7 @@ export class TaskResolver {
   @Query(() => [Task], { description: 'Operator (seller or admin): every buyer’s tasks waiting for the seller (submitted or input-required), oldest first: the approvals inbox.' })
   async approvals(@Ctx() ctx: GraphQLContext, @Arg('first', () => Int, { defaultValue: 50, description: `At most this many, 1 to ${MAX_PAGE}.` }) first: number): Promise<Task[]> {
     const principal = principalOf(ctx);
-    if (principal.role !== 'seller' && principal.role !== 'admin') throw new AppError('FORBIDDEN', 'seller or admin role required');
+    if (!isOperator(principal)) throw new AppError('FORBIDDEN', 'seller or admin role required');
     if (!Number.isInteger(first) || first < 1 || first > MAX_PAGE) throw new AppError('VALIDATION_ERROR', `first must be between 1 and ${MAX_PAGE}`, 'first');
     const rows = await mediaBuyQueries.waitingTasks(ctx.app.readModels, WAITING, first);
     const { tasks } = loadersOf(ctx);
@@ -230,11 +229,6 @@ export class BuyResolver {
   @FieldResolver(() => [TimelineEntry], { description: 'Its history from the event log: created, approved or rejected, updated, each status change.' })
   async timeline(@Root() buy: MediaBuy, @Ctx() ctx: GraphQLContext): Promise<TimelineEntry[]> {
     const events = await ctx.app.store.readStream(mediaBuyStream(buy.internalId));
-    return events.map((e) => {
-      const d = e.data as Record<string, unknown>;
-      const status = e.type === 'MediaBuyApproved' ? 'active' : e.type === 'MediaBuyRejected' ? 'rejected' : typeof d.status === 'string' ? d.status : null;
-      const note = [d.reason, d.note].find((x): x is string => typeof x === 'string') ?? null;
-      return { position: e.position, event: e.type, status, changed: Array.isArray(d.changed) ? d.changed.map(String) : [], note, at: typeof d.at === 'string' ? d.at : e.metadata.time };
-    });
+    return events.map(mediaBuyChange);
   }
 }

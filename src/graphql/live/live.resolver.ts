@@ -5,6 +5,7 @@ import { AppError } from '../../shared/errors';
 import { publicId } from '../../shared/ids';
 import type { GraphQLContext } from '../context';
 import { liveEvents } from '../../bus/live-events';
+import { mayRead, mediaBuyChange } from '../buys/media-buy-change';
 import { DeliveryUpdate, MediaBuyUpdate, ReceivedWebhookEvent, RegistryFeedEntry, TaskStatusChange, WebhookActivityEvent } from './live.type';
 
 /** How far back a subscription may resume: further, a client should read the state and follow from now. */
@@ -16,9 +17,6 @@ function principalOf(ctx: GraphQLContext): Principal {
   if (!ctx.principal) throw new AppError('UNAUTHENTICATED', 'subscriptions need a Bearer API key or access token');
   return ctx.principal;
 }
-
-/** Operators (seller, admin) follow every buyer's tasks and webhooks, as their inbox and activity log show them. */
-const isOperator = (p: Principal) => p.role === 'seller' || p.role === 'admin';
 
 async function resumeFrom(ctx: GraphQLContext, after: number | null | undefined): Promise<number | undefined> {
   if (after === null || after === undefined) return undefined;
@@ -58,17 +56,7 @@ export class LiveResolver {
         const d = event.data as Record<string, unknown>;
         const id = publicId(String(d.media_buy_id));
         if (!oneOf(data.args.ids, id) || (await data.context.app.live.ownerOf(event)) !== principal.org) return undefined;
-        const status = event.type === 'MediaBuyApproved' ? 'active' : event.type === 'MediaBuyRejected' ? 'rejected' : str(d.status);
-        const update: MediaBuyUpdate = {
-          position: event.position,
-          mediaBuyId: id,
-          event: event.type,
-          status,
-          previousStatus: str(d.from),
-          changed: Array.isArray(d.changed) ? d.changed.map(String) : [],
-          note: str(d.reason) ?? str(d.note),
-          at: str(d.at) ?? event.metadata.time,
-        };
+        const update: MediaBuyUpdate = { mediaBuyId: id, ...mediaBuyChange(event) };
         return update;
       }),
   })
@@ -90,7 +78,7 @@ export class LiveResolver {
         if (!oneOf(data.args.taskIds, taskId)) return undefined;
         // The task's type and subject are on its first event (TaskSubmitted).
         const o = event.type === 'TaskSubmitted' ? (event.data as Record<string, unknown>) : await data.context.app.live.streamOrigin(event.streamId);
-        if (!isOperator(principal) && o.owner !== principal.org) return undefined;
+        if (!mayRead(principal, o.owner as string | undefined)) return undefined;
         const change: TaskStatusChange = {
           position: event.position,
           taskId,
@@ -152,7 +140,7 @@ export class LiveResolver {
       follow(data, async (event, principal) => {
         if (event.type !== 'WebhookScheduled' && event.type !== 'WebhookAttempted') return undefined;
         const o = event.type === 'WebhookScheduled' ? (event.data as Record<string, unknown>) : await data.context.app.live.streamOrigin(event.streamId);
-        if (!isOperator(principal) && o.owner !== principal.org) return undefined;
+        if (!mayRead(principal, o.owner as string | undefined)) return undefined;
         const d = event.data as Record<string, unknown>;
         const attempted = event.type === 'WebhookAttempted';
         const activity: WebhookActivityEvent = {
