@@ -123,6 +123,12 @@ describe('media buys as a typed graph (GraphQL)', () => {
     expect(ids).toEqual(expect.arrayContaining([pending.media_buy_id, active.media_buy_id]));
     const refused = await graphql(gw.url, '{ mediaBuysConnection(first: 101) { edges { cursor } } }', undefined, buyer);
     expect(refused.body.errors![0]!.extensions).toMatchObject({ code: 'VALIDATION_ERROR', field: 'first' });
+    // A cursor the connection never gave is the caller's error, not a query: mangled text, and
+    // base64url of a NUL (which PostgreSQL cannot compare).
+    for (const forged of ["'; DROP TABLE events; --", 'AA', `${first.pageInfo.endCursor}=`]) {
+      const res = await graphql(gw.url, 'query($a: String) { mediaBuysConnection(first: 1, after: $a) { edges { cursor } } }', { a: forged }, buyer);
+      expect(res.body.errors![0]!.extensions).toMatchObject({ code: 'VALIDATION_ERROR', field: 'after' });
+    }
   });
 
   it('delivery in hours and days: totals = Σ per package = Σ series = get_media_buy_delivery', async () => {

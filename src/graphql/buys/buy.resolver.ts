@@ -5,6 +5,7 @@ import { mediaBuyQueries, type MediaBuyRow, type TaskRow } from '../../../projec
 import type { Principal } from '../../application/api-keys';
 import { mediaBuyStream } from '../../domain/media-buy/media-buy';
 import { AppError } from '../../shared/errors';
+import { hasUnstorableText } from '../../shared/nul';
 import { ownerScopedId, publicId } from '../../shared/ids';
 import { deliveryMetrics, deliverySeries } from '../../application/tasks/delivery-tasks';
 import type { GraphQLContext } from '../context';
@@ -151,6 +152,18 @@ const instant = (value: string | null | undefined, field: string): string | unde
   return new Date(t).toISOString();
 };
 
+/**
+ * A connection cursor is a buy id in base64url. Anything else (a forged or mangled cursor) is the
+ * caller's error, never a query: decoded garbage can hold a NUL, which PostgreSQL refuses to compare.
+ */
+const decodeCursor = (cursor: string): string => {
+  const id = Buffer.from(cursor, 'base64url').toString('utf8');
+  if (id.length === 0 || Buffer.from(id).toString('base64url') !== cursor || hasUnstorableText(id)) {
+    throw new AppError('VALIDATION_ERROR', 'after is not a cursor this connection gave (pass a pageInfo.endCursor)', 'after');
+  }
+  return id;
+};
+
 /** Media buys as a typed graph: what buyer and seller UIs select field by field. */
 @Resolver(() => MediaBuy)
 export class BuyResolver {
@@ -171,7 +184,7 @@ export class BuyResolver {
   ): Promise<MediaBuyConnection> {
     const principal = principalOf(ctx);
     if (!Number.isInteger(first) || first < 1 || first > MAX_PAGE) throw new AppError('VALIDATION_ERROR', `first must be between 1 and ${MAX_PAGE}`, 'first');
-    const after_ = after ? Buffer.from(after, 'base64url').toString('utf8') : undefined;
+    const after_ = after ? decodeCursor(after) : undefined;
     const rows = await mediaBuyQueries.list(ctx.app.readModels, principal.org, { statuses: statuses ?? undefined, limit: first + 1, after: after_ });
     const page = rows.slice(0, first);
     const loaders = loadersOf(ctx);
