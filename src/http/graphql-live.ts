@@ -14,6 +14,7 @@ import { formatError } from '../graphql/format-error';
 import { nestingLimitRule } from '../graphql/nesting-limit';
 import { AppError } from '../shared/errors';
 import { authenticate, principalOf } from './auth';
+import { clientAddressOf } from './client-address';
 import { budgetOwner } from './request-limits';
 import { publicOrigin } from './well-known';
 
@@ -52,11 +53,17 @@ export function registerGraphqlLive(fastify: FastifyInstance, app: App, schema: 
    */
   async function guard(principal: Principal | null, address: string, params: OperationParams, counted: boolean): Promise<OperationRefusal | undefined> {
     if (!limits || !budgets || !price) return undefined;
+    const refused = counted ? undefined : await takeRequest(principal, address);
+    return refused ?? price(budgetOwner(principal, address), params);
+  }
+
+  /** One request taken from the caller's rate: the refusal when it is spent, else undefined. */
+  async function takeRequest(principal: Principal | null, address: string): Promise<OperationRefusal | undefined> {
+    if (!limits || !budgets) return undefined;
     const owner = budgetOwner(principal, address);
-    if (counted) return price(owner, params);
     const rate = await budgets.take(owner.requests, 1, limits.requestsPerMinute[owner.role], 60);
-    if (!rate.allowed) return { message: `request rate limit reached (${rate.limit} per ${rate.windowSeconds} s); try again in ${rate.resetSeconds} s`, extensions: { code: 'RATE_LIMITED', retryAfter: rate.resetSeconds } };
-    return price(owner, params);
+    if (rate.allowed) return undefined;
+    return { message: `request rate limit reached (${rate.limit} per ${rate.windowSeconds} s); try again in ${rate.resetSeconds} s`, extensions: { code: 'RATE_LIMITED', retryAfter: rate.resetSeconds } };
   }
 
   const formatResult = (result: ExecutionResult) => (result.errors ? { ...result, errors: result.errors.map((e) => format(e.toJSON(), e)) } : result);
@@ -66,6 +73,7 @@ export function registerGraphqlLive(fastify: FastifyInstance, app: App, schema: 
   const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_MESSAGE_BYTES });
   const socketsPerCaller = new Map<string, number>();
   const contextFor = (principal: Principal | null, address: string, origin: string): GraphQLContext => ({ app, principal, requestId: randomUUID(), origin, clientAddress: address });
+  const clientAddress = clientAddressOf(app.config.trustProxy);
   const originOf = (req: IncomingMessage) => app.config.publicUrl ?? `http://${req.headers.host ?? '127.0.0.1'}`;
 
   useServer<Record<string, unknown> | undefined, Extra>(
@@ -75,12 +83,26 @@ export function registerGraphqlLive(fastify: FastifyInstance, app: App, schema: 
       connectionInitWaitTimeout: 5_000,
       onConnect: async (ctx) => {
         const given = ctx.connectionParams?.authorization ?? ctx.extra.request.headers.authorization;
-        const address = ctx.extra.request.socket.remoteAddress ?? 'unknown';
+        const credential = typeof given === 'string' ? given : undefined;
+        const address = clientAddress(ctx.extra.request);
+        // The socket is a request like any other: an address whose credentials keep failing is
+        // refused before they are checked again, and opening one takes from the request rate.
+        const throttled = credential === undefined ? undefined : await app.authFailures?.blocked(address);
+        if (throttled) {
+          ctx.extra.socket.close(4429, `too many failed authentications from this address; try again in ${throttled.resetSeconds} s`);
+          return false;
+        }
         let principal: Principal | null;
         try {
-          principal = await principalOf(typeof given === 'string' ? given : undefined, app);
+          principal = await principalOf(credential, app);
         } catch {
+          await app.authFailures?.record(address);
           return false; // 4403: the credentials do not verify
+        }
+        const rate = await takeRequest(principal, address);
+        if (rate) {
+          ctx.extra.socket.close(4429, rate.message);
+          return false;
         }
         const caller = principal ? `key:${principal.keyId}` : `ip:${address}`;
         const open = socketsPerCaller.get(caller) ?? 0;

@@ -1,3 +1,4 @@
+import WebSocket from 'ws';
 import { issueApiKey } from '../../src/application/api-keys';
 import { graphql, startTestGateway } from '../support/gateway';
 import { HOSTILE, post, rateLimitState } from '../support/limits';
@@ -59,11 +60,22 @@ describe('each limit answers in its binding’s shape with Retry-After and the R
         fetch(`${gw.url}/oauth/login`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ request, api_key: 'sk_not-a-key', decision: 'approve' }).toString(), redirect: 'manual' });
       const bad = () => graphql(gw.url, '{ __typename }', undefined, 'sk_not-a-key');
       expect((await signIn(await signInForm())).status).toBe(401);
-      for (let i = 0; i < 3; i++) expect((await bad()).status).toBe(401);
+      // A WebSocket's connection_init is an authentication like any other: its failure counts too.
+      const socketClose = (key: string) =>
+        new Promise<{ code: number; reason: string }>((resolve, reject) => {
+          const ws = new WebSocket(`${gw.url.replace(/^http/, 'ws')}/graphql`, 'graphql-transport-ws');
+          ws.on('open', () => ws.send(JSON.stringify({ type: 'connection_init', payload: { authorization: `Bearer ${key}` } })));
+          ws.on('close', (code, reason) => resolve({ code, reason: reason.toString() }));
+          ws.on('error', reject);
+        });
+      for (let i = 0; i < 2; i++) expect((await bad()).status).toBe(401);
+      expect((await socketClose('sk_not-a-key')).code).toBe(4403);
       const throttled = await bad();
       expect(throttled.status).toBe(429);
       expect(throttled.body.errors![0]).toMatchObject({ message: expect.stringMatching(/too many failed authentications from this address/), extensions: { code: 'RATE_LIMITED' } });
       expect(Number(throttled.headers.get('retry-after'))).toBeGreaterThan(0);
+      // Past the throttle a socket is closed before its credentials are checked.
+      expect(await socketClose('sk_not-a-key')).toEqual({ code: 4429, reason: expect.stringMatching(/too many failed authentications from this address/) });
       // The MCP binding says it in JSON-RPC, with AdCP's error under data.
       const mcp = await post(`${gw.url}/mcp`, { jsonrpc: '2.0', id: 1, method: 'tools/list' }, 'sk_not-a-key');
       expect(mcp.status).toBe(429);
