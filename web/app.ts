@@ -1,7 +1,11 @@
 import { html, render } from 'htm/preact';
 import { useEffect, useState } from 'preact/hooks';
 import { savedSession, saveSession, type Session } from './api.js';
-import { Approvals, BuyDetail, Buys, NewBuy, SignIn } from './views.js';
+import { Approvals } from './pages/approvals.js';
+import { BuyDetail } from './pages/buy-detail.js';
+import { Buys } from './pages/buys.js';
+import { NewBuy } from './pages/new-buy.js';
+import { SignIn } from './pages/sign-in.js';
 
 /** The page the hash names (`#/buys`, `#/buys/<id>`, `#/approvals`). */
 function useRoute(): string {

@@ -55,7 +55,12 @@ const CSP = `default-src 'none'; script-src 'self' 'sha256-${createHash('sha256'
  * console's build and the gateway's own packages, so it runs with no connection beyond the gateway.
  */
 export function registerConsoleRoutes(fastify: FastifyInstance): void {
-  const modules = new Set(fs.existsSync(CONSOLE_DIST) ? fs.readdirSync(CONSOLE_DIST).filter((f) => f.endsWith('.js')) : []);
+  // Relative paths of the built modules (`app.js`, `pages/buys.js`): the only files served from there.
+  const modules = new Set(
+    fs.existsSync(CONSOLE_DIST)
+      ? (fs.readdirSync(CONSOLE_DIST, { recursive: true }) as string[]).map((f) => f.split(path.sep).join('/')).filter((f) => f.endsWith('.js'))
+      : [],
+  );
   if (!modules.has('app.js')) fastify.log.warn({ dir: CONSOLE_DIST }, 'the console is not built (npm run build compiles it): /app has no modules to load');
   fastify.get('/', async (_req, reply) => reply.redirect(`${CONSOLE_PATH}/`, 302));
   // Browsers ask for it on every page; there is none (an empty answer, not a 404 in their console).
@@ -65,9 +70,10 @@ export function registerConsoleRoutes(fastify: FastifyInstance): void {
   fastify.get(`${CONSOLE_PATH}/`, page);
   const styles = fs.existsSync(STYLESHEET) ? fs.readFileSync(STYLESHEET, 'utf8') : '';
   fastify.get(`${CONSOLE_PATH}/assets/console.css`, async (_req, reply) => reply.type('text/css; charset=utf-8').header('cache-control', 'no-cache').send(styles));
-  fastify.get<{ Params: { file: string } }>(`${CONSOLE_PATH}/assets/:file`, async (req, reply) => {
-    if (!modules.has(req.params.file)) return reply.status(404).type('text/plain; charset=utf-8').send('no such console file');
-    return reply.type('text/javascript; charset=utf-8').header('cache-control', 'no-cache').send(fs.createReadStream(path.join(CONSOLE_DIST, req.params.file)));
+  fastify.get<{ Params: { '*': string } }>(`${CONSOLE_PATH}/assets/*`, async (req, reply) => {
+    const file = req.params['*'];
+    if (!modules.has(file)) return reply.status(404).type('text/plain; charset=utf-8').send('no such console file');
+    return reply.type('text/javascript; charset=utf-8').header('cache-control', 'no-cache').send(fs.createReadStream(path.join(CONSOLE_DIST, file)));
   });
   fastify.get<{ Params: { file: string } }>(`${CONSOLE_PATH}/vendor/:file`, async (req, reply) => {
     const file = VENDOR.get(req.params.file);
