@@ -1,22 +1,11 @@
-import fs from 'node:fs';
 import { randomBytes } from 'node:crypto';
-import type { Browser, Page } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { issueApiKey } from '../../src/application/api-keys';
 import { graphql, startTestGateway } from '../support/gateway';
 import { eventually } from '../support/infra';
-import { describeInBrowser, launchBrowser, screenshotPath } from '../support/browser';
+import { accessibilityProblems, describeInBrowser, launchBrowser, screenshotPath, signedInPage } from '../support/browser';
 
 type Gateway = Awaited<ReturnType<typeof startTestGateway>>;
-
-const AXE = fs.readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
-
-/** axe-core's serious and critical findings on the page as it is now (none is the bar). */
-async function accessibilityProblems(page: Page): Promise<string[]> {
-  // Evaluated through the DevTools protocol: the console's CSP (rightly) refuses an injected <script>.
-  await page.evaluate(AXE);
-  const found = (await page.evaluate('axe.run(document, { resultTypes: ["violations"] }).then((r) => r.violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.length })))')) as { id: string; impact: string; nodes: number }[];
-  return found.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id} (${v.impact}, ${v.nodes} nodes)`);
-}
 
 describeInBrowser('the console in Chromium: a buyer and a seller, live', () => {
   let gw: Gateway;
@@ -39,29 +28,7 @@ describeInBrowser('the console in Chromium: a buyer and a seller, live', () => {
     await gw?.stop();
   });
 
-  /** A new browser context signed in with `key`: pasted, or approved on the gateway's own sign-in page (OAuth code + PKCE). */
-  async function signedIn(key: string, width = 1200, how: 'key' | 'oauth' = 'key'): Promise<Page> {
-    const context = await browser.newContext({ viewport: { width, height: 900 } });
-    const page = await context.newPage();
-    page.on('pageerror', (err) => pageErrors.push(String(err)));
-    page.on('request', (req) => {
-      if (!req.url().startsWith(gw.url) && !req.url().startsWith(gw.url.replace(/^http/, 'ws'))) foreign.push(req.url());
-    });
-    await page.goto(`${gw.url}/`);
-    expect(new URL(page.url()).pathname).toBe('/app/');
-    if (how === 'oauth') {
-      await page.getByRole('button', { name: 'Sign in with the gateway' }).click();
-      await page.waitForURL((u) => u.pathname === '/authorize');
-      await page.getByLabel('Your API key').fill(key);
-      await page.getByRole('button', { name: 'Approve' }).click();
-      await page.waitForURL((u) => u.pathname === '/app/');
-    } else {
-      await page.getByLabel('API key').fill(key);
-      await page.getByRole('button', { name: 'Sign in with the key' }).click();
-    }
-    await page.getByRole('button', { name: 'Sign out' }).waitFor();
-    return page;
-  }
+  const signedIn = (key: string, width = 1200, how: 'key' | 'oauth' = 'key') => signedInPage(browser, gw.url, key, { width, how, foreign, pageErrors });
 
   it('a bad key is refused at its field; the page has no serious accessibility problem', async () => {
     const context = await browser.newContext();

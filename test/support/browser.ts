@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { chromium, type Browser } from 'playwright-core';
+import { chromium, type Browser, type Page } from 'playwright-core';
 import { REQUIRE_INFRA } from './infra';
 import { ROOT } from './gateway';
 
@@ -42,4 +42,42 @@ export function launchBrowser(): Promise<Browser> {
 export function screenshotPath(name: string): string {
   fs.mkdirSync(SCREENSHOT_DIR, { recursive: true });
   return path.join(SCREENSHOT_DIR, `${name}.png`);
+}
+
+const AXE = fs.readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
+
+/** axe-core's serious and critical findings on the page as it is now (none is the bar). */
+export async function accessibilityProblems(page: Page): Promise<string[]> {
+  // Evaluated through the DevTools protocol: the console's CSP (rightly) refuses an injected <script>.
+  await page.evaluate(AXE);
+  const found = (await page.evaluate('axe.run(document, { resultTypes: ["violations"] }).then((r) => r.violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.length })))')) as { id: string; impact: string; nodes: number }[];
+  return found.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id} (${v.impact}, ${v.nodes} nodes)`);
+}
+
+/**
+ * A new browser context on the console, signed in with `key`: pasted, or approved on the gateway's
+ * own sign-in page (OAuth code + PKCE). Requests that leave the gateway's origin are pushed to
+ * `foreign`, page errors to `pageErrors` (tests expect both empty at the end).
+ */
+export async function signedInPage(browser: Browser, gatewayUrl: string, key: string, opts: { width?: number; how?: 'key' | 'oauth'; foreign: string[]; pageErrors: string[] }): Promise<Page> {
+  const context = await browser.newContext({ viewport: { width: opts.width ?? 1200, height: 900 } });
+  const page = await context.newPage();
+  page.on('pageerror', (err) => opts.pageErrors.push(String(err)));
+  page.on('request', (req) => {
+    if (!req.url().startsWith(gatewayUrl) && !req.url().startsWith(gatewayUrl.replace(/^http/, 'ws'))) opts.foreign.push(req.url());
+  });
+  await page.goto(`${gatewayUrl}/`);
+  if (new URL(page.url()).pathname !== '/app/') throw new Error(`/ should lead to /app/, not ${page.url()}`);
+  if (opts.how === 'oauth') {
+    await page.getByRole('button', { name: 'Sign in with the gateway' }).click();
+    await page.waitForURL((u) => u.pathname === '/authorize');
+    await page.getByLabel('Your API key').fill(key);
+    await page.getByRole('button', { name: 'Approve' }).click();
+    await page.waitForURL((u) => u.pathname === '/app/');
+  } else {
+    await page.getByLabel('API key').fill(key);
+    await page.getByRole('button', { name: 'Sign in with the key' }).click();
+  }
+  await page.getByRole('button', { name: 'Sign out' }).waitFor();
+  return page;
 }
