@@ -9,6 +9,7 @@ import { ReceiverResolver } from './receiver/receiver.resolver';
 import { BrandResolver } from './registry/brands.resolver';
 import { RegistryResolver } from './registry/registry.resolver';
 import { SystemResolver } from './system/system.resolver';
+import { DeliveryResolver } from './delivery/delivery.resolver';
 import { LiveResolver } from './live/live.resolver';
 import { BuyResolver, TaskResolver } from './buys/buy.resolver';
 
@@ -29,7 +30,7 @@ const noPubSub = {
 
 /** The gateway's schema, built once per process from the type-graphql resolvers. */
 export function gatewaySchema(): Promise<GraphQLSchema> {
-  cached ??= buildSchema({ resolvers: [SystemResolver, ApiKeyResolver, CatalogResolver, MediaBuyResolver, GovernanceResolver, ReceiverResolver, BrandResolver, RegistryResolver, LiveResolver, BuyResolver, TaskResolver], validate: false, pubSub: noPubSub });
+  cached ??= buildSchema({ resolvers: [SystemResolver, ApiKeyResolver, CatalogResolver, MediaBuyResolver, GovernanceResolver, ReceiverResolver, BrandResolver, RegistryResolver, LiveResolver, BuyResolver, TaskResolver, DeliveryResolver], validate: false, pubSub: noPubSub });
   return cached;
 }
 

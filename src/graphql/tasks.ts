@@ -12,9 +12,17 @@ export function camelField(field: string): string {
 /** Runs a task for the calling buyer (either request shape); the same handler as the REST shim and MCP. */
 export async function runTask(ctx: GraphQLContext, name: string, input: Record<string, unknown>): Promise<Record<string, unknown>> {
   if (!ctx.principal || ctx.principal.role !== 'buyer') throw new AppError('UNAUTHENTICATED', 'a Bearer API key with role buyer is required');
-  try {
+  const principal = ctx.principal;
+  return inCallerSpelling(() => {
     const request = canonicalRequest(name, JSON.parse(JSON.stringify(input)) as Record<string, unknown>);
-    return await runTaskConsistently(tasks[name]!, request, { app: ctx.app, principal: ctx.principal, requestId: ctx.requestId, origin: ctx.origin });
+    return runTaskConsistently(tasks[name]!, request, { app: ctx.app, principal, requestId: ctx.requestId, origin: ctx.origin });
+  });
+}
+
+/** Runs application work, its errors' fields (and the messages that start with them) in GraphQL's spelling. */
+export async function inCallerSpelling<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
   } catch (err) {
     if (err instanceof AppError && err.field) {
       const message = err.message.startsWith(err.field) ? camelField(err.field) + err.message.slice(err.field.length) : err.message;

@@ -1,4 +1,6 @@
+import fs from 'node:fs';
 import { randomBytes } from 'node:crypto';
+import { DEMO_CATALOG } from '../../src/application/catalog';
 import { issueApiKey } from '../../src/application/api-keys';
 import { graphql, startTestGateway } from '../support/gateway';
 import { eventually } from '../support/infra';
@@ -128,6 +130,25 @@ describe('media buys as a typed graph (GraphQL)', () => {
     for (const forged of ["'; DROP TABLE events; --", 'AA', `${first.pageInfo.endCursor}=`]) {
       const res = await graphql(gw.url, 'query($a: String) { mediaBuysConnection(first: 1, after: $a) { edges { cursor } } }', { a: forged }, buyer);
       expect(res.body.errors![0]!.extensions).toMatchObject({ code: 'VALIDATION_ERROR', field: 'after' });
+    }
+  });
+
+  it('the catalog: typed targeting for everyone; the seller’s own view adds each product’s capacity, which buyers never see', async () => {
+    const demo = JSON.parse(fs.readFileSync(DEMO_CATALOG, 'utf8')) as { products: { product_id: string; targeting: Record<string, unknown>; delivery: { daily_impression_capacity: number; ctr: number } }[] };
+    const seen = await graphql(gw.url, '{ catalog { productId capacity { dailyImpressions ctr } targeting { geoCountries audiences keywords other { key values } } } }', undefined, seller);
+    expect(seen.body.data!.catalog).toEqual(
+      demo.products.map((p) => ({
+        productId: p.product_id,
+        capacity: { dailyImpressions: p.delivery.daily_impression_capacity, ctr: p.delivery.ctr },
+        targeting: { geoCountries: p.targeting.geo_countries ?? [], audiences: p.targeting.audiences ?? [], keywords: p.targeting.keywords ?? [], other: Object.entries(p.targeting).filter(([k]) => !['geo_countries', 'audiences', 'keywords'].includes(k)).map(([key, v]) => ({ key, values: ([] as unknown[]).concat(v).map(String) })) },
+      })),
+    );
+    expect((await graphql(gw.url, '{ catalog { productId } }', undefined, buyer)).body.errors![0]!.extensions).toMatchObject({ code: 'FORBIDDEN' });
+    const offered = (await graphql(gw.url, '{ products(brief: "sports") { productId capacity { ctr } targeting { audiences } } }', undefined, buyer)).body.data!.products as { productId: string; capacity: unknown; targeting: { audiences: string[] } }[];
+    expect(offered.length).toBeGreaterThan(0);
+    for (const p of offered) {
+      expect(p.capacity).toBeNull();
+      expect(p.targeting.audiences).toEqual(demo.products.find((d) => d.product_id === p.productId)!.targeting.audiences ?? []);
     }
   });
 

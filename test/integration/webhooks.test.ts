@@ -281,15 +281,15 @@ function webhookSuite(name: string, env: () => Promise<{ env: Record<string, str
         (h) => h.start >= period.start.slice(0, 13) && h.start < period.end && h.impressions > 10,
       )!;
       const adjust = (vars: Record<string, unknown>, key = seller) =>
-        graphql(gw.url, 'mutation($m: ID!, $p: String!, $h: String!, $i: Int!, $c: Int!, $s: Float!, $r: String!) { adjustDelivery(mediaBuyId: $m, packageId: $p, hourStart: $h, impressions: $i, clicks: $c, spend: $s, reason: $r) }', { m: mediaBuyId, p: packageId, h: hour.start, i: 10, c: 0, s: 0.05, r: 'invalid traffic filtered', ...vars }, key);
+        graphql(gw.url, 'mutation($in: DeliveryAdjustmentInput!) { adjustDelivery(input: $in) { packageId hourStart hour { impressions clicks spend } previous { impressions spend } reason } }', { in: { mediaBuyId, packageId, hourStart: hour.start, impressions: 10, clicks: 0, spend: 0.05, reason: 'invalid traffic filtered', ...vars } }, key);
       // Bad input names its field; a buyer may not restate delivery.
-      expect((await adjust({ h: '2020-01-01T00:00:00Z' })).body.errors![0]!.extensions).toMatchObject({ code: 'NOT_FOUND', field: 'hour_start' });
-      expect((await adjust({ i: -1 })).body.errors![0]!.extensions).toMatchObject({ code: 'VALIDATION_ERROR', field: 'impressions' });
-      expect((await adjust({ s: 1_000_000 })).body.errors![0]!.extensions).toMatchObject({ code: 'VALIDATION_ERROR', field: 'spend' });
+      expect((await adjust({ hourStart: '2020-01-01T00:00:00Z' })).body.errors![0]!.extensions).toMatchObject({ code: 'NOT_FOUND', field: 'hourStart' });
+      expect((await adjust({ impressions: -1 })).body.errors![0]!.extensions).toMatchObject({ code: 'VALIDATION_ERROR', field: 'impressions' });
+      expect((await adjust({ spend: 1_000_000 })).body.errors![0]!.extensions).toMatchObject({ code: 'VALIDATION_ERROR', field: 'spend' });
       expect((await adjust({}, buyer)).body.errors![0]!.extensions).toMatchObject({ code: 'FORBIDDEN' });
       const adjusted = await adjust({});
       expect(adjusted.body.errors).toBeUndefined();
-      expect(adjusted.body.data!.adjustDelivery).toMatchObject({ hour: { impressions: 10, spend_cents: 5 }, previous: { impressions: hour.impressions } });
+      expect(adjusted.body.data!.adjustDelivery).toEqual({ packageId, hourStart: hour.start, hour: { impressions: 10, clicks: 0, spend: 0.05 }, previous: { impressions: hour.impressions, spend: hour.spend }, reason: 'invalid traffic filtered' });
 
       const restated = (await eventually(() => reports().find((r) => r.result.notification_type === 'adjusted'), 45_000, 'adjusted report'))!;
       expect(restated.result).toMatchObject({ sequence_number: 2, reporting_period: period });
@@ -300,7 +300,7 @@ function webhookSuite(name: string, env: () => Promise<{ env: Record<string, str
       expect(after.totals.spend).toBeCloseTo(before.totals.spend - hour.spend + 0.05, 2);
 
       const expected = new Date(clock + 4 * 86_400_000).toISOString();
-      const delayed = await graphql(gw.url, 'mutation($m: ID!, $e: String!) { reportDeliveryDelay(mediaBuyId: $m, expectedAvailability: $e, reason: "upstream feed late") }', { m: mediaBuyId, e: expected }, seller);
+      const delayed = await graphql(gw.url, 'mutation($in: DeliveryDelayInput!) { reportDeliveryDelay(input: $in) { expectedAvailability } }', { in: { mediaBuyId, expectedAvailability: expected, reason: 'upstream feed late' } }, seller);
       expect(delayed.body.errors).toBeUndefined();
       const late = (await eventually(() => reports().find((r) => r.result.notification_type === 'delayed'), 45_000, 'delayed report'))!;
       expect(late.result).toMatchObject({ sequence_number: 3, reporting_period: { start: period.end } });
@@ -320,7 +320,7 @@ function webhookSuite(name: string, env: () => Promise<{ env: Record<string, str
       const now = (await task('get_media_buy_delivery', { media_buy_id: mediaBuyId })).body.delivery;
       expect(all.at(-1)!.result.media_buy_deliveries[0].totals).toEqual({ impressions: now.impressions, spend: now.spend, clicks: now.clicks });
       // After the final report, late data is silent.
-      await graphql(gw.url, 'mutation($m: ID!, $p: String!, $h: String!) { adjustDelivery(mediaBuyId: $m, packageId: $p, hourStart: $h, impressions: 9, clicks: 0, spend: 0.04, reason: "x") }', { m: mediaBuyId, p: packageId, h: hour.start }, seller);
+      await graphql(gw.url, 'mutation($in: DeliveryAdjustmentInput!) { adjustDelivery(input: $in) { at } }', { in: { mediaBuyId, packageId, hourStart: hour.start, impressions: 9, clicks: 0, spend: 0.04, reason: 'x' } }, seller);
       await new Promise((r) => setTimeout(r, 1500));
       expect(reports()).toHaveLength(all.length);
     }, 240_000);
@@ -349,7 +349,7 @@ function webhookSuite(name: string, env: () => Promise<{ env: Record<string, str
         { type: 'WebhookScheduled', data: { idempotency_key: 'whk_legacy_report_1_xxxxxxxx', owner: 'acme', notification_type: 'delivery_report', adcp_notification_type: 'scheduled', sequence_number: 1, media_buy_id: mediaBuyId, url, auth: { scheme: 'rfc9421' }, body, scheduled_at: new Date().toISOString() } },
       ], { expectedVersion: 'no_stream' });
 
-      const delayed = await graphql(gw.url, 'mutation($m: ID!, $e: String!) { reportDeliveryDelay(mediaBuyId: $m, expectedAvailability: $e, reason: "late feed") }', { m: mediaBuyId, e: new Date(clock + 5 * 86_400_000).toISOString() }, seller);
+      const delayed = await graphql(gw.url, 'mutation($in: DeliveryDelayInput!) { reportDeliveryDelay(input: $in) { at } }', { in: { mediaBuyId, expectedAvailability: new Date(clock + 5 * 86_400_000).toISOString(), reason: 'late feed' } }, seller);
       expect(delayed.body.errors).toBeUndefined();
       const late = (await eventually(() => reports().find((r) => r.result.notification_type === 'delayed'), 45_000, 'delayed report'))!;
       expect(late.result).toMatchObject({ sequence_number: 2, reporting_period: { start: second!.start, end: second!.end } });

@@ -5,6 +5,7 @@ import { AppError } from '../../shared/errors';
 import type { Format, Product } from '../../domain/catalog/catalog';
 import { paginationInput } from '../validation';
 import { defineTask } from './context';
+import type { ReadModelStore } from '../../readmodel/port';
 import { resolveAccount } from '../accounts';
 import { catalogFor } from '../sandbox/seeds';
 import { sandboxCatalogQueries } from '../../../projections/sandbox-catalog';
@@ -60,6 +61,11 @@ function toWire(p: Product, origin: string | undefined, relevance?: { score: num
     publisher_properties: publisher_domains.map((d) => ({ publisher_domain: d, selection_type: 'all' })),
     ...(relevance ? { brief_relevance: relevance.terms.length ? `matches ${relevance.terms.join(', ')}` : 'no terms of the brief matched', relevance_score: Math.round(relevance.score * 1000) / 1000 } : {}),
   };
+}
+
+/** The whole catalog in its order as an operator sees it: the buyer's view of each product and its ad-server capacity. */
+export async function operatorCatalog(readModels: ReadModelStore, origin: string | undefined) {
+  return (await catalogQueries.products(readModels)).map((p) => ({ ...toWire(p, origin), delivery: p.delivery }));
 }
 
 /** The least a package of this product can cost: a flat fee, or a stated minimum spend. */

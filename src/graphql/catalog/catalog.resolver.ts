@@ -2,13 +2,24 @@ import { GraphQLJSONObject } from 'graphql-scalars';
 import { Arg, Ctx, Mutation, Query, Resolver } from 'type-graphql';
 import { tasks } from '../../application/tasks';
 import type { Format } from '../../domain/catalog/catalog';
+import { operatorCatalog } from '../../application/tasks/catalog-tasks';
+import { AppError } from '../../shared/errors';
+import { isOperator } from '../buys/media-buy-change';
 import { runTask } from '../tasks';
 import type { GraphQLContext } from '../context';
-import { CreativeFormat, Product, ProductFiltersInput, Proposal, RefineInput, Refinement } from './catalog.type';
+import { CreativeFormat, Product, ProductFiltersInput, Proposal, RefineInput, Refinement, type ProductTargeting } from './catalog.type';
 
 type WireProduct = Record<string, any>;
 
 const formatId = (f: { agent_url: string; id: string }) => ({ agentUrl: f.agent_url, id: f.id });
+
+const texts = (v: unknown): string[] => (Array.isArray(v) ? v : v === undefined || v === null ? [] : [v]).map((x) => (typeof x === 'string' ? x : JSON.stringify(x)));
+
+/** The catalog's open targeting record: the three dimensions buyers filter on by name, the rest as text. */
+function toTargeting(t: Record<string, unknown> | undefined): ProductTargeting {
+  const { geo_countries, audiences, keywords, ...other } = t ?? {};
+  return { geoCountries: texts(geo_countries), audiences: texts(audiences), keywords: texts(keywords), other: Object.entries(other).map(([key, v]) => ({ key, values: texts(v) })) };
+}
 
 function toProduct(p: WireProduct): Product {
   return {
@@ -26,7 +37,7 @@ function toProduct(p: WireProduct): Product {
       currency: o.currency,
     })),
     publisherProperties: p.publisher_properties.map((x: Record<string, string>) => ({ publisherDomain: x.publisher_domain, selectionType: x.selection_type })),
-    targeting: p.targeting,
+    targeting: toTargeting(p.targeting),
     requiresApproval: p.requires_approval,
     briefRelevance: p.brief_relevance,
     relevanceScore: p.relevance_score,
@@ -63,6 +74,13 @@ export class CatalogResolver {
     const input = { brief: brief ?? undefined, brand_manifest: brandManifest ?? undefined, filters: filtersOf(filters) };
     const result = await runTask(ctx, 'get_products', input);
     return (result.products as WireProduct[]).map(toProduct);
+  }
+
+  @Query(() => [Product], { description: 'The seller’s whole catalog in its order, with each product’s delivery capacity. Seller or admin key.' })
+  async catalog(@Ctx() ctx: GraphQLContext): Promise<Product[]> {
+    if (!ctx.principal) throw new AppError('UNAUTHENTICATED', 'a Bearer API key is required');
+    if (!isOperator(ctx.principal)) throw new AppError('FORBIDDEN', 'the catalog with its capacity is for seller and admin keys');
+    return (await operatorCatalog(ctx.app.readModels, ctx.origin)).map((p) => ({ ...toProduct(p), capacity: { dailyImpressions: p.delivery.daily_impression_capacity, ctr: p.delivery.ctr } }));
   }
 
   @Query(() => [Proposal], { description: 'get_products\' proposals: the seller\'s curated plans for a brief, as this buyer refined them. Buyer key required.' })

@@ -22,6 +22,26 @@ export class PublisherProperty {
   @Field() selectionType!: string;
 }
 
+@ObjectType({ description: 'A targeting dimension the catalog names beyond countries, audiences and keywords.' })
+export class TargetingDimension {
+  @Field() key!: string;
+  @Field(() => [String], { description: 'Its values as text.' }) values!: string[];
+}
+
+@ObjectType({ description: 'Who and where a product reaches, as the seller describes it.' })
+export class ProductTargeting {
+  @Field(() => [String], { description: 'Countries (ISO 3166-1 alpha-2).' }) geoCountries!: string[];
+  @Field(() => [String]) audiences!: string[];
+  @Field(() => [String]) keywords!: string[];
+  @Field(() => [TargetingDimension]) other!: TargetingDimension[];
+}
+
+@ObjectType({ description: 'What the seller’s ad server can deliver of a product (sellers and admins only).' })
+export class ProductCapacity {
+  @Field(() => Int, { description: 'Impressions a day across every buy of the product.' }) dailyImpressions!: number;
+  @Field(() => Float, { description: 'Expected click-through rate (0 to 1).' }) ctr!: number;
+}
+
 @ObjectType({ description: 'A product from the seller catalog, ranked against the brief when one is given.' })
 export class Product {
   @Field() productId!: string;
@@ -32,8 +52,9 @@ export class Product {
   @Field(() => [FormatId]) formatIds!: FormatId[];
   @Field(() => [PricingOption]) pricingOptions!: PricingOption[];
   @Field(() => [PublisherProperty]) publisherProperties!: PublisherProperty[];
-  @Field(() => GraphQLJSONObject) targeting!: Record<string, unknown>;
+  @Field(() => ProductTargeting) targeting!: ProductTargeting;
   @Field({ description: 'Whether buys of this product wait for the seller.' }) requiresApproval!: boolean;
+  @Field(() => ProductCapacity, { nullable: true, description: 'The ad server’s capacity: in the seller’s `catalog` only (null in a buyer’s `products`).' }) capacity?: ProductCapacity;
   @Field({ nullable: true }) briefRelevance?: string;
   @Field(() => Float, { nullable: true, description: 'BM25 score against the brief (higher is more relevant).' }) relevanceScore?: number;
 }

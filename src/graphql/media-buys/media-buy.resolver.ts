@@ -1,20 +1,20 @@
 import { GraphQLJSONObject } from 'graphql-scalars';
 import { Arg, Ctx, Float, ID, Int, Mutation, Query, Resolver } from 'type-graphql';
 import { approveTask, rejectTask, requestInput } from '../../application/approvals';
-import { adjustDelivery, reportDeliveryDelay } from '../../application/delivery-corrections';
 import { tasks } from '../../application/tasks';
 import { AppError } from '../../shared/errors';
 import type { GraphQLContext } from '../context';
 import { runTask } from '../tasks';
 
-function requireOperator(ctx: GraphQLContext) {
+/** An operator's command context (seller or admin key), else the refusal. */
+export function operatorCommand(ctx: GraphQLContext) {
   if (!ctx.principal) throw new AppError('UNAUTHENTICATED', 'a Bearer API key is required');
   if (ctx.principal.role !== 'seller' && ctx.principal.role !== 'admin') throw new AppError('FORBIDDEN', 'seller or admin role required');
   return { now: ctx.app.clock().toISOString(), principal: ctx.principal.keyId, correlationId: ctx.requestId };
 }
 
 /** Answers once the read models show the operator's change (read-your-writes). */
-async function settled<T>(ctx: GraphQLContext, value: T): Promise<T> {
+export async function settled<T>(ctx: GraphQLContext, value: T): Promise<T> {
   await ctx.app.projections.waitFor(ctx.app.store.appendedUpTo());
   return value;
 }
@@ -109,41 +109,11 @@ export class MediaBuyResolver {
 
   @Mutation(() => String, { description: 'Moves the gateway clock forward and runs the built-in ad server up to the new time (demos and tests). Seller or admin key. Returns the new time.' })
   async advanceClock(@Ctx() ctx: GraphQLContext, @Arg('seconds', () => Int) seconds: number) {
-    const c = requireOperator(ctx);
+    const c = operatorCommand(ctx);
     if (seconds < 1 || seconds > 366 * 86_400) throw new AppError('VALIDATION_ERROR', 'seconds must be between 1 and 31622400 (a year)', 'seconds');
     const now = await ctx.app.gatewayClock.advance(seconds, c.principal);
     await ctx.app.adServer.tick();
     return settled(ctx, now.toISOString());
-  }
-
-  @Mutation(() => GraphQLJSONObject, {
-    description: 'Operator (late data from the ad server): restates one recorded hour of a package. A period already reported gets an `adjusted` delivery report. Seller or admin key. Returns the change.',
-  })
-  async adjustDelivery(
-    @Ctx() ctx: GraphQLContext,
-    @Arg('mediaBuyId', () => ID) mediaBuyId: string,
-    @Arg('packageId') packageId: string,
-    @Arg('hourStart', { description: 'the UTC hour restated, e.g. 2026-11-23T10:00:00Z' }) hourStart: string,
-    @Arg('impressions', () => Int) impressions: number,
-    @Arg('clicks', () => Int) clicks: number,
-    @Arg('spend', () => Float) spend: number,
-    @Arg('reason') reason: string,
-  ) {
-    const c = requireOperator(ctx);
-    return settled(ctx, await adjustDelivery(ctx.app.store, { media_buy_id: mediaBuyId, package_id: packageId, hour_start: hourStart, impressions, clicks, spend, reason }, c));
-  }
-
-  @Mutation(() => GraphQLJSONObject, {
-    description: 'Operator: the ad server’s data for a live buy is late. Sends a `delayed` delivery report (status reporting_delayed) with expected_availability. Seller or admin key.',
-  })
-  async reportDeliveryDelay(
-    @Ctx() ctx: GraphQLContext,
-    @Arg('mediaBuyId', () => ID) mediaBuyId: string,
-    @Arg('expectedAvailability') expectedAvailability: string,
-    @Arg('reason') reason: string,
-  ) {
-    const c = requireOperator(ctx);
-    return settled(ctx, await reportDeliveryDelay(ctx.app.store, { media_buy_id: mediaBuyId, expected_availability: expectedAvailability, reason }, c));
   }
 
   @Query(() => GraphQLJSONObject, { description: 'tasks_get: status and history of one of the caller’s tasks. Buyer key required.' })
@@ -153,16 +123,16 @@ export class MediaBuyResolver {
 
   @Mutation(() => String, { description: 'Operator: approve a waiting task (→ working → completed). Seller or admin key. Returns the new status.' })
   async approveTask(@Ctx() ctx: GraphQLContext, @Arg('taskId', () => ID) taskId: string, @Arg('note', () => String, { nullable: true }) note?: string) {
-    return settled(ctx, await approveTask(ctx.app, taskId, note ?? undefined, requireOperator(ctx)));
+    return settled(ctx, await approveTask(ctx.app, taskId, note ?? undefined, operatorCommand(ctx)));
   }
 
   @Mutation(() => String, { description: 'Operator: reject a waiting task (→ rejected). Seller or admin key.' })
   async rejectTask(@Ctx() ctx: GraphQLContext, @Arg('taskId', () => ID) taskId: string, @Arg('reason') reason: string) {
-    return settled(ctx, await rejectTask(ctx.app, taskId, reason, requireOperator(ctx)));
+    return settled(ctx, await rejectTask(ctx.app, taskId, reason, operatorCommand(ctx)));
   }
 
   @Mutation(() => String, { description: 'Operator: ask the buyer for input (→ input-required). Seller or admin key.' })
   async requestInput(@Ctx() ctx: GraphQLContext, @Arg('taskId', () => ID) taskId: string, @Arg('reason') reason: string) {
-    return settled(ctx, await requestInput(ctx.app, taskId, reason, requireOperator(ctx)));
+    return settled(ctx, await requestInput(ctx.app, taskId, reason, operatorCommand(ctx)));
   }
 }
