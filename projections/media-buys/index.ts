@@ -132,9 +132,10 @@ export const mediaBuyQueries = {
   /** Owner-scoped: another buyer's id reads as absent (404), never as forbidden. */
   byId: async (rm: ReadModelStore, owner: string, id: string) =>
     (await rm.query<Omit<MediaBuyRow, 'terms'> & { terms: string }>('SELECT * FROM media_buys WHERE media_buy_id = ? AND owner = ?', [id, owner])).map(parseBuy)[0],
-  list: async (rm: ReadModelStore, owner: string, opts: { ids?: string[]; statuses?: string[]; limit: number; after?: string }) => {
-    const where = ['owner = ?'];
-    const params: unknown[] = [owner];
+  /** The owner's buys (every buyer's when `owner` is null: an operator's view), by id after `after`. */
+  list: async (rm: ReadModelStore, owner: string | null, opts: { ids?: string[]; statuses?: string[]; limit: number; after?: string }) => {
+    const where = owner === null ? ['1 = 1'] : ['owner = ?'];
+    const params: unknown[] = owner === null ? [] : [owner];
     if (opts.ids?.length) {
       where.push(`media_buy_id IN (${opts.ids.map(() => '?').join(', ')})`);
       params.push(...opts.ids);

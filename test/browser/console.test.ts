@@ -58,9 +58,9 @@ describeInBrowser('the console in Chromium: a buyer and a seller, live', () => {
     await buyerPage.getByLabel('Budget').fill('-5');
     await buyerPage.getByLabel('Flight ends').fill(new Date(Date.now() + 7 * 86_400_000).toISOString().slice(0, 10));
     await buyerPage.getByRole('button', { name: 'Place the buy' }).click();
-    await buyerPage.locator('#buy-budget-error').waitFor();
+    await buyerPage.locator('#buy-pkg-0-budget-error').waitFor();
     expect(await buyerPage.getByLabel('Budget').getAttribute('aria-invalid')).toBe('true');
-    expect(await buyerPage.locator('#buy-budget-error').textContent()).toContain('budget');
+    expect(await buyerPage.locator('#buy-pkg-0-budget-error').textContent()).toContain('budget');
     await buyerPage.screenshot({ path: screenshotPath('console-new-buy-field-error'), fullPage: true });
     expect(await accessibilityProblems(buyerPage)).toEqual([]);
     await buyerPage.getByLabel('Budget').fill('20000');
@@ -98,9 +98,9 @@ describeInBrowser('the console in Chromium: a buyer and a seller, live', () => {
       return (r.delivery?.impressions ?? 0) > 0 ? r : undefined;
     }, 15_000, 'delivery');
     // Still no reload: the page follows the buy's delivery too.
-    const chart = buyerPage.locator('figure.chart');
+    const chart = buyerPage.locator('figure.bars');
     await eventually(async () => Number(await chart.getAttribute('data-total-impressions', { timeout: 10_000 })) === report!.delivery!.impressions, 15_000, 'the chart to show the delivery');
-    const bars = await buyerPage.locator('figure.chart rect.bar').evaluateAll((rects) => rects.map((r) => Number(r.getAttribute('data-impressions'))));
+    const bars = await buyerPage.locator('figure.bars rect.bar').evaluateAll((rects) => rects.map((r) => Number(r.getAttribute('data-impressions'))));
     expect(bars.reduce((t, n) => t + n, 0)).toBe(report!.delivery!.impressions);
     await buyerPage.screenshot({ path: screenshotPath('console-buy-detail'), fullPage: true });
     expect(await accessibilityProblems(buyerPage)).toEqual([]);

@@ -71,7 +71,7 @@ export function Approvals() {
       : html`<ul class="cards">
           ${data.approvals.map(
             (t) => html`<li class="card" data-task=${t.id}>
-              <h3>${t.mediaBuy ? t.mediaBuy.buyerRef : t.type}</h3>
+              <h3>${t.mediaBuy ? html`<a href=${`#/buys/${encodeURIComponent(t.mediaBuy.id)}`}>${t.mediaBuy.buyerRef}</a>` : t.type}</h3>
               <p>${t.type} · <span class="status" data-status=${t.status}>${t.status}</span></p>
               ${t.mediaBuy ? html`<p>${money(t.mediaBuy.totalBudget, t.mediaBuy.currency)} · ${t.mediaBuy.packages.map((p) => p.productId).join(', ')}</p>` : null}
               <p class="muted">${t.message}</p>

@@ -1,4 +1,5 @@
 import { html } from 'htm/preact';
+import { BuyDelivery } from './delivery.js';
 import { day, Failure, Loading, money, useQuery, type BuyRow } from '../ui.js';
 
 interface BuyDetailData {
@@ -6,23 +7,20 @@ interface BuyDetailData {
     packages: { id: string; productId: string; budget: number }[];
     task: { id: string; status: string; history: { status: string; at: string; message: string }[] } | null;
     timeline: { position: number; event: string; status: string | null; note: string | null; at: string }[];
-    delivery: { totals: { impressions: number; clicks: number; spend: number }; series: { start: string; impressions: number; spend: number }[] };
   });
 }
 
 /** One buy: its packages, its history, its delivery; live. */
-export function BuyDetail({ id }: { id: string }) {
+export function BuyDetail({ id, operator = false }: { id: string; operator?: boolean }) {
   const { data, error } = useQuery<BuyDetailData>(
     `query($id: ID!) { mediaBuy(id: $id) {
       id buyerRef status currency totalBudget startTime endTime
       packages { id productId budget }
       task { id status history { status at message } }
       timeline { position event status note at }
-      delivery(granularity: HOURLY) { totals { impressions clicks spend } series { start impressions spend } }
     } }`,
     { id },
     { subscription: 'subscription($ids: [String!]) { mediaBuyUpdated(ids: $ids) { position } }', variables: { ids: [id] } },
-    { subscription: 'subscription($ids: [String!]) { deliveryUpdated(mediaBuyIds: $ids) { position } }', variables: { ids: [id] } },
   );
   if (error && !data) return html`<${Failure} error=${error} />`;
   if (!data) return html`<${Loading} />`;
@@ -35,27 +33,10 @@ export function BuyDetail({ id }: { id: string }) {
     <h3>Packages</h3>
     <ul>${b.packages.map((p) => html`<li>${p.productId}: ${money(p.budget, b.currency)}</li>`)}</ul>
     <h3>Delivery</h3>
-    <${DeliveryChart} series=${b.delivery.series} totals=${b.delivery.totals} currency=${b.currency} />
+    <${BuyDelivery} buy=${b} operator=${operator} />
     <h3>History</h3>
     <ol class="timeline">
       ${b.timeline.map((t) => html`<li><time datetime=${t.at}>${t.at.replace('T', ' ').slice(0, 16)}</time> ${t.event.replace(/^MediaBuy/, '')}${t.status ? ` → ${t.status}` : ''}${t.note ? ` (${t.note})` : ''}</li>`)}
     </ol>
   </section>`;
-}
-
-/** Impressions per hour as bars, with the numbers in a table for those who do not see the chart. */
-function DeliveryChart({ series, totals, currency }: { series: { start: string; impressions: number; spend: number }[]; totals: { impressions: number; clicks: number; spend: number }; currency: string }) {
-  if (series.length === 0) return html`<p class="muted">No delivery recorded yet.</p>`;
-  const max = Math.max(...series.map((p) => p.impressions), 1);
-  const width = 40 * series.length;
-  return html`<figure class="chart" data-total-impressions=${totals.impressions}>
-    <svg role="img" aria-labelledby="chart-title" viewBox=${`0 0 ${width} 120`} preserveAspectRatio="none">
-      <title id="chart-title">Impressions per hour: ${totals.impressions} in all</title>
-      ${series.map((p, i) => {
-        const h = Math.round((p.impressions / max) * 110);
-        return html`<rect class="bar" data-impressions=${p.impressions} x=${i * 40 + 4} y=${120 - h} width="32" height=${h}><title>${p.start}: ${p.impressions}</title></rect>`;
-      })}
-    </svg>
-    <figcaption>${totals.impressions} impressions, ${totals.clicks} clicks, ${money(totals.spend, currency)} spent</figcaption>
-  </figure>`;
 }

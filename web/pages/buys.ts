@@ -2,7 +2,7 @@ import { html } from 'htm/preact';
 import { day, Failure, Loading, money, useQuery, type BuyRow } from '../ui.js';
 
 /** The buyer's media buys, live. */
-export function Buys() {
+export function Buys({ operator = false }: { operator?: boolean }) {
   const { data, error } = useQuery<{ mediaBuysConnection: { edges: { node: BuyRow }[] } }>(
     '{ mediaBuysConnection(first: 100) { edges { node { id buyerRef status currency totalBudget startTime endTime } } } }',
     {},
@@ -13,7 +13,7 @@ export function Buys() {
   const buys = data.mediaBuysConnection.edges.map((e) => e.node);
   return html`<section aria-labelledby="buys-title">
     <h2 id="buys-title">Media buys</h2>
-    <p><a href="#/buys/new">New media buy</a></p>
+    ${operator ? html`<p class="muted">Every buyer's buys.</p>` : html`<p><a href="#/products">Find products</a> · <a href="#/buys/new">New media buy</a></p>`}
     ${error ? html`<${Failure} error=${error} />` : null}
     ${buys.length === 0
       ? html`<p class="muted">No media buys yet.</p>`

@@ -1,5 +1,5 @@
 import { html } from 'htm/preact';
-import { useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import { gql, GraphQLFailure } from '../api.js';
 import { Failure, Loading, useQuery } from '../ui.js';
 
@@ -10,30 +10,52 @@ interface ProductChoice {
   pricingOptions: { pricingOptionId: string; pricingModel: string; price: number | null; floor: number | null; currency: string }[];
 }
 
-/** Where a placement's error belongs: the input its `extensions.field` names. */
+/** Where a placement's error belongs: the input its `extensions.field` names (`packages[1].budget` → `pkg-1-budget`). */
 function inputOf(field: string | undefined): string | undefined {
   if (!field) return undefined;
-  if (/^packages\[0\]\.(budget)$/.test(field)) return 'budget';
-  if (/^packages\[0\]\.bidPrice$/.test(field)) return 'bid';
-  if (/^packages(\[0\])?(\.|$)/.test(field)) return 'option';
+  const pkg = /^packages(?:\[(\d+)\])?(?:\.(\w+))?/.exec(field);
+  if (pkg) {
+    const i = pkg[1] ?? '0';
+    return pkg[2] === 'budget' ? `pkg-${i}-budget` : pkg[2] === 'bidPrice' ? `pkg-${i}-bid` : `pkg-${i}-option`;
+  }
   if (field === 'endTime' || field === 'startTime') return 'end';
   if (field.startsWith('brand')) return 'brand';
   if (field === 'buyerRef') return 'ref';
   return undefined;
 }
 
-/** Place a media buy: one package of a product at one of its prices; errors show at their field. */
-export function NewBuy() {
+interface PackageDraft {
+  option: string;
+  budget: string;
+  bid: string;
+}
+
+/**
+ * Place a media buy: one package per product chosen (on the products page, or here), each at one
+ * of its prices; errors show at their field.
+ */
+export function NewBuy({ products: preselected = [] }: { products?: string[] }) {
   const products = useQuery<{ products: ProductChoice[] }>('{ products { productId name deliveryType pricingOptions { pricingOptionId pricingModel price floor currency } } }', {});
-  const [values, setValues] = useState({ ref: '', brand: '', option: '', budget: '', bid: '', end: '' });
+  const [values, setValues] = useState({ ref: '', brand: '', end: '' });
+  const [packages, setPackages] = useState<PackageDraft[]>([]);
   const [errors, setErrors] = useState<Record<string, string>>({});
   const [busy, setBusy] = useState(false);
   const set = (name: keyof typeof values) => (e: Event) => setValues({ ...values, [name]: (e.target as HTMLInputElement).value });
-  const options = (products.data?.products ?? []).flatMap((p) => p.pricingOptions.map((o) => ({ value: `${p.productId}|${o.pricingOptionId}`, label: `${p.name} — ${o.pricingModel}${o.price !== null ? ` ${o.price} ${o.currency}` : o.floor !== null ? ` from ${o.floor} ${o.currency}` : ''}${p.deliveryType === 'guaranteed' ? ' (guaranteed: waits for the seller)' : ''}`, auction: o.pricingModel.includes('auction') })));
-  const chosen = options.find((o) => o.value === values.option);
+  const catalog = products.data?.products ?? [];
+  const options = catalog.flatMap((p) => p.pricingOptions.map((o) => ({ value: `${p.productId}|${o.pricingOptionId}`, label: `${p.name} — ${o.pricingModel}${o.price !== null ? ` ${o.price} ${o.currency}` : o.floor !== null ? ` from ${o.floor} ${o.currency}` : ''}${p.deliveryType === 'guaranteed' ? ' (guaranteed: waits for the seller)' : ''}`, auction: o.pricingModel.includes('auction') })));
+  // Once the catalog is here: a package per product chosen before, at its first price (else one empty package).
+  useEffect(() => {
+    if (!products.data || packages.length) return;
+    const drafts = preselected.flatMap((id) => {
+      const p = catalog.find((c) => c.productId === id);
+      return p ? [{ option: `${p.productId}|${p.pricingOptions[0]!.pricingOptionId}`, budget: '', bid: '' }] : [];
+    });
+    setPackages(drafts.length ? drafts : [{ option: '', budget: '', bid: '' }]);
+  }, [products.data]);
+  const setPackage = (i: number, name: keyof PackageDraft) => (e: Event) => setPackages(packages.map((p, j) => (j === i ? { ...p, [name]: (e.target as HTMLInputElement).value } : p)));
+  const auction = (p: PackageDraft) => options.find((o) => o.value === p.option)?.auction ?? false;
   const submit = async (e: Event) => {
     e.preventDefault();
-    const [productId, pricingOptionId] = values.option.split('|');
     setBusy(true);
     setErrors({});
     try {
@@ -41,7 +63,10 @@ export function NewBuy() {
         buyerRef: values.ref.trim(),
         brandUrl: values.brand.trim(),
         endTime: values.end ? new Date(`${values.end}T23:59:59Z`).toISOString() : '',
-        packages: [{ productId: productId ?? '', pricingOptionId: pricingOptionId ?? '', budget: Number(values.budget), ...(chosen?.auction && values.bid ? { bidPrice: Number(values.bid) } : {}) }],
+        packages: packages.map((p) => {
+          const [productId, pricingOptionId] = p.option.split('|');
+          return { productId: productId ?? '', pricingOptionId: pricingOptionId ?? '', budget: Number(p.budget), ...(auction(p) && p.bid ? { bidPrice: Number(p.bid) } : {}) };
+        }),
       };
       const { placeMediaBuy } = await gql<{ placeMediaBuy: { id: string } }>('mutation($i: MediaBuyInput!) { placeMediaBuy(input: $i) { id } }', { i: input });
       location.hash = `#/buys/${encodeURIComponent(placeMediaBuy.id)}`;
@@ -53,28 +78,37 @@ export function NewBuy() {
       setBusy(false);
     }
   };
-  const field = (name: keyof typeof values, label: string, input: unknown) => html`<div class="field">
+  const field = (name: string, label: string, input: unknown) => html`<div class="field">
     <label for=${`buy-${name}`}>${label}</label>
     ${input}
     ${errors[name] ? html`<p id=${`buy-${name}-error`} class="error" role="alert">${errors[name]}</p>` : null}
   </div>`;
   const described = (name: string) => ({ id: `buy-${name}`, name, 'aria-invalid': errors[name] ? 'true' : undefined, 'aria-describedby': errors[name] ? `buy-${name}-error` : undefined });
+  const total = packages.reduce((t, p) => t + (Number(p.budget) || 0), 0);
   if (products.error && !products.data) return html`<${Failure} error=${products.error} />`;
   if (!products.data) return html`<${Loading} />`;
   return html`<section aria-labelledby="new-buy-title">
-    <p><a href="#/buys">← Media buys</a></p>
+    <p><a href="#/buys">← Media buys</a> · <a href="#/products">Find products</a></p>
     <h2 id="new-buy-title">New media buy</h2>
     ${errors.form ? html`<${Failure} error=${errors.form} />` : null}
     <form onSubmit=${submit} noValidate>
       ${field('ref', 'Your reference', html`<input ...${described('ref')} required value=${values.ref} onInput=${set('ref')} />`)}
       ${field('brand', 'Brand website', html`<input ...${described('brand')} type="url" placeholder="https://brand.example" required value=${values.brand} onInput=${set('brand')} />`)}
-      ${field('option', 'Product and price', html`<select ...${described('option')} required value=${values.option} onChange=${set('option')}>
-        <option value="">Choose a product…</option>
-        ${options.map((o) => html`<option value=${o.value}>${o.label}</option>`)}
-      </select>`)}
-      ${field('budget', 'Budget', html`<input ...${described('budget')} type="number" inputmode="decimal" required value=${values.budget} onInput=${set('budget')} />`)}
-      ${chosen?.auction ? field('bid', 'Bid (CPM)', html`<input ...${described('bid')} type="number" inputmode="decimal" value=${values.bid} onInput=${set('bid')} />`) : null}
+      ${packages.map(
+        (p, i) => html`<fieldset class="package" data-package=${i}>
+          <legend>Package ${i + 1}</legend>
+          ${field(`pkg-${i}-option`, 'Product and price', html`<select ...${described(`pkg-${i}-option`)} required value=${p.option} onChange=${setPackage(i, 'option')}>
+            <option value="">Choose a product…</option>
+            ${options.map((o) => html`<option value=${o.value}>${o.label}</option>`)}
+          </select>`)}
+          ${field(`pkg-${i}-budget`, 'Budget', html`<input ...${described(`pkg-${i}-budget`)} type="number" inputmode="decimal" required value=${p.budget} onInput=${setPackage(i, 'budget')} />`)}
+          ${auction(p) ? field(`pkg-${i}-bid`, 'Bid (CPM)', html`<input ...${described(`pkg-${i}-bid`)} type="number" inputmode="decimal" value=${p.bid} onInput=${setPackage(i, 'bid')} />`) : null}
+          ${packages.length > 1 ? html`<button type="button" class="secondary" onClick=${() => setPackages(packages.filter((_, j) => j !== i))}>Remove package ${i + 1}</button>` : null}
+        </fieldset>`,
+      )}
+      <p><button type="button" class="secondary" onClick=${() => setPackages([...packages, { option: '', budget: '', bid: '' }])}>Add a package</button></p>
       ${field('end', 'Flight ends', html`<input ...${described('end')} type="date" required value=${values.end} onInput=${set('end')} />`)}
+      <p class="muted" aria-live="polite">Total budget: ${total.toLocaleString('en')}</p>
       <button type="submit" disabled=${busy}>${busy ? 'Placing…' : 'Place the buy'}</button>
     </form>
   </section>`;

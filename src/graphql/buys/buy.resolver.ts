@@ -175,7 +175,7 @@ export class BuyResolver {
     return row ? toMediaBuy(row) : null;
   }
 
-  @Query(() => MediaBuyConnection, { description: 'Your media buys, a page at a time by id (a cursor connection); statuses filters them.' })
+  @Query(() => MediaBuyConnection, { description: 'Your media buys (every buyer’s for a seller or admin), a page at a time by id (a cursor connection); statuses filters them.' })
   async mediaBuysConnection(
     @Ctx() ctx: GraphQLContext,
     @Arg('first', () => Int, { defaultValue: 20, description: `Buys per page, 1 to ${MAX_PAGE}.` }) first: number,
@@ -185,7 +185,8 @@ export class BuyResolver {
     const principal = principalOf(ctx);
     if (!Number.isInteger(first) || first < 1 || first > MAX_PAGE) throw new AppError('VALIDATION_ERROR', `first must be between 1 and ${MAX_PAGE}`, 'first');
     const after_ = after ? decodeCursor(after) : undefined;
-    const rows = await mediaBuyQueries.list(ctx.app.readModels, principal.org, { statuses: statuses ?? undefined, limit: first + 1, after: after_ });
+    // Sellers and admins approve and deliver every buyer's buys: they page through all of them.
+    const rows = await mediaBuyQueries.list(ctx.app.readModels, isOperator(principal) ? null : principal.org, { statuses: statuses ?? undefined, limit: first + 1, after: after_ });
     const page = rows.slice(0, first);
     const loaders = loadersOf(ctx);
     for (const row of page) loaders.buys.prime(row.media_buy_id, row);

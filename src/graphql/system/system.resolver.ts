@@ -5,6 +5,11 @@ import { EventLogStatus } from './system.type';
 
 @Resolver()
 export class SystemResolver {
+  @Query(() => String, { description: 'The gateway’s clock (ISO 8601): flights, pacing and delivery run on it, and a demo may have moved it forward (advanceClock).' })
+  clock(@Ctx() { app }: GraphQLContext): string {
+    return app.clock().toISOString();
+  }
+
   @Query(() => EventLogStatus, { description: 'Log head, per-projection lag and event counts by type.' })
   async eventLog(@Ctx() { app }: GraphQLContext): Promise<EventLogStatus> {
     const head = await app.store.headPosition();
