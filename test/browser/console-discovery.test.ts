@@ -36,7 +36,7 @@ describeInBrowser('the console in Chromium: discovery, several packages, the sel
     await gw?.stop();
   });
 
-  it('the buyer finds products by brief and filters and plans a buy of two; the seller sees the catalog’s capacity, approves, moves the clock and restates an hour; the buyer’s charts follow, hourly and daily', async () => {
+  it('the buyer finds products by brief and filters and plans a buy of two; the seller sees the catalog’s capacity, asks for input, approves, moves the clock and restates an hour; the buyer’s charts follow, hourly and daily', async () => {
     const page = await signedIn(buyer);
     await page.getByRole('link', { name: 'Products', exact: true }).click();
     const cards = page.locator('[data-product]');
@@ -103,6 +103,17 @@ describeInBrowser('the console in Chromium: discovery, several packages, the sel
     // The seller opens the buy from the approvals inbox, approves it, and moves the clock on.
     await sellerPage.getByRole('link', { name: 'Approvals', exact: true }).click();
     const card = sellerPage.locator('[data-task]', { has: sellerPage.locator(`a[href="#/buys/${encodeURIComponent(mediaBuyId)}"]`) });
+    // A rejection needs a reason, asked for at its field; asking for input keeps the task in the inbox, its history growing.
+    await card.getByRole('button', { name: 'Reject' }).click();
+    await card.getByRole('alert').waitFor();
+    expect(await card.getByLabel('Note or reason').getAttribute('aria-invalid')).toBe('true');
+    await card.getByLabel('Note or reason').fill('Send the signed IO first');
+    await card.getByRole('button', { name: 'Ask for input' }).click();
+    await card.locator('[data-status="input-required"]').waitFor();
+    await card.getByText('History').click();
+    await card.locator('.timeline li', { hasText: 'input-required: Send the signed IO first' }).waitFor();
+    await sellerPage.screenshot({ path: screenshotPath('console-seller-input-required'), fullPage: true });
+    expect(await accessibilityProblems(sellerPage)).toEqual([]);
     await card.getByRole('button', { name: 'Approve' }).click();
     await card.waitFor({ state: 'detached' });
     await sellerPage.getByLabel('Hours').fill('3');
