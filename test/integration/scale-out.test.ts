@@ -8,6 +8,7 @@ import { openEventStore } from '../../src/app';
 import { loadConfig } from '../../src/config';
 import { rebuildProjection } from '../../src/projections/runner';
 import { PostgresReadModelStore } from '../../src/readmodel/postgres';
+import { overSse, overWebSocket, type Feed } from '../support/subscriptions';
 import { KAFKA_BROKERS, PG_ADMIN_URL, createTestDatabase, describeWith, eventually } from '../support/infra';
 import { BIN, ROOT, graphql, spawnGateway, tempDir, type GatewayProcess } from '../support/gateway';
 import { startReceiver } from '../support/receiver';
@@ -84,6 +85,9 @@ async function createsSpreadOver(gateways: readonly GatewayProcess[], key: strin
   );
 }
 
+/** What `mediaBuyUpdated` reports: a media buy's own events. */
+const MEDIA_BUY_EVENTS = ['MediaBuyCreated', 'MediaBuyApproved', 'MediaBuyRejected', 'MediaBuyUpdated', 'MediaBuyStatusChanged'];
+
 describeWith('PostgreSQL and Kafka', !!PG_ADMIN_URL && !!KAFKA_BROKERS, 'scale-out: several gateways on one PostgreSQL and one topic', () => {
   it('publishes each event once and stays put when idle (one relay per topic, no republishing loop)', async () => {
     const db = await createTestDatabase();
@@ -129,6 +133,15 @@ describeWith('PostgreSQL and Kafka', !!PG_ADMIN_URL && !!KAFKA_BROKERS, 'scale-o
       const buyer = await cli(['keys', 'create', '--org', 'scale3', '--role', 'buyer']);
       const seller = await cli(['keys', 'create', '--org', 'publisher', '--role', 'seller']);
       for (const gw of gateways) await eventually(async () => (await fetch(`${gw!.url}/readyz`)).status === 200, 30_000, 'ready');
+      await eventually(async () => (await graphql(gateways[2]!.url, '{ viewer { role } }', undefined, buyer)).body.data?.viewer?.role === 'buyer', 30_000, 'the buyer key');
+      // Subscribers follow the buyer's buys while the load runs: one over SSE on a gateway that
+      // stays up, one over a WebSocket on the gateway that will be killed (it resumes from its last
+      // position on the restarted instance). Each instance serves its own subscribers from the log.
+      const BUY_UPDATES = 'subscription($after: Float) { mediaBuyUpdated(after: $after) { position mediaBuyId event } }';
+      type Update = { position: number; mediaBuyId: string; event: string };
+      const steady = overSse(gateways[2]!.url)<Update>(buyer, BUY_UPDATES, { after: 0 }); // from the start: nothing missed while it connects
+      const cut = overWebSocket(gateways[1]!.url)<Update>(buyer, BUY_UPDATES, { after: 0 });
+      let resumed: Feed<Update> | undefined;
 
       /** Sends to gateway `i` (mod 3), or the next one up when it is down; undefined: no answer. */
       let turn = 0;
@@ -193,17 +206,30 @@ describeWith('PostgreSQL and Kafka', !!PG_ADMIN_URL && !!KAFKA_BROKERS, 'scale-o
         }),
       );
       await eventually(() => gateways[1], 60_000, 'the killed gateway back');
+      expect(cut.errors.length).toBeGreaterThan(0); // the kill closed its socket
+      resumed = overWebSocket(gateways[1]!.url)<Update>(buyer, BUY_UPDATES, { after: cut.items.at(-1)?.position ?? 0 });
       expect(created.size).toBeGreaterThan(BUYS * 0.8);
       expect(approved.size).toBeGreaterThan(BUYS * 0.6);
 
       // Every approved task's `completed` webhook reaches the receiver (its retry included), from
       // whichever instance is left; a delivery cut by the kill waits out its claim (30 s).
       await eventually(() => [...approved].every((t) => receiver.received.some((w) => w.json.task_id === t && w.json.status === 'completed' && w.answered === 200)), 90_000, 'every completed webhook delivered');
+
+      // Both subscribers saw every change to the buyer's buys in log order, exactly once: the one
+      // cut by the kill, across its resume on the restarted instance, too.
+      const config = loadConfig({ ...shared, DATA_DIR: tempDir() });
+      const store = await openEventStore(config);
+      const changes = (await store.readAll({ limit: 100_000 })).filter((e) => e.streamId.startsWith('media-buy-') && MEDIA_BUY_EVENTS.includes(e.type)).map((e) => e.position);
+      await eventually(() => steady.items.length >= changes.length && cut.items.length + resumed!.items.length >= changes.length, 30_000, 'the subscribers to catch up');
+      expect(steady.items.map((u) => u.position)).toEqual(changes);
+      expect([...cut.items, ...resumed.items].map((u) => u.position)).toEqual(changes);
+      expect(steady.errors).toEqual([]);
+      expect(resumed.errors).toEqual([]);
+      for (const feed of [steady, cut, resumed]) feed.stop();
+
       for (const gw of gateways) expect(await gw!.stop()).toBe(0);
       gateways.length = 0;
 
-      const config = loadConfig({ ...shared, DATA_DIR: tempDir() });
-      const store = await openEventStore(config);
       const log = await store.readAll({ limit: 100_000 });
       // Acknowledged commands stored once each.
       const createdRefs = log.filter((e) => e.type === 'MediaBuyCreated').map((e) => (e.data as { buyer_ref: string }).buyer_ref);

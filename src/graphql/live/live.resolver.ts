@@ -49,13 +49,13 @@ const DELIVERY_EVENTS: Record<string, string> = { DeliveryRecorded: 'recorded', 
 @Resolver()
 export class LiveResolver {
   @Subscription(() => MediaBuyUpdate, {
-    description: 'Changes to your media buys (all of them, or those in ids): created, approved, rejected, updated, status changed.',
+    description: 'Changes to your media buys (every buyer’s for a seller or admin; all of them, or those in ids): created, approved, rejected, updated, status changed.',
     subscribe: (data: SubscribeResolverData<unknown, Record<string, unknown>, GraphQLContext>) =>
       follow(data, async (event, principal) => {
         if (!MEDIA_BUY_EVENTS.has(event.type)) return undefined;
         const d = event.data as Record<string, unknown>;
         const id = publicId(String(d.media_buy_id));
-        if (!oneOf(data.args.ids, id) || (await data.context.app.live.ownerOf(event)) !== principal.org) return undefined;
+        if (!oneOf(data.args.ids, id) || !mayRead(principal, await data.context.app.live.ownerOf(event))) return undefined;
         const update: MediaBuyUpdate = { mediaBuyId: id, ...mediaBuyChange(event) };
         return update;
       }),
