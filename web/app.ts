@@ -5,6 +5,7 @@ import { Approvals } from './pages/approvals.js';
 import { BuyDetail } from './pages/buy-detail.js';
 import { Buys } from './pages/buys.js';
 import { NewBuy } from './pages/new-buy.js';
+import { Registry } from './pages/registry.js';
 import { SignIn } from './pages/sign-in.js';
 
 /** The page the hash names (`#/buys`, `#/buys/<id>`, `#/approvals`). */
@@ -21,6 +22,7 @@ function useRoute(): string {
 const isOperator = (s: Session) => s.role === 'seller' || s.role === 'admin';
 
 function Page({ session, route }: { session: Session; route: string }) {
+  if (route === '/registry' || route.startsWith('/registry/')) return html`<${Registry} route=${route} session=${session} />`;
   if (route === '/buys/new') return html`<${NewBuy} />`;
   const buy = /^\/buys\/(.+)$/.exec(route);
   if (buy) return html`<${BuyDetail} id=${decodeURIComponent(buy[1]!)} />`;
@@ -51,6 +53,7 @@ function App() {
       <nav aria-label="Main">
         ${link('#/buys', 'Media buys')}
         ${isOperator(session) ? link('#/approvals', 'Approvals') : null}
+        ${link('#/registry', 'Registry')}
       </nav>
       <span class="who">${session.org} · ${session.role}</span>
       <button type="button" class="secondary" onClick=${signOut}>Sign out</button>
