@@ -57,14 +57,14 @@ export function ChangeFeed() {
     ${!entries && !error ? html`<${Loading} />` : null}
     ${entries && entries.length === 0 ? html`<p class="muted">No entries yet: revalidations, brand registrations and crawls appear here.</p>` : null}
     ${entries && entries.length > 0
-      ? html`<ol class="feed" aria-label="Feed entries, newest first">
+      ? html`<ul class="feed" aria-label="Feed entries, newest first">
           ${entries.map(
             (e) => html`<li data-entry=${e.eventId} data-entity=${e.entityId}>
               <strong>${e.eventType}</strong> <code>${e.entityId}</code>
               <br /><span class="muted">${when(e.createdAt)} · by ${e.actor}</span>
             </li>`,
           )}
-        </ol>`
+        </ul>`
       : null}
   </section>`;
 }

@@ -25,8 +25,7 @@ function Verdict({ publisher }: { publisher: Publisher }) {
   const warnings = publisher.findings.length - errors;
   return html`<article class="card" data-publisher=${publisher.domain} aria-labelledby="verdict-title">
     <h3 id="verdict-title">
-      ${publisher.domain}:
-      <span class=${`status ${publisher.adagentsValid ? 'status-active' : 'status-rejected'}`} data-verdict=${publisher.adagentsValid ? 'valid' : 'invalid'}>
+      ${publisher.domain}:${' '}<span class=${`status ${publisher.adagentsValid ? 'status-active' : 'status-rejected'}`} data-verdict=${publisher.adagentsValid ? 'valid' : 'invalid'}>
         adagents.json ${publisher.adagentsValid ? 'valid' : 'invalid'}
       </span>
     </h3>
@@ -40,8 +39,7 @@ function Verdict({ publisher }: { publisher: Publisher }) {
       : html`<ul class="findings">
           ${publisher.findings.map(
             (f) => html`<li data-severity=${f.severity.toLowerCase()}>
-              <strong class=${f.severity === 'ERROR' ? 'error' : ''}>${f.severity === 'ERROR' ? 'Error' : 'Warning'}</strong>
-              at <code>${f.field}</code>: ${f.message}${f.suggestion ? html` <span class="muted">Suggestion: ${f.suggestion}</span>` : null}
+              <strong class=${f.severity === 'ERROR' ? 'error' : ''}>${f.severity === 'ERROR' ? 'Error' : 'Warning'}</strong> at <code>${f.field}</code>: ${f.message}${f.suggestion ? html` <span class="muted">Suggestion: ${f.suggestion}</span>` : null}
             </li>`,
           )}
         </ul>`}
