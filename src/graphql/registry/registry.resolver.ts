@@ -104,7 +104,7 @@ export class RegistryResolver {
   async registryFeed(
     @Ctx() ctx: GraphQLContext,
     @Arg('cursor', () => String, { nullable: true, description: 'The cursor of the page before (an eventId): entries after it.' }) cursor?: string,
-    @Arg('limit', () => Int, { nullable: true, description: 'Entries per page, 1 to 10000 (default 100).' }) limit?: number,
+    @Arg('limit', () => Int, { nullable: true, defaultValue: 100, description: 'Entries per page, 1 to 10000 (each entry is priced as a point).' }) limit?: number,
     @Arg('types', () => [String], { nullable: true, description: 'Event types, a trailing * matching a prefix (publisher.*, brand.updated); default: all.' }) types?: string[],
     @Arg('newest', () => Boolean, { nullable: true, description: 'The last `limit` entries after the cursor instead of the first (hasMore is then false): where a live view starts.' }) newest?: boolean,
   ): Promise<RegistryFeedPage> {
