@@ -9,7 +9,10 @@ const agent = { url: 'https://sales.example/mcp', authorized_for: 'Display', aut
 const property = { property_id: 'home', property_type: 'website', name: 'Typed Home', identifiers: [{ type: 'domain', value: 'typedpub.example' }], tags: ['all'] };
 
 const BRAND_FIELDS = 'domain found canonicalId name names { language name } kellerType relationship house { domain name confirmed } brandAgentUrl logoUrl colors { role value } agents { type id url } source crawledAt';
-const PUBLISHER_FIELDS = 'domain adagentsValid checkedAt error findings { severity field message suggestion } discoveryMethod authority statusCode resolvedUrl authorizedAgents { url authorizedFor authorizationType } properties { propertyId propertyType name identifiers { type value } tags }';
+const PUBLISHER_FIELDS = 'domain adagentsValid lastCheckTransient checkedAt error findings { severity field message suggestion } discoveryMethod authority statusCode resolvedUrl authorizedAgents { url authorizedFor authorizationType } properties { propertyId propertyType name identifiers { type value } tags }';
+
+// Served by reference: a test swaps the file for an outage.
+const typedpub: Record<string, { status?: number; body?: unknown }> = { [ADAGENTS]: { body: { last_updated: '2026-11-23T10:00:00Z', authorized_agents: [agent], properties: [property] } } };
 
 describe('the registry on the typed GraphQL graph', () => {
   let gw: Awaited<ReturnType<typeof startTestGateway>>;
@@ -24,7 +27,7 @@ describe('the registry on the typed GraphQL graph', () => {
       'tide.example': { [BRAND]: { body: { house: 'house.example' } } },
       'leaf.example': { [BRAND]: { body: { id: 'leaf', names: [{ en: 'Leaf' }], house_domain: 'house.example' } } },
       'nobrand.example': { [BRAND]: { body: { version: '1.0' } } },
-      'typedpub.example': { [ADAGENTS]: { body: { last_updated: '2026-11-23T10:00:00Z', authorized_agents: [agent], properties: [property] } } },
+      'typedpub.example': typedpub,
       'typedbad.example': { [ADAGENTS]: { body: { $schema: 'https://adcontextprotocol.org/schemas/v3/adagents.json', last_updated: '2026-11-23T10:00:00Z', authorized_agents: [{ ...agent, url: 'http://sales.example' }] } } },
     });
     gw = await startTestGateway({ REGISTRY_ORIGIN_OVERRIDES: origins.overrides });
@@ -116,6 +119,7 @@ describe('the registry on the typed GraphQL graph', () => {
     expect(good.body.data!.revalidatePublisher).toEqual({
       domain: 'typedpub.example',
       adagentsValid: true,
+      lastCheckTransient: false,
       checkedAt: expect.any(String),
       error: null,
       findings: [{ severity: 'WARNING', field: '$schema', message: 'Consider adding $schema field for validation', suggestion: expect.stringContaining('$schema') }],
@@ -132,6 +136,11 @@ describe('the registry on the typed GraphQL graph', () => {
 
     const again = await graphql(gw.url, 'mutation { revalidatePublisher(domain: "typedpub.example") { domain } }', undefined, admin);
     expect(again.body.errors![0]).toMatchObject({ message: expect.stringMatching(/^Rate limit exceeded for this domain; try again in \d+ s$/), extensions: { code: 'RATE_LIMITED', field: 'domain' } });
+    // An outage says nothing about the file: the verdict and agents stay, the last check's error shows.
+    await gw.app.rateLimiter.release('revalidate-domain:typedpub.example');
+    typedpub[ADAGENTS] = { status: 503, body: {} };
+    const outage = await graphql(gw.url, 'mutation { revalidatePublisher(domain: "typedpub.example") { adagentsValid lastCheckTransient error findings { severity field } authorizedAgents { url } } }', undefined, admin);
+    expect(outage.body.data!.revalidatePublisher).toEqual({ adagentsValid: true, lastCheckTransient: true, error: expect.stringContaining('503'), findings: [{ severity: 'ERROR', field: 'http_status' }], authorizedAgents: [{ url: 'https://sales.example/mcp' }] });
     const invalidName = await graphql(gw.url, 'mutation { revalidatePublisher(domain: "not a domain") { domain } }', undefined, admin);
     expect(invalidName.body.errors![0]!.extensions).toEqual({ code: 'VALIDATION_ERROR', field: 'domain' });
     expect((await graphql(gw.url, '{ publisher(domain: "a b") { domain } }')).body.errors![0]!.extensions).toEqual({ code: 'VALIDATION_ERROR', field: 'domain' });

@@ -7,6 +7,7 @@ import { failureOf, when } from './registry-ui.js';
 interface Publisher {
   domain: string;
   adagentsValid: boolean;
+  lastCheckTransient: boolean;
   checkedAt: string;
   error: string | null;
   findings: { severity: 'ERROR' | 'WARNING'; field: string; message: string; suggestion: string | null }[];
@@ -17,7 +18,7 @@ interface Publisher {
   properties: { propertyId: string | null; propertyType: string | null; name: string | null; identifiers: { type: string; value: string }[] }[];
 }
 
-const FIELDS = `domain adagentsValid checkedAt error findings { severity field message suggestion } discoveryMethod authority managerDomain
+const FIELDS = `domain adagentsValid lastCheckTransient checkedAt error findings { severity field message suggestion } discoveryMethod authority managerDomain
   authorizedAgents { url authorizedFor authorizationType } properties { propertyId propertyType name identifiers { type value } }`;
 
 function Verdict({ publisher }: { publisher: Publisher }) {
@@ -32,7 +33,7 @@ function Verdict({ publisher }: { publisher: Publisher }) {
     <p class="muted">
       Checked ${when(publisher.checkedAt)}${publisher.discoveryMethod ? ` · found ${publisher.discoveryMethod.replace(/_/g, ' ')}` : ''}${publisher.managerDomain ? ` · managed by ${publisher.managerDomain}` : ''}
     </p>
-    ${publisher.error ? html`<p>${publisher.error}</p>` : null}
+    ${publisher.error ? html`<p>${publisher.lastCheckTransient ? 'The last check could not read the file, so the verdict is the one before it: ' : ''}${publisher.error}</p>` : null}
     <h4>Findings (${errors} ${errors === 1 ? 'error' : 'errors'}, ${warnings} ${warnings === 1 ? 'warning' : 'warnings'})</h4>
     ${publisher.findings.length === 0
       ? html`<p class="muted">No findings.</p>`
@@ -45,7 +46,7 @@ function Verdict({ publisher }: { publisher: Publisher }) {
         </ul>`}
     <h4>Authorized agents (${publisher.authorizedAgents.length})</h4>
     ${publisher.authorizedAgents.length === 0
-      ? html`<p class="muted">None.</p>`
+      ? html`<p class="muted">${publisher.adagentsValid || publisher.lastCheckTransient ? 'None.' : 'None: the registry keeps no authorization from a file it found invalid.'}</p>`
       : html`<ul class="plain">${publisher.authorizedAgents.map((a) => html`<li><code>${a.url}</code>${a.authorizedFor ? ` — ${a.authorizedFor}` : ''}${a.authorizationType ? html` <span class="muted">(${a.authorizationType})</span>` : null}</li>`)}</ul>`}
     <h4>Properties (${publisher.properties.length})</h4>
     ${publisher.properties.length === 0

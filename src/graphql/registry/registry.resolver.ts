@@ -2,6 +2,7 @@ import { Arg, Ctx, Int, Mutation, Query, Resolver } from 'type-graphql';
 import { publisherQueries } from '../../../projections/publishers';
 import { revalidatePublisher } from '../../application/publisher-revalidation';
 import { getStoryboard, listStoryboards, readFeed, type Answer } from '../../application/registry-reads';
+import { isTransient } from '../../domain/adagents/events';
 import { AppError, type ErrorCode } from '../../shared/errors';
 import type { GraphQLContext } from '../context';
 import { domainArg, requireAdmin } from './brands.resolver';
@@ -136,6 +137,7 @@ async function readPublisher(ctx: GraphQLContext, domain: string): Promise<Publi
     domain: p.domain,
     adagentsValid: Boolean(Number(p.adagents_valid)),
     checkedAt: p.checked_at,
+    lastCheckTransient: isTransient(result),
     error: text(result.error),
     findings: [
       ...(result.issues?.errors ?? []).map((e) => ({ severity: FindingSeverity.ERROR, field: String(e.field), message: String(e.message), suggestion: null })),

@@ -75,6 +75,9 @@ export class Publisher {
   @Field({ description: 'When it was last revalidated (ISO 8601).' })
   checkedAt!: string;
 
+  @Field({ description: 'Whether the last check failed for a reason that says nothing about the file (timeout, network, 5xx): the verdict, agents and properties are then those of the check before, the findings and error those of the last one.' })
+  lastCheckTransient!: boolean;
+
   @Field(() => String, { nullable: true, description: 'Why the last revalidation failed, in a sentence (null when it did not).' })
   error!: string | null;
 
