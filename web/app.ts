@@ -7,6 +7,7 @@ import { Buys } from './pages/buys.js';
 import { Catalog } from './pages/catalog.js';
 import { Products } from './pages/products.js';
 import { NewBuy } from './pages/new-buy.js';
+import { Registry } from './pages/registry.js';
 import { SignIn } from './pages/sign-in.js';
 
 /** The page the hash names (`#/buys`, `#/buys/<id>`, `#/buys/new?products=a,b`, `#/approvals`): its path and its query. */
@@ -28,6 +29,7 @@ const isOperator = (s: Session) => s.role === 'seller' || s.role === 'admin';
 
 function Page({ session, route }: { session: Session; route: { path: string; query: URLSearchParams } }) {
   const path = route.path;
+  if (path === '/registry' || path.startsWith('/registry/')) return html`<${Registry} route=${path} session=${session} />`;
   if (path === '/buys/new') return html`<${NewBuy} products=${(route.query.get('products') ?? '').split(',').filter(Boolean)} />`;
   const buy = /^\/buys\/(.+)$/.exec(path);
   if (buy) return html`<${BuyDetail} id=${decodeURIComponent(buy[1]!)} operator=${isOperator(session)} />`;
@@ -53,7 +55,7 @@ function App() {
     saveSession(null);
     setSession(null);
   };
-  const link = (href: string, label: string) => html`<a href=${href} aria-current=${route.path === href.slice(1) ? 'page' : undefined}>${label}</a>`;
+  const link = (href: string, label: string) => html`<a href=${href} aria-current=${route.path === href.slice(1) || route.path.startsWith(`${href.slice(1)}/`) ? 'page' : undefined}>${label}</a>`;
   return html`<div class="shell">
     <header>
       <strong>adcp-gateway</strong>
@@ -62,6 +64,7 @@ function App() {
         ${link('#/buys', 'Media buys')}
         ${isOperator(session) ? link('#/approvals', 'Approvals') : null}
         ${isOperator(session) ? link('#/catalog', 'Catalog') : null}
+        ${link('#/registry', 'Registry')}
       </nav>
       <span class="who">${session.org} · ${session.role}</span>
       <button type="button" class="secondary" onClick=${signOut}>Sign out</button>

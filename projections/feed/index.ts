@@ -33,7 +33,7 @@ export const feedQueries = {
   /** The position of a cursor still inside retention; undefined when unknown or too old. */
   cursorPosition: async (rm: ReadModelStore, cursor: string, oldest: string) =>
     (await rm.query<{ position: number }>('SELECT position FROM feed_entries WHERE event_id = ? AND created_at >= ?', [cursor, oldest]))[0]?.position,
-  page: async (rm: ReadModelStore, opts: { after: number; oldest: string; patterns: string[]; limit: number }) => {
+  page: async (rm: ReadModelStore, opts: { after: number; oldest: string; patterns: string[]; limit: number; newest?: boolean }) => {
     const where = ['position > ?', 'created_at >= ?'];
     const params: unknown[] = [opts.after, opts.oldest];
     if (opts.patterns.length > 0) {
@@ -41,8 +41,10 @@ export const feedQueries = {
       params.push(...opts.patterns);
     }
     params.push(opts.limit + 1);
-    const rows = await rm.query<Row>(`SELECT * FROM feed_entries WHERE ${where.join(' AND ')} ORDER BY position LIMIT ?`, params);
-    return rows.map(({ position: _p, payload, ...r }) => ({ ...r, payload: JSON.parse(payload) as Record<string, unknown> }));
+    // Newest: the last entries (read backwards, answered oldest first), for a reader that starts at the end.
+    const rows = await rm.query<Row>(`SELECT * FROM feed_entries WHERE ${where.join(' AND ')} ORDER BY position ${opts.newest ? 'DESC' : ''} LIMIT ?`, params);
+    if (opts.newest) rows.reverse();
+    return rows.map(({ payload, ...r }) => ({ ...r, position: Number(r.position), payload: JSON.parse(payload) as Record<string, unknown> }));
   },
   latest: async (rm: ReadModelStore, patterns: string[]) => {
     const where = patterns.length > 0 ? `WHERE ${patterns.map(() => "event_type LIKE ? ESCAPE '\\'").join(' OR ')}` : '';

@@ -1,3 +1,4 @@
+import type { RevalidationResult } from '../../src/application/adagents';
 import type { PublisherEvent } from '../../src/domain/adagents/events';
 import type { Projection } from '../../src/projections/projection';
 import type { ReadModelStore, Sql } from '../../src/readmodel/port';
@@ -72,6 +73,11 @@ export const publishers: Projection = {
 export const publisherQueries = {
   publisher: async (rm: ReadModelStore, domain: string) =>
     (await rm.query<{ domain: string; adagents_valid: number; checked_at: string; discovery_method: string | null; authority: string | null }>('SELECT domain, adagents_valid, checked_at, discovery_method, authority FROM publishers WHERE domain = ?', [domain]))[0],
+  /** The last revalidation's result as recorded (its findings, fetch metadata), transient failures included. */
+  lastResult: async (rm: ReadModelStore, domain: string) => {
+    const row = (await rm.query<{ last_result: string }>('SELECT last_result FROM publishers WHERE domain = ?', [domain]))[0];
+    return row ? (JSON.parse(row.last_result) as RevalidationResult) : undefined;
+  },
   agents: (rm: ReadModelStore, domain: string) => rm.query<{ agent_url: string; authorized_for: string | null; authorization_type: string | null }>('SELECT agent_url, authorized_for, authorization_type FROM authorized_agents WHERE publisher_domain = ? ORDER BY agent_url', [domain]),
   /** The properties the publisher's last valid file declares, in file order. */
   properties: async (rm: ReadModelStore, domain: string) =>

@@ -52,6 +52,13 @@ export const storyboardQueries = {
     const row = (await rm.query<{ doc: string }>('SELECT doc FROM storyboards WHERE adcp_version = ? AND id = ?', [version, id]))[0];
     return row ? (JSON.parse(row.doc) as Record<string, unknown>) : undefined;
   },
+  /** A version's storyboards in bundle order, as a list names them. */
+  list: async (rm: ReadModelStore, version: string) =>
+    (await rm.query<{ id: string; doc: string }>('SELECT id, doc FROM storyboards WHERE adcp_version = ? ORDER BY ord', [version])).map((r) => {
+      const doc = JSON.parse(r.doc) as Record<string, unknown>;
+      const text = (v: unknown) => (typeof v === 'string' ? v.trim() : '');
+      return { id: r.id, title: text(doc.title), category: text(doc.category) };
+    }),
   testKit: async (rm: ReadModelStore, version: string, id: string) => {
     const row = (await rm.query<{ doc: string }>('SELECT doc FROM test_kits WHERE adcp_version = ? AND id = ?', [version, id]))[0];
     return row ? (JSON.parse(row.doc) as Record<string, unknown>) : undefined;

@@ -1,7 +1,7 @@
 import { feedQueries } from '../../projections/feed';
 import { storyboardQueries } from '../../projections/storyboards';
 import type { App } from '../app';
-import { FEED_RETENTION_DAYS } from '../domain/feed/events';
+import { FEED_RETENTION_DAYS, type FeedEntry } from '../domain/feed/events';
 import { testKitIdOf } from '../domain/storyboards/bundle';
 import { resolveTarget } from '../domain/storyboards/versions';
 
@@ -43,15 +43,30 @@ export function storyboardDetail(s: Record<string, unknown>): Record<string, unk
   };
 }
 
-export async function getStoryboard(app: App, id: string, target: string | undefined): Promise<Answer> {
-  const requested = target?.trim() || undefined;
+/** The bundle a compliance target names, or the REST answer refusing it. */
+async function bundleFor(app: App, requested: string | undefined): Promise<{ version: string } | { refused: Answer }> {
   const bundles = await storyboardQueries.bundles(app.readModels);
   // A line (3.1, 3.1-rc) or the default picks among bundles that loaded; an exact version
   // names its bundle even when it is broken, and that is a 500.
   const exact = requested && bundles.some((b) => b.adcp_version === requested) ? requested : undefined;
   const version = exact ?? resolveTarget(requested, bundles.filter((b) => b.state === 'ready').map((b) => b.adcp_version));
-  if (!version) return { status: 400, body: { error: INVALID_TARGET } };
-  if (bundles.find((b) => b.adcp_version === version)?.state !== 'ready') return { status: 500, body: { error: 'Failed to get storyboard' } };
+  if (!version) return { refused: { status: 400, body: { error: INVALID_TARGET } } };
+  if (bundles.find((b) => b.adcp_version === version)?.state !== 'ready') return { refused: { status: 500, body: { error: 'Failed to get storyboard' } } };
+  return { version };
+}
+
+/** The storyboards of the bundle a compliance target names: `{adcp_version, storyboards: [{id, title, category}]}`. */
+export async function listStoryboards(app: App, target: string | undefined): Promise<Answer> {
+  const bundle = await bundleFor(app, target?.trim() || undefined);
+  if ('refused' in bundle) return bundle.refused;
+  return { status: 200, body: { adcp_version: bundle.version, storyboards: await storyboardQueries.list(app.readModels, bundle.version) } };
+}
+
+export async function getStoryboard(app: App, id: string, target: string | undefined): Promise<Answer> {
+  const requested = target?.trim() || undefined;
+  const bundle = await bundleFor(app, requested);
+  if ('refused' in bundle) return bundle.refused;
+  const { version } = bundle;
   const storyboard = await storyboardQueries.storyboard(app.readModels, version, id);
   if (!storyboard) return { status: 404, body: { error: 'Storyboard not found' } };
   const kitId = testKitIdOf(storyboard);
@@ -73,8 +88,14 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** `publisher.*` → a LIKE pattern with the literal part escaped. */
 const likePattern = (t: string) => t.replace(/\*$/, '').replace(/[\\%_]/g, (c) => `\\${c}`) + (t.endsWith('*') ? '%' : '');
 
-/** A page of the change feed; `cursor` is the `event_id` of the last entry read. */
-export async function readFeed(app: App, q: { cursor?: string; limit?: string; types?: string }): Promise<Answer> {
+/** A feed page's entries as stored: the REST body's, each with its log position (what a subscription resumes after). */
+export type FeedPageEntry = FeedEntry & { position: number };
+
+/**
+ * A page of the change feed; `cursor` is the `event_id` of the last entry read. `newest` (not a
+ * REST parameter) answers the last `limit` entries after the cursor instead of the first ones.
+ */
+export async function readFeed(app: App, q: { cursor?: string; limit?: string; types?: string }, opts: { newest?: boolean } = {}): Promise<Answer & { entries?: FeedPageEntry[] }> {
   if (q.cursor !== undefined && !UUID.test(q.cursor)) return { status: 400, body: { error: 'Invalid cursor format. Must be a UUID.' } };
   if (q.limit !== undefined && !/^\d+$/.test(q.limit)) return { status: 400, body: { error: 'limit must be an integer' } };
   const limit = q.limit === undefined ? 100 : Number(q.limit);
@@ -94,15 +115,17 @@ export async function readFeed(app: App, q: { cursor?: string; limit?: string; t
     }
     after = Number(position);
   }
-  const rows = await feedQueries.page(app.readModels, { after, oldest, patterns, limit });
-  const events = rows.slice(0, limit);
+  const rows = await feedQueries.page(app.readModels, { after, oldest, patterns, limit, newest: opts.newest ?? false });
+  // Reading backwards, the extra row is the oldest one: there is more before the page, none after it.
+  const entries = opts.newest ? rows.slice(-limit) : rows.slice(0, limit);
+  const events = entries.map(({ position: _p, ...e }) => e);
   const latest = await feedQueries.latest(app.readModels, patterns);
   return {
     status: 200,
     body: {
       events,
       cursor: events.at(-1)?.event_id ?? q.cursor ?? null,
-      has_more: rows.length > limit,
+      has_more: !opts.newest && rows.length > limit,
       freshness: {
         generated_at: now.toISOString(),
         latest_event_created_at: latest,
@@ -110,5 +133,6 @@ export async function readFeed(app: App, q: { cursor?: string; limit?: string; t
         retention_days: FEED_RETENTION_DAYS,
       },
     },
+    entries,
   };
 }

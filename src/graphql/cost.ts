@@ -36,8 +36,9 @@ import { isObject } from '../shared/objects';
  * - each field of the Mutation root: MUTATION_POINTS (a write, an event appended);
  * - each object field below the root: 1 point plus its selections; a list of objects: that per
  *   item, for its `first`/`limit` items or ASSUMED_NESTED_LIST; scalars and enums: 0;
- * - a cursor connection (a type named *Connection): 1 point, and its lists (`edges`) priced per
- *   item for the page its field asked for (`first`, else as a list would be);
+ * - a cursor connection or a page (a type named *Connection or *Page): 1 point, and its lists
+ *   (`edges`, `entries`) priced per item for the page its field asked for (`first`/`limit`, else
+ *   as a list would be);
  * - introspection: a fixed price per meta field (INTROSPECTION_POINTS).
  *
  * Aliases are fields like any other, so a document that repeats a field under 15,000 aliases
@@ -105,7 +106,7 @@ interface FieldFacts {
   returnsLeaf: boolean;
   /** Whether it takes any argument that sizes a list. */
   sized: boolean;
-  /** Whether it returns a cursor connection (a page: its size argument sizes its `edges`). */
+  /** Whether it returns a cursor connection or a page (its size argument sizes the lists in it). */
   connection: boolean;
 }
 
@@ -123,7 +124,7 @@ function factsOfField(field: GraphQLField<unknown, unknown>): FieldFacts {
       returnsList: isListType(getNullableType(field.type)),
       returnsLeaf: isLeafType(named),
       sized: field.args.some((a) => SIZE_ARGUMENTS.has(a.name)),
-      connection: isObjectType(named) && named.name.endsWith('Connection'),
+      connection: isObjectType(named) && /(Connection|Page)$/.test(named.name),
     };
     fieldFacts.set(field, facts);
   }

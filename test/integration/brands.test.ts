@@ -61,13 +61,17 @@ describe('POST /api/brands/resolve/bulk', () => {
   });
 
   it('an operator registration outranks the crawl (GraphQL, admin only)', async () => {
-    const denied = await graphql(gw.url, 'mutation { registerBrand(domain: "acme.example", identity: {brand_name: "X"}) }');
+    const denied = await graphql(gw.url, 'mutation { registerBrand(domain: "acme.example", identity: {brandName: "X"}) { domain } }');
     expect(denied.body.errors![0]!.extensions).toMatchObject({ code: 'UNAUTHENTICATED' });
-    const ok = await graphql(gw.url, 'mutation($i: JSONObject!) { registerBrand(domain: "acme.example", identity: $i) }', { i: { canonical_id: 'acme_hosted', brand_name: 'ACME Corp', names: [{ en: 'ACME Corp' }] } }, admin);
+    const ok = await graphql(gw.url, 'mutation($i: BrandIdentityInput!) { registerBrand(domain: "acme.example", identity: $i) { canonicalId name source } }', { i: { canonicalId: 'acme_hosted', brandName: 'ACME Corp', names: [{ language: 'en', name: 'ACME Corp' }] } }, admin);
+    expect(ok.body).toMatchObject({ data: { registerBrand: { canonicalId: 'acme_hosted', name: 'ACME Corp', source: 'HOSTED' } } });
     expect(ok.body.errors).toBeUndefined();
     expect((await bulk({ domains: ['acme.example'] })).body.results['acme.example']).toMatchObject({ canonical_id: 'acme_hosted', brand_name: 'ACME Corp', source: 'hosted' });
-    const q = await graphql(gw.url, '{ brands(domains: ["acme.example", "nowhere.example"]) }');
-    expect(q.body.data!.brands).toMatchObject({ 'acme.example': { source: 'hosted' }, 'nowhere.example': null });
+    const q = await graphql(gw.url, '{ brands(domains: ["acme.example", "nowhere.example"]) { domain found source } }');
+    expect(q.body.data!.brands).toEqual([
+      { domain: 'acme.example', found: true, source: 'HOSTED' },
+      { domain: 'nowhere.example', found: false, source: null },
+    ]);
   });
 
   it('every error status: bad JSON, content type, domain list → 400 {error}; over 100 → 400; over 16 KB → 413', async () => {

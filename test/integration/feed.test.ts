@@ -71,12 +71,17 @@ describe('GET /api/registry/feed', () => {
       expect(await feed('?cursor=00000000-0000-7000-8000-000000000000')).toMatchObject({ status: 410, body: { error: 'cursor_expired' } });
 
       // The same reads over GraphQL.
-      const gql = await graphql(gw.url, 'query($c: String) { registryFeed(types: ["brand.*"], cursor: $c) publisher(domain: "feedpub.example") }', { c: null }, reader);
-      expect(gql.body.data!.registryFeed.events.map((e: { event_type: string }) => e.event_type)).toEqual(['brand.updated']);
-      expect(gql.body.data!.publisher).toMatchObject({ domain: 'feedpub.example', adagents_valid: true, authorized_agents: [{ agent_url: 'https://b.example/mcp' }, { agent_url: 'https://c.example/mcp' }] });
-      const sb = await graphql(gw.url, '{ storyboard(id: "capability_discovery") }');
-      expect(sb.body.data!.storyboard).toMatchObject({ storyboard: { id: 'capability_discovery' } });
-      const badTarget = await graphql(gw.url, '{ storyboard(id: "capability_discovery", complianceTarget: "9.9") }');
+      const gql = await graphql(
+        gw.url,
+        'query($c: String) { registryFeed(types: ["brand.*"], cursor: $c) { entries { eventType entityId } hasMore } publisher(domain: "feedpub.example") { domain adagentsValid authorizedAgents { url } } }',
+        { c: null },
+        reader,
+      );
+      expect(gql.body.data!.registryFeed).toEqual({ entries: [{ eventType: 'brand.updated', entityId: 'feedbrand.example' }], hasMore: false });
+      expect(gql.body.data!.publisher).toEqual({ domain: 'feedpub.example', adagentsValid: true, authorizedAgents: [{ url: 'https://b.example/mcp' }, { url: 'https://c.example/mcp' }] });
+      const sb = await graphql(gw.url, '{ storyboard(id: "capability_discovery") { id phases { steps { id } } } }');
+      expect(sb.body.data!.storyboard).toMatchObject({ id: 'capability_discovery' });
+      const badTarget = await graphql(gw.url, '{ storyboard(id: "capability_discovery", complianceTarget: "9.9") { id } }');
       expect(badTarget.body.errors![0]!.extensions).toMatchObject({ code: 'VALIDATION_ERROR', field: 'complianceTarget' });
     } finally {
       await gw.stop();

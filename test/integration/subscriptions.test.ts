@@ -152,7 +152,7 @@ function subscriptionSuite(engine: string, env: () => Promise<{ env: Record<stri
       expect(delivery.items.every((d) => d.kind === 'recorded' && d.hours > 0)).toBe(true);
 
       // A brand registered: the registry feed's entry, filtered to brands.
-      await graphql(gw.url, 'mutation { registerBrand(domain: "live-brand.example", identity: {brand_name: "Live Brand"}) }', undefined, admin);
+      await graphql(gw.url, 'mutation { registerBrand(domain: "live-brand.example", identity: {brandName: "Live Brand"}) { domain } }', undefined, admin);
       await eventually(() => feed.items.some((f) => f.entityId.includes('live-brand.example')), 15_000, 'the brand’s feed entry');
       expect(feed.items.every((f) => f.entityType === 'brand')).toBe(true);
 

@@ -49,6 +49,10 @@ describe('the static price of a GraphQL operation', () => {
     // Without first: the argument's default (20).
     expect(price('{ mediaBuysConnection { edges { cursor } } }').fields).toBe(1 + 20);
     expect(price('query($n: Int) { mediaBuysConnection(first: $n) { edges { cursor } } }', { n: 3 }).fields).toBe(1 + 3);
+
+    // A page (a type named *Page) is priced the same way: its lists hold as many items as its limit.
+    expect(price('{ registryFeed(limit: 30) { entries { eventId } cursor freshness { retentionDays } } }').fields).toBe(1 + 30 * 1 + 1);
+    expect(price('{ registryFeed { entries { eventId } } }').fields).toBe(1 + 100);
   });
 
   it('measures depth through fragments', () => {
