@@ -6,6 +6,7 @@ import { BuyDetail } from './pages/buy-detail.js';
 import { Buys } from './pages/buys.js';
 import { NewBuy } from './pages/new-buy.js';
 import { SignIn } from './pages/sign-in.js';
+import { Webhooks } from './pages/webhooks.js';
 
 /** The page the hash names (`#/buys`, `#/buys/<id>`, `#/approvals`). */
 function useRoute(): string {
@@ -25,6 +26,7 @@ function Page({ session, route }: { session: Session; route: string }) {
   const buy = /^\/buys\/(.+)$/.exec(route);
   if (buy) return html`<${BuyDetail} id=${decodeURIComponent(buy[1]!)} />`;
   if (route === '/approvals' && isOperator(session)) return html`<${Approvals} />`;
+  if (route === '/webhooks' && !isOperator(session)) return html`<${Webhooks} />`;
   if (route === '/buys' || !isOperator(session)) return html`<${Buys} />`;
   return html`<${Approvals} />`;
 }
@@ -50,7 +52,7 @@ function App() {
       <strong>adcp-gateway</strong>
       <nav aria-label="Main">
         ${link('#/buys', 'Media buys')}
-        ${isOperator(session) ? link('#/approvals', 'Approvals') : null}
+        ${isOperator(session) ? link('#/approvals', 'Approvals') : link('#/webhooks', 'Webhooks')}
       </nav>
       <span class="who">${session.org} · ${session.role}</span>
       <button type="button" class="secondary" onClick=${signOut}>Sign out</button>
