@@ -141,13 +141,13 @@ describe('a buyer’s actions, creatives and webhooks on the typed graph (GraphQ
       expect(fire.attempts[0].httpStatus).toBeLessThan(300);
     }
     const received = await eventually(async () => {
-      const r = await graphql(gw.url, 'query($t: String) { receivedWebhooksTyped(taskId: $t) { id endpointId taskId taskType status receivedAt } }', { t: buy.task_id }, buyer);
-      const rows = r.body.data?.receivedWebhooksTyped as Record<string, any>[] | undefined;
+      const r = await graphql(gw.url, 'query($t: String) { receivedWebhooks(taskId: $t) { id endpointId taskId taskType status receivedAt } }', { t: buy.task_id }, buyer);
+      const rows = r.body.data?.receivedWebhooks as Record<string, any>[] | undefined;
       return rows && rows.length >= 2 ? rows : undefined;
     }, 20_000, 'received webhooks');
     expect(received!.every((w) => w.endpointId === endpointId && w.taskId === buy.task_id && w.taskType === 'create_media_buy')).toBe(true);
     expect(received!.map((w) => w.status)).toContain('completed');
-    expect(errorOf(await graphql(gw.url, '{ receivedWebhooksTyped(limit: 501) { id } }', undefined, buyer))).toMatchObject({ code: 'VALIDATION_ERROR', field: 'limit' });
+    expect(errorOf(await graphql(gw.url, '{ receivedWebhooks(limit: 501) { id } }', undefined, buyer))).toMatchObject({ code: 'VALIDATION_ERROR', field: 'limit' });
   }, 30_000);
 
   it('another buyer sees none of it and can change none of it', async () => {
@@ -155,7 +155,7 @@ describe('a buyer’s actions, creatives and webhooks on the typed graph (GraphQ
     expect(errorOf(await graphql(gw.url, 'mutation($id: ID!) { pauseMediaBuy(id: $id) { id } }', { id: buy.media_buy_id }, other))).toMatchObject({ code: 'MEDIA_BUY_NOT_FOUND', field: 'id' });
     expect(errorOf(await graphql(gw.url, 'mutation($i: MediaBuyBudgetInput!) { changeMediaBuyBudget(input: $i) { id } }', { i: { mediaBuyId: buy.media_buy_id, endTime: future(30) } }, other))).toMatchObject({ code: 'MEDIA_BUY_NOT_FOUND', field: 'mediaBuyId' });
     expect(errorOf(await graphql(gw.url, 'mutation { assignCreatives(input: {creativeIds: ["spot-15"], packageIds: ["x"]}) { id } }', undefined, other))).toMatchObject({ code: 'CREATIVE_NOT_FOUND', field: 'creativeIds[0]' });
-    expect((await graphql(gw.url, '{ creativesConnection { edges { node { id } } } receivedWebhooksTyped { id } }', undefined, other)).body.data).toEqual({ creativesConnection: { edges: [] }, receivedWebhooksTyped: [] });
+    expect((await graphql(gw.url, '{ creativesConnection { edges { node { id } } } receivedWebhooks { id } }', undefined, other)).body.data).toEqual({ creativesConnection: { edges: [] }, receivedWebhooks: [] });
     // The seller, who operates the buy, reads it with its creatives and webhooks but may not act as the buyer.
     const seen = await read(seller);
     expect(seen!.creatives.length).toBe(2);

@@ -55,18 +55,18 @@ export function BuyWebhookActivity({ id }: { id: string }) {
 
 /** What the buyer's own receiver endpoints accepted, newest first, live; and their creative library. */
 export function Webhooks() {
-  const { data, error } = useQuery<{ receivedWebhooksTyped: Received[] }>(
-    '{ receivedWebhooksTyped(limit: 50) { id endpointId sender taskId taskType status notificationType receivedAt } }',
+  const { data, error } = useQuery<{ receivedWebhooks: Received[] }>(
+    '{ receivedWebhooks(limit: 50) { id endpointId sender taskId taskType status notificationType receivedAt } }',
     {},
     { subscription: 'subscription { receivedWebhook { position } }', variables: {} },
   );
   return html`<section aria-labelledby="webhooks-title">
     <h2 id="webhooks-title">Received webhooks</h2>
     <p class="muted">What sellers sent to your receiver endpoints (verified; each once), newest first.</p>
-    ${error && !data ? html`<${Failure} error=${error} />` : !data ? html`<${Loading} />` : data.receivedWebhooksTyped.length === 0
+    ${error && !data ? html`<${Failure} error=${error} />` : !data ? html`<${Loading} />` : data.receivedWebhooks.length === 0
       ? html`<p class="muted">No webhook received yet.</p>`
       : html`<ul class="cards" aria-live="polite">
-          ${data.receivedWebhooksTyped.map(
+          ${data.receivedWebhooks.map(
             (w) => html`<li class="card" data-received=${w.id}>
               <h3>${w.taskType ?? w.notificationType ?? 'notification'}${w.status ? html` <span class="status" data-status=${w.status}>${w.status}</span>` : null}</h3>
               <p class="wrap">${w.taskId ? `Task ${w.taskId}` : null}</p>

@@ -7,6 +7,7 @@ import type { Impairment as ImpairmentDoc } from '../../domain/impairment/impair
 import { AppError } from '../../shared/errors';
 import { publicId } from '../../shared/ids';
 import { hasUnstorableText } from '../../shared/nul';
+import { isObject } from '../../shared/objects';
 import { MAX_PAGE } from '../buys/buy.resolver';
 import { MediaBuy } from '../buys/buy.type';
 import type { GraphQLContext } from '../context';
@@ -14,7 +15,7 @@ import { Impairment, ReceivedWebhook, WebhookActivity } from './webhook.type';
 
 /** Attempt rows read per buy: enough for the newest fires with their retries. */
 const ATTEMPT_ROWS_PER_BUY = 500;
-/** The most received webhooks one call answers (as receivedWebhooks). */
+/** The most received webhooks one call answers. */
 const MAX_RECEIVED = 500;
 
 interface Loaders {
@@ -101,16 +102,17 @@ export class BuyWebhooksResolver {
 /** The buyer's receiver, typed. */
 @Resolver(() => ReceivedWebhook)
 export class ReceivedWebhookResolver {
-  @Query(() => [ReceivedWebhook], { description: `Webhooks your receiver endpoints accepted, newest first, typed (receivedWebhooks answers their payloads as JSON); filter by task. limit: 1 to ${MAX_RECEIVED}. Buyer key required.` })
-  async receivedWebhooksTyped(
+  @Query(() => [ReceivedWebhook], { description: `Webhooks your receiver endpoints accepted (after verification and dedup), newest first; filter by task. limit: 1 to ${MAX_RECEIVED} (default 50). Buyer key required.` })
+  async receivedWebhooks(
     @Ctx() ctx: GraphQLContext,
-    @Arg('limit', () => Int, { defaultValue: 50 }) limit: number,
     @Arg('taskId', () => String, { nullable: true }) taskId?: string | null,
+    @Arg('limit', () => Int, { nullable: true }) limit?: number | null,
   ): Promise<ReceivedWebhook[]> {
     if (!ctx.principal || ctx.principal.role !== 'buyer') throw new AppError('UNAUTHENTICATED', 'a Bearer API key with role buyer is required');
-    if (!Number.isInteger(limit) || limit < 1 || limit > MAX_RECEIVED) throw new AppError('VALIDATION_ERROR', `limit must be between 1 and ${MAX_RECEIVED}`, 'limit');
+    // Refused rather than quietly cut: a client asking for more than a page holds learns the page size.
+    if (limit !== undefined && limit !== null && (!Number.isInteger(limit) || limit < 1 || limit > MAX_RECEIVED)) throw new AppError('VALIDATION_ERROR', `limit must be between 1 and ${MAX_RECEIVED}`, 'limit');
     if (taskId && hasUnstorableText(taskId)) throw new AppError('VALIDATION_ERROR', 'taskId contains U+0000 or an unpaired surrogate', 'taskId');
-    const rows = await receivedQueries.recent(ctx.app.readModels, ctx.principal.org, { ...(taskId ? { taskId } : {}), limit });
+    const rows = await receivedQueries.recent(ctx.app.readModels, ctx.principal.org, { ...(taskId ? { taskId } : {}), limit: limit ?? 50 });
     return rows.map((r) => ({
       id: `${r.sender} ${r.dedup_key}`,
       endpointId: r.endpoint_id,
@@ -121,6 +123,7 @@ export class ReceivedWebhookResolver {
       notificationType: r.notification_type,
       sentAt: r.sent_at,
       receivedAt: r.received_at,
+      data: isObject(r.data) ? r.data : null,
     }));
   }
 }

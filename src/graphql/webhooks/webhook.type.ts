@@ -1,3 +1,4 @@
+import { GraphQLJSONObject } from 'graphql-scalars';
 import { Field, Int, ObjectType } from 'type-graphql';
 
 @ObjectType({ description: 'One attempt to deliver a webhook.' })
@@ -79,6 +80,9 @@ export class ReceivedWebhook {
 
   @Field()
   receivedAt!: string;
+
+  @Field(() => GraphQLJSONObject, { nullable: true, description: 'The data it carried (a task’s result, a notification), in the sender’s AdCP shape: open-ended, so JSON.' })
+  data!: Record<string, unknown> | null;
 }
 
 @ObjectType({ description: 'Part of a media buy went offline upstream (a property depublished, a seller removed).' })
