@@ -66,10 +66,13 @@ describeInBrowser('the console in Chromium: a buyer acts on a buy, its creatives
     const status = (s: string) => page.locator(`#buy-title [data-status="${s}"]`);
     await status('active').waitFor();
 
-    // Pause, then resume: the status follows over the live subscription.
-    await page.getByRole('button', { name: 'Pause', exact: true }).click();
+    // Pause, then resume, from the keyboard: the status follows over the live subscription, focus stays on the button.
+    await page.getByRole('button', { name: 'Pause', exact: true }).focus();
+    await page.keyboard.press('Enter');
     await status('paused').waitFor();
-    await page.getByRole('button', { name: 'Resume' }).click();
+    await page.getByRole('button', { name: 'Resume' }).waitFor();
+    expect(await page.evaluate('document.activeElement.textContent')).toBe('Resume');
+    await page.keyboard.press('Enter');
     await status('active').waitFor();
 
     // A budget the gateway refuses, shown at its field; then one it takes.
@@ -117,6 +120,7 @@ describeInBrowser('the console in Chromium: a buyer acts on a buy, its creatives
 
     // Cancel asks for a reason, refused when blank, at its field.
     await page.getByRole('button', { name: 'Cancel the buy…' }).click();
+    expect(await page.evaluate('document.activeElement.id')).toBe('cancel-reason');
     await page.getByLabel('Reason for canceling').fill('  ');
     await page.getByRole('button', { name: 'Cancel the buy', exact: true }).click();
     await page.locator('#cancel-reason-error').waitFor();

@@ -1,5 +1,5 @@
 import { html } from 'htm/preact';
-import { useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { gql, GraphQLFailure } from '../api.js';
 import { Failure, money } from '../ui.js';
 import { describedBy, FieldError, messageOf, type FormErrors } from './form-errors.js';
@@ -29,7 +29,13 @@ function StatusActions({ id, status }: { id: string; status: string }) {
   const [confirming, setConfirming] = useState(false);
   const [reason, setReason] = useState('');
   const [errors, setErrors] = useState<FormErrors>({});
+  const reasonInput = useRef<HTMLInputElement>(null);
+  // The button that opened the confirmation is gone: the keyboard user lands on the question's input.
+  useEffect(() => {
+    if (confirming) reasonInput.current?.focus();
+  }, [confirming]);
   const run = async (mutation: string, variables: Record<string, unknown>) => {
+    if (busy) return;
     setBusy(true);
     setErrors({});
     try {
@@ -46,8 +52,10 @@ function StatusActions({ id, status }: { id: string; status: string }) {
   return html`<div>
     ${errors.form ? html`<${Failure} error=${errors.form} />` : null}
     <div class="actions">
-      ${status === 'active' ? html`<button type="button" disabled=${busy} onClick=${() => run('pauseMediaBuy(id: $id)', {})}>Pause</button>` : null}
-      ${status === 'paused' ? html`<button type="button" disabled=${busy} onClick=${() => run('resumeMediaBuy(id: $id)', {})}>Resume</button>` : null}
+      ${status === 'active' || status === 'paused'
+        ? // One button that changes its label (not two that swap), and aria-disabled while busy, so keyboard focus stays on it.
+          html`<button type="button" aria-disabled=${busy ? 'true' : undefined} onClick=${() => run(status === 'active' ? 'pauseMediaBuy(id: $id)' : 'resumeMediaBuy(id: $id)', {})}>${status === 'active' ? 'Pause' : 'Resume'}</button>`
+        : null}
       ${cancelable && !confirming ? html`<button type="button" class="secondary" disabled=${busy} onClick=${() => setConfirming(true)}>Cancel the buy…</button>` : null}
     </div>
     ${confirming
@@ -58,7 +66,7 @@ function StatusActions({ id, status }: { id: string; status: string }) {
           <h4 id="cancel-title">Cancel this buy for good?</h4>
           <p class="muted">A canceled buy cannot be resumed.</p>
           <label for="cancel-reason">Reason for canceling</label>
-          <input ...${describedBy('cancel-reason', errors, 'reason')} required maxlength="500" value=${reason} onInput=${(e: Event) => setReason((e.target as HTMLInputElement).value)} />
+          <input ref=${reasonInput} ...${describedBy('cancel-reason', errors, 'reason')} required maxlength="500" value=${reason} onInput=${(e: Event) => setReason((e.target as HTMLInputElement).value)} />
           <${FieldError} id="cancel-reason" errors=${errors} name="reason" />
           <div class="actions">
             <button type="submit" class="danger" disabled=${busy}>Cancel the buy</button>

@@ -19,7 +19,8 @@ const ATTEMPT_ROWS_PER_BUY = 500;
 const MAX_RECEIVED = 500;
 
 interface Loaders {
-  activity: DataLoader<string, WebhookActivity[]>;
+  /** Keyed by the buy's owner and its stored id (the activity table is indexed by owner, then buy). */
+  activity: DataLoader<{ owner: string; id: string }, WebhookActivity[], string>;
   impairments: DataLoader<string, Impairment[]>;
 }
 
@@ -56,15 +57,22 @@ function loadersOf(ctx: GraphQLContext): Loaders {
   if (!loaders) {
     const rm = ctx.app.readModels;
     loaders = {
-      activity: new DataLoader(async (ids) => {
-        const fires = new Map<string, Map<string, WebhookActivityRow[]>>(ids.map((id) => [id, new Map()]));
-        for (const row of await webhookQueries.attemptsOfBuys(rm, ids, ATTEMPT_ROWS_PER_BUY)) {
-          const ofBuy = fires.get(row.media_buy_id!);
-          if (ofBuy) ofBuy.set(row.idempotency_key, [...(ofBuy.get(row.idempotency_key) ?? []), row]);
-        }
-        // Newest fire first, by when its first attempt was due or made.
-        return ids.map((id) => [...fires.get(id)!.values()].map(toActivity).sort((a, b) => b.attempts[0]!.startedAt.localeCompare(a.attempts[0]!.startedAt)));
-      }),
+      activity: new DataLoader(
+        async (keys) => {
+          const fires = new Map<string, Map<string, WebhookActivityRow[]>>(keys.map((k) => [k.id, new Map()]));
+          const byOwner = new Map<string, string[]>();
+          for (const k of keys) byOwner.set(k.owner, [...(byOwner.get(k.owner) ?? []), k.id]);
+          for (const [owner, ids] of byOwner) {
+            for (const row of await webhookQueries.attemptsOfBuys(rm, owner, ids, ATTEMPT_ROWS_PER_BUY)) {
+              const ofBuy = fires.get(row.media_buy_id!);
+              if (ofBuy) ofBuy.set(row.idempotency_key, [...(ofBuy.get(row.idempotency_key) ?? []), row]);
+            }
+          }
+          // Newest fire first, by when its first attempt was due or made.
+          return keys.map((k) => [...fires.get(k.id)!.values()].map(toActivity).sort((a, b) => b.attempts[0]!.startedAt.localeCompare(a.attempts[0]!.startedAt)));
+        },
+        { cacheKeyFn: (k) => JSON.stringify([k.owner, k.id]) },
+      ),
       impairments: new DataLoader(async (ids) => {
         const found = new Map<string, Impairment[]>(ids.map((id) => [id, []]));
         for (const row of await impairmentQueries.ofBuys(rm, ids)) {
@@ -89,7 +97,7 @@ export class BuyWebhooksResolver {
   @FieldResolver(() => [WebhookActivity], { description: 'The webhooks sent about it (its task’s status, delivery reports, …), newest first, each with its attempts.' })
   async webhookActivity(@Root() buy: MediaBuy, @Ctx() ctx: GraphQLContext, @Arg('first', () => Int, { defaultValue: 10, description: `At most this many, 1 to ${MAX_PAGE}.` }) first: number): Promise<WebhookActivity[]> {
     checkFirst(first, MAX_PAGE);
-    return (await loadersOf(ctx).activity.load(buy.internalId)).slice(0, first);
+    return (await loadersOf(ctx).activity.load({ owner: buy.owner, id: buy.internalId })).slice(0, first);
   }
 
   @FieldResolver(() => [Impairment], { description: 'Its impairments, open and resolved, oldest first.' })
