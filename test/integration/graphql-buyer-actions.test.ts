@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { issueApiKey } from '../../src/application/api-keys';
 import { graphql, startTestGateway } from '../support/gateway';
+import { startReceiver } from '../support/receiver';
 import { createTestDatabase, describeWith, eventually, PG_ADMIN_URL } from '../support/infra';
 
 type Gateway = Awaited<ReturnType<typeof startTestGateway>>;
@@ -155,6 +156,35 @@ function buyerActionsSuite(engine: string, env: () => Promise<{ env: Record<stri
       expect(received!.every((w) => w.endpointId === endpointId && w.taskId === buy.task_id && w.taskType === 'create_media_buy')).toBe(true);
       expect(received!.map((w) => w.status)).toContain('completed');
       expect(errorOf(await graphql(gw.url, '{ receivedWebhooks(limit: 501) { id } }', undefined, buyer))).toMatchObject({ code: 'VALIDATION_ERROR', field: 'limit' });
+    }, 30_000);
+
+    it('a receiver that answers 503: the failed attempt with its status code, and the retry it waits for', async () => {
+      const down = await startReceiver(() => 503);
+      try {
+        const failing = await task(
+          'create_media_buy',
+          {
+            buyer_ref: `actions-down-${randomBytes(4).toString('hex')}`,
+            brand_manifest: { name: 'Acme', url: 'https://acme.example' },
+            packages: [{ product_id: 'premium_ctv_guaranteed', pricing_option_id: 'cpm_usd_guaranteed', budget: 5000 }],
+            start_time: { type: 'asap' },
+            end_time: future(14),
+            push_notification_config: { url: `${down.origin}/hooks`, operation_id: 'op-down' },
+          },
+          buyer,
+        );
+        await graphql(gw.url, 'mutation($t: ID!) { approveTask(taskId: $t) }', { t: failing.task_id }, seller);
+        const fire = await eventually(async () => {
+          const r = await graphql(gw.url, 'query($id: ID!) { mediaBuy(id: $id) { webhookActivity { state attempts { attempt outcome httpStatus durationMs } } } }', { id: failing.media_buy_id }, buyer);
+          return (r.body.data?.mediaBuy?.webhookActivity as Record<string, any>[] | undefined)?.find((f) => f.attempts[0].outcome === 'failed');
+        }, 20_000, 'a failed attempt');
+        expect(fire!.attempts[0]).toMatchObject({ attempt: 1, outcome: 'failed', httpStatus: 503, durationMs: expect.any(Number) });
+        // A 503 is transient: the next attempt waits its turn (pending), unless the fire already gave up.
+        if (fire!.state === 'retrying') expect(fire!.attempts.at(-1)).toMatchObject({ outcome: 'pending', httpStatus: null });
+        else expect(fire!.state).toBe('gave_up');
+      } finally {
+        await down.close();
+      }
     }, 30_000);
 
     it('another buyer sees none of it and can change none of it', async () => {
