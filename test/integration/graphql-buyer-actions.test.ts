@@ -218,3 +218,25 @@ describeWith('PostgreSQL', !!PG_ADMIN_URL, 'server mode', () => {
     return { env: { ...SELF_RECEIVING, EVENT_STORE_URL: db.url }, cleanup: db.drop };
   });
 });
+
+describe('syncCreative when the seller reviews creatives (APPROVAL_POLICY=manual)', () => {
+  let gw: Gateway;
+  afterAll(async () => {
+    await gw?.stop();
+  });
+
+  it('answers pending with the task, and the creative once the seller approves it', async () => {
+    gw = await startTestGateway({ APPROVAL_POLICY: 'manual' });
+    const now = { now: new Date().toISOString() };
+    const buyer = (await issueApiKey(gw.app.store, { org: 'acme', role: 'buyer' }, now)).key;
+    const seller = (await issueApiKey(gw.app.store, { org: 'publisher', role: 'seller' }, now)).key;
+    await eventually(async () => (await graphql(gw.url, '{ viewer { role } }', undefined, seller)).body.data?.viewer?.role === 'seller', 20_000, 'the keys');
+    const input = { creativeId: 'banner-1', name: 'Banner', formatId: { agentUrl: 'https://creative.adcontextprotocol.org', id: 'display_300x250' }, assetUrl: 'https://cdn.acme.example/banner.png' };
+    const synced = await graphql(gw.url, 'mutation($i: CreativeInput!) { syncCreative(input: $i) { action taskId creative { id } } }', { i: input }, buyer);
+    expect(synced.body.data!.syncCreative).toEqual({ action: 'pending', taskId: expect.stringMatching(/^task_/), creative: null });
+    const library = async () => (await graphql(gw.url, '{ creativesConnection { edges { node { id status assets { kind width height } } } } }', undefined, buyer)).body.data!.creativesConnection.edges;
+    expect(await library()).toEqual([]);
+    expect((await graphql(gw.url, 'mutation($t: ID!) { approveTask(taskId: $t) }', { t: synced.body.data!.syncCreative.taskId }, seller)).body.data).toEqual({ approveTask: 'completed' });
+    expect(await library()).toEqual([{ node: { id: 'banner-1', status: 'approved', assets: [{ kind: 'image', width: 300, height: 250 }] } }]);
+  }, 30_000);
+});
