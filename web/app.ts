@@ -8,7 +8,7 @@ import { NewBuy } from './pages/new-buy.js';
 import { SignIn } from './pages/sign-in.js';
 import { Webhooks } from './pages/webhooks.js';
 
-/** The page the hash names (`#/buys`, `#/buys/<id>`, `#/approvals`). */
+/** The page the hash names (`#/buys`, `#/buys/<id>`, `#/approvals`, `#/webhooks`). */
 function useRoute(): string {
   const [route, setRoute] = useState(location.hash.slice(1) || '/');
   useEffect(() => {

@@ -141,6 +141,14 @@ describeInBrowser('the console in Chromium: a buyer acts on a buy, its creatives
     await eventually(async () => (await received.count()) > before, 15_000, 'a new received webhook on the page without a reload');
     await checked(page, 'webhooks');
 
+    // The seller reads the buy with its creatives and webhooks, and gets none of the buyer's controls.
+    const sellerPage = await signedInPage(browser, gw.url, seller, { foreign, pageErrors });
+    await sellerPage.goto(`${gw.url}/app/#/buys/${encodeURIComponent(mediaBuyId)}`);
+    await sellerPage.locator('section[aria-labelledby="creatives-title"] li.card', { hasText: 'Spot 15 s' }).waitFor();
+    await sellerPage.locator('[data-webhook]').first().waitFor();
+    expect(await sellerPage.locator('#actions-title, form[aria-labelledby="sync-title"], form[aria-labelledby="assign-title"]').count()).toBe(0);
+    expect(await sellerPage.getByRole('alert').count()).toBe(0);
+
     // Readable at phone width: no horizontal scroll on either page.
     const phone = await signedInPage(browser, gw.url, buyer, { width: 390, foreign, pageErrors });
     await phone.goto(`${gw.url}/app/#/buys/${encodeURIComponent(mediaBuyId)}`);

@@ -1,6 +1,6 @@
 import { html } from 'htm/preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { gql, GraphQLFailure } from '../api.js';
+import { gql, GraphQLFailure, savedSession } from '../api.js';
 import { Failure, money } from '../ui.js';
 import { describedBy, FieldError, messageOf, type FormErrors } from './form-errors.js';
 
@@ -16,6 +16,8 @@ const BUY_FIELDS = 'id status totalBudget endTime packages { id budget }';
 
 /** What the buyer does to a live buy: pause, resume, cancel (with a reason), and new budgets. */
 export function BuyActions(props: ActionsProps) {
+  // Only the buyer acts on a buy (update_media_buy); a seller reading it sees no controls.
+  if (savedSession()?.role !== 'buyer') return null;
   return html`<section aria-labelledby="actions-title" class="panel">
     <h3 id="actions-title">Actions</h3>
     ${['pending', 'active', 'paused'].includes(props.status) ? null : html`<p class="muted">A ${props.status} buy takes no more changes.</p>`}

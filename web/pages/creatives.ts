@@ -1,6 +1,6 @@
 import { html } from 'htm/preact';
 import { useState } from 'preact/hooks';
-import { gql, GraphQLFailure } from '../api.js';
+import { gql, GraphQLFailure, savedSession } from '../api.js';
 import { Failure, Loading, useQuery } from '../ui.js';
 import { describedBy, FieldError, messageOf, type FormErrors } from './form-errors.js';
 
@@ -37,9 +37,11 @@ export function CreativeCard({ creative: c, packages }: { creative: CreativeView
 
 /** A buy's creatives, a form to sync a new one, and one to assign a creative of the library to its packages. */
 export function BuyCreatives({ id, packages }: { id: string; packages: Package[] }) {
-  const { data, error, reload } = useQuery<{ mediaBuy: { creatives: CreativeView[] } | null; creativesConnection: { edges: { node: { id: string; name: string } }[] } }>(
-    `query($id: ID!) { mediaBuy(id: $id) { creatives(first: 50) { ${CREATIVE_FIELDS} } } creativesConnection(first: 100) { edges { node { id name } } } }`,
-    { id },
+  // A seller reading the buy sees its creatives; only the buyer has a library to sync to and assign from.
+  const buyer = savedSession()?.role === 'buyer';
+  const { data, error, reload } = useQuery<{ mediaBuy: { creatives: CreativeView[] } | null; creativesConnection?: { edges: { node: { id: string; name: string } }[] } }>(
+    `query($id: ID!, $buyer: Boolean!) { mediaBuy(id: $id) { creatives(first: 50) { ${CREATIVE_FIELDS} } } creativesConnection(first: 100) @include(if: $buyer) { edges { node { id name } } } }`,
+    { id, buyer },
     { subscription: 'subscription($ids: [String!]) { mediaBuyUpdated(ids: $ids) { position } }', variables: { ids: [id] } },
   );
   return html`<section aria-labelledby="creatives-title" class="panel">
@@ -47,8 +49,8 @@ export function BuyCreatives({ id, packages }: { id: string; packages: Package[]
     ${error && !data ? html`<${Failure} error=${error} />` : !data ? html`<${Loading} />` : (data.mediaBuy?.creatives.length ?? 0) === 0
       ? html`<p class="muted">No creative is assigned to this buy yet.</p>`
       : html`<ul class="cards">${data.mediaBuy!.creatives.map((c) => html`<${CreativeCard} creative=${c} packages=${packages} />`)}</ul>`}
-    <${SyncCreativeForm} packages=${packages} onSynced=${reload} />
-    ${data ? html`<${AssignForm} packages=${packages} library=${data.creativesConnection.edges.map((e) => e.node)} onAssigned=${reload} />` : null}
+    ${buyer ? html`<${SyncCreativeForm} packages=${packages} onSynced=${reload} />` : null}
+    ${buyer && data?.creativesConnection ? html`<${AssignForm} packages=${packages} library=${data.creativesConnection.edges.map((e) => e.node)} onAssigned=${reload} />` : null}
   </section>`;
 }
 

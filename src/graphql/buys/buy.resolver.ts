@@ -27,7 +27,7 @@ export function principalOf(ctx: GraphQLContext): Principal {
  * What one request loads, batched and cached for that request only (DataLoader): a page of buys
  * asking each for its task and its delivery makes one query per kind, not one per buy.
  */
-export interface Loaders {
+interface Loaders {
   buys: DataLoader<string, MediaBuyRow | undefined>;
   tasks: DataLoader<string, TaskRow | undefined>;
   delivery: DataLoader<string, DeliveryRow[]>;
