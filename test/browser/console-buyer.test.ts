@@ -70,8 +70,7 @@ describeInBrowser('the console in Chromium: a buyer acts on a buy, its creatives
     await page.getByRole('button', { name: 'Pause', exact: true }).focus();
     await page.keyboard.press('Enter');
     await status('paused').waitFor();
-    await page.getByRole('button', { name: 'Resume' }).waitFor();
-    expect(await page.evaluate('document.activeElement.textContent')).toBe('Resume');
+    await page.waitForFunction('document.activeElement?.textContent === "Resume"', undefined, { timeout: 5_000 });
     await page.keyboard.press('Enter');
     await status('active').waitFor();
 
@@ -120,7 +119,7 @@ describeInBrowser('the console in Chromium: a buyer acts on a buy, its creatives
 
     // Cancel asks for a reason, refused when blank, at its field.
     await page.getByRole('button', { name: 'Cancel the buy…' }).click();
-    expect(await page.evaluate('document.activeElement.id')).toBe('cancel-reason');
+    await page.waitForFunction('document.activeElement?.id === "cancel-reason"', undefined, { timeout: 5_000 });
     await page.getByLabel('Reason for canceling').fill('  ');
     await page.getByRole('button', { name: 'Cancel the buy', exact: true }).click();
     await page.locator('#cancel-reason-error').waitFor();

@@ -1,5 +1,5 @@
 import { html } from 'htm/preact';
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { gql, GraphQLFailure, savedSession } from '../api.js';
 import { Failure, money } from '../ui.js';
 import { describedBy, FieldError, messageOf, type FormErrors } from './form-errors.js';
@@ -33,7 +33,7 @@ function StatusActions({ id, status }: { id: string; status: string }) {
   const [errors, setErrors] = useState<FormErrors>({});
   const reasonInput = useRef<HTMLInputElement>(null);
   // The button that opened the confirmation is gone: the keyboard user lands on the question's input.
-  useEffect(() => {
+  useLayoutEffect(() => {
     if (confirming) reasonInput.current?.focus();
   }, [confirming]);
   const run = async (mutation: string, variables: Record<string, unknown>) => {
