@@ -9,6 +9,7 @@ import { Products } from './pages/products.js';
 import { NewBuy } from './pages/new-buy.js';
 import { Registry } from './pages/registry.js';
 import { SignIn } from './pages/sign-in.js';
+import { Webhooks } from './pages/webhooks.js';
 
 /** The page the hash names (`#/buys`, `#/buys/<id>`, `#/buys/new?products=a,b`, `#/approvals`): its path and its query. */
 function useRoute(): { path: string; query: URLSearchParams } {
@@ -36,6 +37,7 @@ function Page({ session, route }: { session: Session; route: { path: string; que
   if (path === '/products' && !isOperator(session)) return html`<${Products} />`;
   if (path === '/approvals' && isOperator(session)) return html`<${Approvals} />`;
   if (path === '/catalog' && isOperator(session)) return html`<${Catalog} />`;
+  if (path === '/webhooks' && !isOperator(session)) return html`<${Webhooks} />`;
   if (path === '/buys' || !isOperator(session)) return html`<${Buys} operator=${isOperator(session)} />`;
   return html`<${Approvals} />`;
 }
@@ -63,7 +65,7 @@ function App() {
         ${isOperator(session) ? null : link('#/products', 'Products')}
         ${link('#/buys', 'Media buys')}
         ${isOperator(session) ? link('#/approvals', 'Approvals') : null}
-        ${isOperator(session) ? link('#/catalog', 'Catalog') : null}
+        ${isOperator(session) ? link('#/catalog', 'Catalog') : link('#/webhooks', 'Webhooks')}
         ${link('#/registry', 'Registry')}
       </nav>
       <span class="who">${session.org} · ${session.role}</span>

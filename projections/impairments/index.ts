@@ -44,4 +44,12 @@ export const impairmentQueries = {
     );
     return rows.map((r) => JSON.parse(r.doc) as Impairment);
   },
+  /** Every impairment of these buys, open or resolved, oldest first (callers checked the buys are readable). */
+  ofBuys: async (rm: ReadModelStore, mediaBuyIds: readonly string[]) => {
+    if (mediaBuyIds.length === 0) return [];
+    return rm.query<{ media_buy_id: string; doc: string; resolved_at: string | null }>(
+      `SELECT media_buy_id, doc, resolved_at FROM impairments WHERE media_buy_id IN (${mediaBuyIds.map(() => '?').join(', ')}) ORDER BY opened_at, impairment_id`,
+      [...mediaBuyIds],
+    );
+  },
 };

@@ -120,4 +120,13 @@ export const receivedQueries = {
       'SELECT sender, notification_id, sent_at, data FROM received_notifications WHERE owner = ? AND notification_id = ?',
       [owner, notificationId],
     )).map(parse),
+  /** The owner's accepted webhooks with the endpoint each came to, newest first. */
+  recent: async (rm: ReadModelStore, owner: string, opts: { taskId?: string; limit: number }) =>
+    (
+      await rm.query<{ sender: string; dedup_key: string; endpoint_id: string; task_id: string | null; task_type: string | null; status: string | null; notification_id: string | null; notification_type: string | null; sent_at: string; received_at: string; data: string | null }>(
+        `SELECT sender, dedup_key, endpoint_id, task_id, task_type, status, notification_id, notification_type, sent_at, received_at, data FROM received_webhooks
+         WHERE owner = ?${opts.taskId ? ' AND task_id = ?' : ''} ORDER BY received_at DESC, dedup_key LIMIT ?`,
+        opts.taskId ? [owner, opts.taskId, opts.limit] : [owner, opts.limit],
+      )
+    ).map(parse),
 };

@@ -101,4 +101,17 @@ export const webhookQueries = {
       [owner, ...mediaBuyIds, limit * mediaBuyIds.length],
     );
   },
+  /**
+   * The attempts of the fires about these buys of one owner (the index's order), newest fire first,
+   * at most `rows` attempts per buy asked for. Callers have already checked the caller may read them.
+   */
+  attemptsOfBuys: async (rm: ReadModelStore, owner: string, mediaBuyIds: readonly string[], rows: number) => {
+    if (mediaBuyIds.length === 0) return [];
+    return rm.query<WebhookActivityRow>(
+      `SELECT idempotency_key, attempt, media_buy_id, task_id, notification_type, url, status, http_status_code, error_message, fired_at, completed_at, response_time_ms, payload_size_bytes, sequence_number
+       FROM webhook_activity WHERE owner = ? AND media_buy_id IN (${mediaBuyIds.map(() => '?').join(', ')})
+       ORDER BY fired_at DESC, idempotency_key, attempt LIMIT ?`,
+      [owner, ...mediaBuyIds, rows * mediaBuyIds.length],
+    );
+  },
 };

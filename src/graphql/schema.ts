@@ -12,6 +12,9 @@ import { SystemResolver } from './system/system.resolver';
 import { DeliveryResolver } from './delivery/delivery.resolver';
 import { LiveResolver } from './live/live.resolver';
 import { BuyResolver, TaskResolver } from './buys/buy.resolver';
+import { BuyActionsResolver } from './buys/buy-actions.resolver';
+import { BuyCreativesResolver, CreativeResolver } from './creatives/creative.resolver';
+import { BuyWebhooksResolver, ReceivedWebhookResolver } from './webhooks/webhook.resolver';
 
 let cached: Promise<GraphQLSchema> | undefined;
 
@@ -30,7 +33,7 @@ const noPubSub = {
 
 /** The gateway's schema, built once per process from the type-graphql resolvers. */
 export function gatewaySchema(): Promise<GraphQLSchema> {
-  cached ??= buildSchema({ resolvers: [SystemResolver, ApiKeyResolver, CatalogResolver, MediaBuyResolver, GovernanceResolver, ReceiverResolver, BrandResolver, RegistryResolver, LiveResolver, BuyResolver, TaskResolver, DeliveryResolver], validate: false, pubSub: noPubSub });
+  cached ??= buildSchema({ resolvers: [SystemResolver, ApiKeyResolver, CatalogResolver, MediaBuyResolver, GovernanceResolver, ReceiverResolver, BrandResolver, RegistryResolver, LiveResolver, BuyResolver, TaskResolver, DeliveryResolver, BuyActionsResolver, CreativeResolver, BuyCreativesResolver, BuyWebhooksResolver, ReceivedWebhookResolver], validate: false, pubSub: noPubSub });
   return cached;
 }
 

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { issueApiKey } from '../../src/application/api-keys';
-import { ROOT, startTestGateway, tempDir } from '../support/gateway';
+import { graphql, ROOT, startTestGateway, tempDir } from '../support/gateway';
 import { eventually } from '../support/infra';
 import { startReceiver } from '../support/receiver';
 
@@ -66,6 +66,11 @@ describe('impairments (catalog republished under a running buy)', () => {
       const fire = (await eventually(() => receiver.received.find((w) => w.json.notification_id === imp.impairment_id), 20_000, 'impairment webhook'))!;
       expect(fire.json).toMatchObject({ operation_id: 'op-persistent', result: { notification_type: 'impairment', media_buy_id: created.media_buy_id, impairment: { impairment_id: imp.impairment_id } } });
       expect(fire.headers['signature-input']).toContain('tag="adcp/webhook-signing/v1"');
+      // The typed graph: the impairment on the buy, and the webhook that told of it in its activity.
+      const TYPED = 'query($id: ID!) { mediaBuy(id: $id) { impairments { id reasonCode resourceId packageIds resolvedAt } webhookActivity { notificationType state } } }';
+      const typed = async () => (await graphql(gw.url, TYPED, { id: created.media_buy_id }, buyer)).body.data!.mediaBuy;
+      expect((await typed()).impairments).toEqual([{ id: imp.impairment_id, reasonCode: 'property_depublished', resourceId: 'recipes.example', packageIds: [created.packages[0].package_id], resolvedAt: null }]);
+      await eventually(async () => (await typed()).webhookActivity.some((a: { notificationType: string; state: string }) => a.notificationType === 'impairment' && a.state === 'delivered'), 20_000, 'the impairment webhook in the buy’s activity');
       await gw.stop();
 
       // The same catalog again (a restart without changes) opens nothing new and fires nothing.
@@ -84,6 +89,7 @@ describe('impairments (catalog republished under a running buy)', () => {
       expect(fires[0]!.json.idempotency_key).not.toBe(fires[1]!.json.idempotency_key);
       expect((await task('get_media_buys', { media_buy_id: created.media_buy_id })).media_buys[0].health).toBe('ok');
       expect(receiver.received.filter((w) => w.json.result?.notification_type === 'impairment')).toHaveLength(2);
+      expect((await typed()).impairments).toEqual([expect.objectContaining({ id: imp.impairment_id, resolvedAt: expect.any(String) })]);
     } finally {
       await gw.stop();
       await receiver.close();

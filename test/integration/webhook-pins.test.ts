@@ -60,7 +60,7 @@ describe('adagents.json signing-key pins on the receiver', () => {
       await revalidate();
       const accepted = await order('pin-2');
       await eventually(async () => (await activity(accepted)).some((a) => a.status === 'success'), 20_000, 'pinned key accepted');
-      const got = await graphql(buyerGw.url, 'query($t: String) { receivedWebhooks(taskId: $t) }', { t: accepted }, buyer);
+      const got = await graphql(buyerGw.url, 'query($t: String) { receivedWebhooks(taskId: $t) { id sender status taskId data } }', { t: accepted }, buyer);
       expect(got.body.data!.receivedWebhooks).toHaveLength(1);
     } finally {
       await buyerGw.stop();

@@ -59,7 +59,7 @@ describe(`buyer-side webhook receiver (${name})`, () => {
     const r = await graphql(buyerGw.url, `mutation { registerWebhookEndpoint(agentId: "${agentId}", senderDomain: "${senderDomain}"${extra}) }`, undefined, keys.buyer);
     return r.body.data?.registerWebhookEndpoint as { url_template: string; endpoint_id: string } | undefined;
   };
-  const received = async (taskId: string) => (await graphql(buyerGw.url, 'query($t: String) { receivedWebhooks(taskId: $t) }', { t: taskId }, keys.buyer)).body.data!.receivedWebhooks as Record<string, any>[];
+  const received = async (taskId: string) => (await graphql(buyerGw.url, 'query($t: String) { receivedWebhooks(taskId: $t) { id sender status taskId data } }', { t: taskId }, keys.buyer)).body.data!.receivedWebhooks as Record<string, any>[];
   const status = async (taskId: string) => (await graphql(buyerGw.url, 'query($t: String!) { receivedTaskStatus(taskId: $t) }', { t: taskId }, keys.buyer)).body.data!.receivedTaskStatus as Record<string, any> | null;
 
   it('our dispatcher → our receiver over loopback: verified with keys from the seller’s brand.json, applied as task status', async () => {
@@ -86,7 +86,8 @@ describe(`buyer-side webhook receiver (${name})`, () => {
       return list.length === 2 && (await status(taskId))?.status === 'completed' ? list : undefined;
     }, 20_000, 'working and completed received'))!;
     expect(got.map((w) => w.status).sort()).toEqual(['completed', 'working']);
-    expect(got.every((w) => w.sender === 'seller.example/adcp_gateway')).toBe(true);
+    expect(got.every((w) => w.sender === 'seller.example/adcp_gateway' && w.taskId === taskId)).toBe(true);
+    expect(got.find((w) => w.status === 'completed')!.data).toMatchObject({ status: 'active' });
     expect(await status(taskId)).toMatchObject({ status: 'completed', data: { status: 'active' } });
     // The seller saw every delivery answered 200.
     const activity = await eventually(async () => {

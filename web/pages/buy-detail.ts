@@ -1,6 +1,9 @@
 import { html } from 'htm/preact';
 import { BuyDelivery } from './delivery.js';
 import { day, Failure, Loading, money, useQuery, type BuyRow } from '../ui.js';
+import { BuyActions } from './buy-actions.js';
+import { BuyCreatives } from './creatives.js';
+import { BuyWebhookActivity } from './webhooks.js';
 
 interface BuyDetailData {
   mediaBuy: null | (BuyRow & {
@@ -32,6 +35,9 @@ export function BuyDetail({ id, operator = false }: { id: string; operator?: boo
     <p class="muted">${b.id} · ${money(b.totalBudget, b.currency)} · ${day(b.startTime)} – ${day(b.endTime)}</p>
     <h3>Packages</h3>
     <ul>${b.packages.map((p) => html`<li>${p.productId}: ${money(p.budget, b.currency)}</li>`)}</ul>
+    <${BuyActions} id=${b.id} status=${b.status} currency=${b.currency} endTime=${b.endTime} packages=${b.packages} />
+    <${BuyCreatives} id=${b.id} packages=${b.packages} />
+    <${BuyWebhookActivity} id=${b.id} />
     <h3>Delivery</h3>
     <${BuyDelivery} buy=${b} operator=${operator} />
     <h3>History</h3>

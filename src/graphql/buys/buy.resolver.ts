@@ -17,7 +17,7 @@ import { Delivery, DeliveryGranularity, MediaBuy, MediaBuyConnection, Task, Time
 /** The most buys one page holds. */
 export const MAX_PAGE = 100;
 
-function principalOf(ctx: GraphQLContext): Principal {
+export function principalOf(ctx: GraphQLContext): Principal {
   if (!ctx.principal) throw new AppError('UNAUTHENTICATED', 'a Bearer API key or access token is required');
   return ctx.principal;
 }
@@ -36,7 +36,7 @@ interface Loaders {
 // Made the first time a request asks (most requests never do), and dropped with the request.
 const perRequest = new WeakMap<GraphQLContext, Loaders>();
 
-function loadersOf(ctx: GraphQLContext): Loaders {
+export function loadersOf(ctx: GraphQLContext): Loaders {
   let loaders = perRequest.get(ctx);
   if (!loaders) {
     const rm = ctx.app.readModels;
@@ -77,7 +77,7 @@ function loadersOf(ctx: GraphQLContext): Loaders {
   return loaders;
 }
 
-function toMediaBuy(row: MediaBuyRow): MediaBuy {
+export function toMediaBuy(row: MediaBuyRow): MediaBuy {
   const t = row.terms;
   return {
     id: publicId(row.media_buy_id),
@@ -103,6 +103,7 @@ function toMediaBuy(row: MediaBuyRow): MediaBuy {
     })),
     taskId: row.task_id,
     internalId: row.media_buy_id,
+    owner: row.owner,
   };
 }
 

@@ -181,6 +181,9 @@ export class MediaBuy {
 
   /** Its id as stored (a buyer-chosen sandbox id carries its owner's tag). */
   internalId!: string;
+
+  /** The buyer who owns it (its creatives and webhooks are theirs). */
+  owner!: string;
 }
 
 @ObjectType()

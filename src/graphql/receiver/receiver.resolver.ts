@@ -1,12 +1,9 @@
 import { GraphQLJSONObject } from 'graphql-scalars';
-import { Arg, Ctx, Int, Mutation, Query, Resolver } from 'type-graphql';
+import { Arg, Ctx, Mutation, Query, Resolver } from 'type-graphql';
 import { receivedQueries } from '../../../projections/received-webhooks';
 import type { EndpointMode } from '../../domain/receiver/receiver';
 import { AppError } from '../../shared/errors';
 import type { GraphQLContext } from '../context';
-
-/** The most received webhooks one page holds. */
-const MAX_RECEIVED_PAGE = 500;
 
 function requireBuyer(ctx: GraphQLContext) {
   if (!ctx.principal || ctx.principal.role !== 'buyer') throw new AppError('UNAUTHENTICATED', 'a Bearer API key with role buyer is required');
@@ -15,7 +12,7 @@ function requireBuyer(ctx: GraphQLContext) {
 
 const MODES: readonly EndpointMode[] = ['rfc9421', 'hmac-sha256', 'bearer'];
 
-/** The buyer side of webhooks: where sellers send them, and what arrived. */
+/** The buyer side of webhooks: where sellers send them, and the latest status they reported (what arrived: receivedWebhooks, graphql/webhooks). */
 @Resolver()
 export class ReceiverResolver {
   @Mutation(() => GraphQLJSONObject, {
@@ -36,18 +33,6 @@ export class ReceiverResolver {
     const registered = await ctx.app.receiver.registerEndpoint(principal.org, { agentId, senderDomain, mode: m, ...(secret ? { secret } : {}), ...(pinPublisherDomain ? { pinPublisherDomain } : {}) }, { now: new Date().toISOString(), principal: principal.keyId });
     await ctx.app.projections.waitFor(ctx.app.store.appendedUpTo());
     return { ...registered, url_template: `${ctx.origin}${registered.path_template}` };
-  }
-
-  @Query(() => [GraphQLJSONObject], { description: 'Webhooks this buyer accepted (after verification and dedup), newest first; filter by task. limit: 1 to 500 (default 50).' })
-  async receivedWebhooks(
-    @Ctx() ctx: GraphQLContext,
-    @Arg('taskId', () => String, { nullable: true }) taskId?: string,
-    @Arg('limit', () => Int, { nullable: true }) limit?: number,
-  ) {
-    const principal = requireBuyer(ctx);
-    // Refused rather than quietly cut: a client asking for more than a page holds learns the page size.
-    if (limit !== undefined && limit !== null && (limit < 1 || limit > MAX_RECEIVED_PAGE)) throw new AppError('VALIDATION_ERROR', `limit must be between 1 and ${MAX_RECEIVED_PAGE}`, 'limit');
-    return receivedQueries.list(ctx.app.readModels, principal.org, { ...(taskId ? { taskId } : {}), limit: limit ?? 50 });
   }
 
   @Query(() => GraphQLJSONObject, { nullable: true, description: 'The latest task status senders reported to this buyer (a late, older status never replaces a newer one).' })

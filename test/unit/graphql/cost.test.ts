@@ -15,7 +15,7 @@ describe('the static price of a GraphQL operation', () => {
 
   it('charges a root list for the items it may return, sized by its arguments, else a default page', () => {
     expect(price('{ products { productId } }').fields).toBe(1 + ROOT_PAGE);
-    expect(price('{ receivedWebhooks(limit: 3) }').fields).toBe(1 + 3);
+    expect(price('{ receivedWebhooks(limit: 3) { id } }').fields).toBe(1 + 3);
     expect(price('query($r: JSONObject) { mediaBuys(request: $r) }', { r: { media_buy_ids: ['a', 'b'] } }).fields).toBe(1 + 2);
     expect(price('{ creatives(request: {pagination: {max_results: 7}}) }').fields).toBe(1 + 7);
     // Nested lists of objects count ASSUMED_NESTED_LIST items, each 1 + its selections.
