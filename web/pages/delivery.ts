@@ -6,6 +6,7 @@ import { Failure, Loading, money, useQuery } from '../ui.js';
 /** What the delivery section needs to know of its buy. */
 export interface DeliveredBuy {
   id: string;
+  status: string;
   currency: string;
   totalBudget: number;
   startTime: string;
@@ -33,6 +34,8 @@ const DELIVERY = `query($id: ID!, $g: DeliveryGranularity!) { clock mediaBuy(id:
   series { start impressions clicks spend }
 } } }`;
 
+/** The statuses in which a buy spends, so its pace means something. */
+const PACED = new Set(['active', 'paused', 'completed']);
 const BUCKET_MS: Record<Granularity, number> = { HOURLY: 3_600_000, DAILY: 86_400_000 };
 const when = (iso: string, g: Granularity) => (g === 'HOURLY' ? iso.replace('T', ' ').slice(0, 16) : iso.slice(0, 10));
 const percent = (part: number, whole: number) => (whole > 0 ? Math.round((part / whole) * 1000) / 10 : 0);
@@ -68,7 +71,7 @@ export function BuyDelivery({ buy, operator }: { buy: DeliveredBuy; operator: bo
     ${error ? html`<${Failure} error=${error} />` : null}
     <${Bars} series=${series} totals=${totals} metric=${metric} granularity=${granularity} currency=${buy.currency} />
     <${Pacing} buy=${buy} series=${series} granularity=${granularity} clock=${data.clock} spent=${totals.spend} />
-    <table class="packages-delivery">
+    <div class="scroll"><table class="packages-delivery">
       <caption>Per package</caption>
       <thead><tr><th scope="col">Package</th><th scope="col">Impressions</th><th scope="col">Clicks</th><th scope="col">Spend</th><th scope="col">Of its budget</th></tr></thead>
       <tbody>
@@ -77,7 +80,7 @@ export function BuyDelivery({ buy, operator }: { buy: DeliveredBuy; operator: bo
           return html`<tr data-package=${p.id}><th scope="row">${p.productId}</th><td>${d.impressions.toLocaleString('en')}</td><td>${d.clicks.toLocaleString('en')}</td><td>${money(d.spend, buy.currency)}</td><td>${percent(d.spend, p.budget)} %</td></tr>`;
         })}
       </tbody>
-    </table>
+    </table></div>
     ${series.length
       ? html`<details class="numbers">
           <summary>The numbers, ${granularity === 'HOURLY' ? 'hour by hour' : 'day by day'}</summary>
@@ -123,7 +126,7 @@ function Pacing({ buy, series, granularity, clock, spent }: { buy: DeliveredBuy;
   const elapsed = (now - start) / flight;
   const expected = buy.totalBudget * elapsed;
   const pace = expected > 0 ? spent / expected : 0;
-  const verdict = expected <= 0 ? 'the flight has not started' : pace > 1.1 ? 'ahead of an even pace' : pace < 0.9 ? 'behind an even pace' : 'on an even pace';
+  const verdict = !PACED.has(buy.status) ? `the buy is ${buy.status}` : elapsed < 0.01 ? 'the flight has just started' : pace > 1.1 ? 'ahead of an even pace' : pace < 0.9 ? 'behind an even pace' : 'on an even pace';
   const W = 400;
   const H = 120;
   const x = (t: number) => Math.round(((Math.min(Math.max(t, start), end) - start) / flight) * W * 10) / 10;
