@@ -5,7 +5,7 @@ import { issueApiKey } from '../../src/application/api-keys';
 import { DEMO_CATALOG } from '../../src/application/catalog';
 import { graphql, startTestGateway } from '../support/gateway';
 import { eventually } from '../support/infra';
-import { accessibilityProblems, describeInBrowser, launchBrowser, screenshotPath, signedInPage } from '../support/browser';
+import { accessibilityProblems, consoleDocuments, describeInBrowser, launchBrowser, screenshotPath, signedInPage, untypedUses } from '../support/browser';
 
 type Gateway = Awaited<ReturnType<typeof startTestGateway>>;
 
@@ -175,4 +175,9 @@ describeInBrowser('the console in Chromium: discovery, several packages, the sel
     expect(pageErrors).toEqual([]);
     expect(foreign).toEqual([]);
   }, 120_000);
+
+  it('every GraphQL document the console sent (POST and WebSocket) is valid and uses typed fields only: no JSONObject in or out', () => {
+    expect(consoleDocuments.size).toBeGreaterThan(2);
+    expect(untypedUses(consoleDocuments)).toEqual([]);
+  });
 });

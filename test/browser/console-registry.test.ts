@@ -3,7 +3,7 @@ import { issueApiKey } from '../../src/application/api-keys';
 import { graphql, startTestGateway } from '../support/gateway';
 import { eventually } from '../support/infra';
 import { startOrigins } from '../support/origins';
-import { accessibilityProblems, describeInBrowser, launchBrowser, screenshotPath, signedInPage } from '../support/browser';
+import { accessibilityProblems, consoleDocuments, describeInBrowser, launchBrowser, screenshotPath, signedInPage, untypedUses } from '../support/browser';
 
 type Gateway = Awaited<ReturnType<typeof startTestGateway>>;
 
@@ -150,4 +150,9 @@ describeInBrowser('the console’s registry in Chromium: brands, a publisher’s
     expect(pageErrors).toEqual([]);
     expect(foreign).toEqual([]);
   }, 60_000);
+
+  it('every GraphQL document the console sent (POST and WebSocket) is valid and uses typed fields only: no JSONObject in or out', () => {
+    expect(consoleDocuments.size).toBeGreaterThan(2);
+    expect(untypedUses(consoleDocuments)).toEqual([]);
+  });
 });

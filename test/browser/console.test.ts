@@ -3,7 +3,7 @@ import type { Browser } from 'playwright-core';
 import { issueApiKey } from '../../src/application/api-keys';
 import { graphql, startTestGateway } from '../support/gateway';
 import { eventually } from '../support/infra';
-import { accessibilityProblems, describeInBrowser, launchBrowser, screenshotPath, signedInPage } from '../support/browser';
+import { accessibilityProblems, consoleDocuments, describeInBrowser, launchBrowser, screenshotPath, signedInPage, untypedUses } from '../support/browser';
 
 type Gateway = Awaited<ReturnType<typeof startTestGateway>>;
 
@@ -114,4 +114,9 @@ describeInBrowser('the console in Chromium: a buyer and a seller, live', () => {
     expect(pageErrors).toEqual([]);
     expect(foreign).toEqual([]);
   }, 90_000);
+
+  it('every GraphQL document the console sent (POST and WebSocket) is valid and uses typed fields only: no JSONObject in or out', () => {
+    expect(consoleDocuments.size).toBeGreaterThan(2);
+    expect(untypedUses(consoleDocuments)).toEqual([]);
+  });
 });

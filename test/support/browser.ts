@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import { buildSchema, getNamedType, parse, TypeInfo, typeFromAST, validate, visit, visitWithTypeInfo, type GraphQLSchema, type GraphQLType, type NamedTypeNode } from 'graphql';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { REQUIRE_INFRA } from './infra';
 import { ROOT } from './gateway';
@@ -63,6 +64,7 @@ export async function signedInPage(browser: Browser, gatewayUrl: string, key: st
   const context = await browser.newContext({ viewport: { width: opts.width ?? 1200, height: 900 } });
   const page = await context.newPage();
   page.on('pageerror', (err) => opts.pageErrors.push(String(err)));
+  recordGraphqlDocuments(page);
   page.on('request', (req) => {
     if (!req.url().startsWith(gatewayUrl) && !req.url().startsWith(gatewayUrl.replace(/^http/, 'ws'))) opts.foreign.push(req.url());
   });
@@ -80,4 +82,55 @@ export async function signedInPage(browser: Browser, gatewayUrl: string, key: st
   }
   await page.getByRole('button', { name: 'Sign out' }).waitFor();
   return page;
+}
+
+/** Every GraphQL document the console sent in this test file: over POST /graphql and the WebSocket. */
+export const consoleDocuments = new Set<string>();
+
+function recordGraphqlDocuments(page: Page): void {
+  page.on('request', (req) => {
+    if (req.method() !== 'POST' || new URL(req.url()).pathname !== '/graphql') return;
+    const query = (JSON.parse(req.postData() ?? '{}') as { query?: unknown }).query;
+    if (typeof query === 'string') consoleDocuments.add(query);
+  });
+  page.on('websocket', (ws) =>
+    ws.on('framesent', (frame) => {
+      const message = JSON.parse(typeof frame.payload === 'string' ? frame.payload : frame.payload.toString('utf8')) as { type?: string; payload?: { query?: unknown } };
+      if (message.type === 'subscribe' && typeof message.payload?.query === 'string') consoleDocuments.add(message.payload.query);
+    }),
+  );
+}
+
+let committedSchema: GraphQLSchema | undefined;
+
+/**
+ * Where the documents step outside the typed graph: a field whose type is the `JSONObject` scalar,
+ * an argument or variable that takes one. Each document must also be valid against the committed
+ * schema (schema/schema.graphql).
+ */
+export function untypedUses(documents: Iterable<string>): string[] {
+  committedSchema ??= buildSchema(fs.readFileSync(path.join(ROOT, 'schema', 'schema.graphql'), 'utf8'));
+  const schema = committedSchema;
+  const found: string[] = [];
+  const isJson = (type: GraphQLType | null | undefined) => !!type && getNamedType(type).name === 'JSONObject';
+  for (const text of documents) {
+    const doc = parse(text);
+    for (const e of validate(schema, doc)) found.push(`invalid: ${e.message} in ${text.slice(0, 80)}`);
+    const info = new TypeInfo(schema);
+    visit(
+      doc,
+      visitWithTypeInfo(info, {
+        Field(node) {
+          if (isJson(info.getType())) found.push(`field ${node.name.value} answers JSONObject`);
+        },
+        Argument(node) {
+          if (isJson(info.getArgument()?.type)) found.push(`argument ${node.name.value} takes JSONObject`);
+        },
+        VariableDefinition(node) {
+          if (isJson(typeFromAST(schema, node.type as NamedTypeNode))) found.push(`variable $${node.variable.name.value} is JSONObject`);
+        },
+      }),
+    );
+  }
+  return found;
 }
