@@ -2,7 +2,7 @@ import { html } from 'htm/preact';
 import { useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { gql, GraphQLFailure, savedSession } from '../api.js';
 import { Failure, money } from '../ui.js';
-import { describedBy, FieldError, messageOf, type FormErrors } from './form-errors.js';
+import { describedBy, Field, FieldError, messageOf, useForm, type FormErrors } from '../form.js';
 
 interface ActionsProps {
   id: string;
@@ -80,54 +80,40 @@ function StatusActions({ id, status }: { id: string; status: string }) {
 }
 
 /** Where a budget change's error belongs: `packages[i].…` of what was sent is package `sent[i]`'s input. */
-function inputOf(field: string | undefined, sent: number[]): string {
+function inputOf(field: string | undefined, sent: number[]): string | undefined {
   const p = field ? /^packages\[(\d+)\]/.exec(field) : null;
   if (p && sent[Number(p[1])] !== undefined) return `pkg-${sent[Number(p[1])]}`;
   if (field === 'packages' && sent.length > 0) return `pkg-${sent[0]}`;
   if (field === 'endTime') return 'end';
-  return 'form';
+  return undefined;
 }
 
 function BudgetForm({ id, currency, endTime, packages }: ActionsProps) {
-  const initial = () => ({ end: endTime.slice(0, 10), ...Object.fromEntries(packages.map((p, i) => [`pkg-${i}`, String(p.budget)])) }) as Record<string, string>;
-  const [values, setValues] = useState<Record<string, string>>(initial);
-  const [errors, setErrors] = useState<FormErrors>({});
-  const [done, setDone] = useState<string | undefined>();
-  const [busy, setBusy] = useState(false);
-  const submit = async (e: Event) => {
-    e.preventDefault();
-    const sent = packages.flatMap((p, i) => (values[`pkg-${i}`] !== String(p.budget) ? [i] : []));
-    const end = values.end !== endTime.slice(0, 10) && values.end ? new Date(`${values.end}T23:59:59Z`).toISOString() : undefined;
-    setBusy(true);
-    setErrors({});
-    setDone(undefined);
-    try {
+  const form = useForm<Record<string, string>>(() => ({ end: endTime.slice(0, 10), ...Object.fromEntries(packages.map((p, i) => [`pkg-${i}`, String(p.budget)])) }));
+  const { values, errors, set } = form;
+  // The packages whose budget the form changes, by index: what `packages[i]` of an error refers to.
+  const sent = packages.flatMap((p, i) => (values[`pkg-${i}`] !== String(p.budget) ? [i] : []));
+  const submit = form.onSubmit(
+    async () => {
+      const end = values.end !== endTime.slice(0, 10) && values.end ? new Date(`${values.end}T23:59:59Z`).toISOString() : undefined;
       const input = { mediaBuyId: id, ...(sent.length ? { packages: sent.map((i) => ({ packageId: packages[i]!.id, budget: Number(values[`pkg-${i}`]) })) } : {}), ...(end ? { endTime: end } : {}) };
       const { changeMediaBuyBudget } = await gql<{ changeMediaBuyBudget: { totalBudget: number } }>(`mutation($i: MediaBuyBudgetInput!) { changeMediaBuyBudget(input: $i) { ${BUY_FIELDS} } }`, { i: input });
-      setDone(`Budget now ${money(changeMediaBuyBudget.totalBudget, currency)}.`);
-    } catch (err) {
-      setErrors({ [inputOf(err instanceof GraphQLFailure ? err.field : undefined, sent.length ? sent : [0])]: messageOf(err) });
-    } finally {
-      setBusy(false);
-    }
-  };
-  const set = (name: string) => (e: Event) => setValues({ ...values, [name]: (e.target as HTMLInputElement).value });
+      return `Budget now ${money(changeMediaBuyBudget.totalBudget, currency)}.`;
+    },
+    (field) => inputOf(field, sent.length ? sent : [0]),
+  );
   return html`<form aria-labelledby="budget-title" onSubmit=${submit} noValidate>
     <h4 id="budget-title">Budget and flight</h4>
     ${errors.form ? html`<${Failure} error=${errors.form} />` : null}
     ${packages.map(
-      (p, i) => html`<div class="field">
-        <label for=${`budget-pkg-${i}`}>Budget of ${p.productId} (${currency})</label>
+      (p, i) => html`<${Field} id=${`budget-pkg-${i}`} label=${`Budget of ${p.productId} (${currency})`} errors=${errors} name=${`pkg-${i}`}>
         <input ...${describedBy(`budget-pkg-${i}`, errors, `pkg-${i}`)} type="number" inputmode="decimal" step="0.01" value=${values[`pkg-${i}`]} onInput=${set(`pkg-${i}`)} />
-        <${FieldError} id=${`budget-pkg-${i}`} errors=${errors} name=${`pkg-${i}`} />
-      </div>`,
+      <//>`,
     )}
-    <div class="field">
-      <label for="budget-end">Flight ends</label>
+    <${Field} id="budget-end" label="Flight ends" errors=${errors} name="end">
       <input ...${describedBy('budget-end', errors, 'end')} type="date" value=${values.end} onInput=${set('end')} />
-      <${FieldError} id="budget-end" errors=${errors} name="end" />
-    </div>
-    <button type="submit" disabled=${busy}>${busy ? 'Saving…' : 'Change the budget'}</button>
-    ${done ? html`<p role="status" class="muted">${done}</p>` : null}
+    <//>
+    <button type="submit" disabled=${form.busy}>${form.busy ? 'Saving…' : 'Change the budget'}</button>
+    ${form.done ? html`<p role="status" class="muted">${form.done}</p>` : null}
   </form>`;
 }

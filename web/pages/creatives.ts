@@ -2,7 +2,7 @@ import { html } from 'htm/preact';
 import { useState } from 'preact/hooks';
 import { gql, GraphQLFailure, savedSession } from '../api.js';
 import { Failure, Loading, useQuery } from '../ui.js';
-import { describedBy, FieldError, messageOf, type FormErrors } from './form-errors.js';
+import { describedBy, Field, FieldError, useForm, type FormErrors } from '../form.js';
 
 export interface CreativeView {
   id: string;
@@ -66,56 +66,39 @@ function PackagePicker({ prefix, packages, chosen, onChange, errors }: { prefix:
 }
 
 /** Where a sync's error belongs: the input its `extensions.field` names. */
-function syncInputOf(field: string | undefined): string {
+function syncInputOf(field: string | undefined): string | undefined {
   if (field === 'name') return 'name';
   if (field === 'formatId') return 'format';
   if (field === 'assetUrl') return 'url';
   if (field === 'durationMs') return 'duration';
   if (field?.startsWith('packageIds')) return 'packages';
-  return 'form';
+  return undefined;
 }
 
 function SyncCreativeForm({ packages, onSynced }: { packages: Package[]; onSynced: () => void }) {
   const formats = useQuery<{ creativeFormats: FormatChoice[] }>('{ creativeFormats { formatId { agentUrl id } name type } }', {});
-  const [values, setValues] = useState({ name: '', format: '', url: '', duration: '' });
+  const form = useForm({ name: '', format: '', url: '', duration: '' });
+  const { values, errors, set } = form;
   const [chosen, setChosen] = useState<string[]>([]);
-  const [errors, setErrors] = useState<FormErrors>({});
-  const [done, setDone] = useState<string | undefined>();
-  const [busy, setBusy] = useState(false);
-  const set = (name: keyof typeof values) => (e: Event) => setValues({ ...values, [name]: (e.target as HTMLInputElement).value });
   // Formats whose assets a single file fills (a catalog-driven one needs a catalog, not a URL).
   const choices = (formats.data?.creativeFormats ?? []).filter((f) => f.type === 'display' || f.type === 'video');
   const format = choices.find((f) => `${f.formatId.agentUrl}|${f.formatId.id}` === values.format);
-  const submit = async (e: Event) => {
-    e.preventDefault();
-    setBusy(true);
-    setErrors({});
-    setDone(undefined);
-    try {
-      const [agentUrl, id] = values.format.split('|');
-      const input = {
-        name: values.name.trim(),
-        formatId: { agentUrl: agentUrl ?? '', id: id ?? '' },
-        assetUrl: values.url.trim(),
-        ...(format?.type === 'video' && values.duration ? { durationMs: Math.round(Number(values.duration) * 1000) } : {}),
-        ...(chosen.length ? { packageIds: chosen } : {}),
-      };
-      const { syncCreative } = await gql<{ syncCreative: { action: string; taskId: string | null; creative: { id: string } | null } }>('mutation($i: CreativeInput!) { syncCreative(input: $i) { action taskId creative { id } } }', { i: input });
-      setDone(syncCreative.taskId ? `Sent for the seller’s review (task ${syncCreative.taskId}).` : `Creative ${syncCreative.creative?.id ?? ''} ${syncCreative.action}.`);
-      setValues({ name: '', format: values.format, url: '', duration: '' });
-      setChosen([]);
-      onSynced();
-    } catch (err) {
-      setErrors({ [syncInputOf(err instanceof GraphQLFailure ? err.field : undefined)]: messageOf(err) });
-    } finally {
-      setBusy(false);
-    }
-  };
-  const field = (name: string, label: string, input: unknown) => html`<div class="field">
-    <label for=${`creative-${name}`}>${label}</label>
-    ${input}
-    <${FieldError} id=${`creative-${name}`} errors=${errors} name=${name} />
-  </div>`;
+  const submit = form.onSubmit(async () => {
+    const [agentUrl, id] = values.format.split('|');
+    const input = {
+      name: values.name.trim(),
+      formatId: { agentUrl: agentUrl ?? '', id: id ?? '' },
+      assetUrl: values.url.trim(),
+      ...(format?.type === 'video' && values.duration ? { durationMs: Math.round(Number(values.duration) * 1000) } : {}),
+      ...(chosen.length ? { packageIds: chosen } : {}),
+    };
+    const { syncCreative } = await gql<{ syncCreative: { action: string; taskId: string | null; creative: { id: string } | null } }>('mutation($i: CreativeInput!) { syncCreative(input: $i) { action taskId creative { id } } }', { i: input });
+    form.setValues({ name: '', format: values.format, url: '', duration: '' });
+    setChosen([]);
+    onSynced();
+    return syncCreative.taskId ? `Sent for the seller’s review (task ${syncCreative.taskId}).` : `Creative ${syncCreative.creative?.id ?? ''} ${syncCreative.action}.`;
+  }, syncInputOf);
+  const field = (name: string, label: string, input: unknown) => html`<${Field} id=${`creative-${name}`} label=${label} errors=${errors} name=${name}>${input}<//>`;
   return html`<form aria-labelledby="sync-title" onSubmit=${submit} noValidate>
     <h4 id="sync-title">Sync a creative</h4>
     ${errors.form ? html`<${Failure} error=${errors.form} />` : null}
@@ -128,51 +111,39 @@ function SyncCreativeForm({ packages, onSynced }: { packages: Package[]; onSynce
     ${field('url', 'Asset URL', html`<input ...${describedBy('creative-url', errors, 'url')} type="url" inputmode="url" placeholder="https://cdn.example/file" required value=${values.url} onInput=${set('url')} />`)}
     ${format?.type === 'video' ? field('duration', 'Duration (seconds)', html`<input ...${describedBy('creative-duration', errors, 'duration')} type="number" inputmode="decimal" min="1" value=${values.duration} onInput=${set('duration')} />`) : null}
     ${packages.length ? html`<${PackagePicker} prefix="creative" packages=${packages} chosen=${chosen} onChange=${setChosen} errors=${errors} />` : null}
-    <button type="submit" disabled=${busy}>${busy ? 'Syncing…' : 'Sync the creative'}</button>
-    ${done ? html`<p role="status" class="muted">${done}</p>` : null}
+    <button type="submit" disabled=${form.busy}>${form.busy ? 'Syncing…' : 'Sync the creative'}</button>
+    ${form.done ? html`<p role="status" class="muted">${form.done}</p>` : null}
   </form>`;
 }
 
 function AssignForm({ packages, library, onAssigned }: { packages: Package[]; library: { id: string; name: string }[]; onAssigned: () => void }) {
-  const [creative, setCreative] = useState('');
+  const form = useForm({ creative: '' });
+  const { values, errors } = form;
   const [chosen, setChosen] = useState<string[]>([]);
-  const [errors, setErrors] = useState<FormErrors>({});
-  const [done, setDone] = useState<string | undefined>();
-  const [busy, setBusy] = useState(false);
   if (library.length === 0 || packages.length === 0) return null;
-  const submit = async (e: Event) => {
-    e.preventDefault();
-    setBusy(true);
-    setErrors({});
-    setDone(undefined);
-    try {
-      if (!creative) throw new GraphQLFailure('Choose a creative', 'VALIDATION_ERROR', 'creativeIds');
+  const submit = form.onSubmit(
+    async () => {
+      if (!values.creative) throw new GraphQLFailure('Choose a creative', 'VALIDATION_ERROR', 'creativeIds');
       if (chosen.length === 0) throw new GraphQLFailure('Choose at least one package', 'VALIDATION_ERROR', 'packageIds');
-      await gql('mutation($i: CreativeAssignmentInput!) { assignCreatives(input: $i) { id assignments { packageId } } }', { i: { creativeIds: [creative], packageIds: chosen } });
-      setDone('Assigned.');
+      await gql('mutation($i: CreativeAssignmentInput!) { assignCreatives(input: $i) { id assignments { packageId } } }', { i: { creativeIds: [values.creative], packageIds: chosen } });
       setChosen([]);
       onAssigned();
-    } catch (err) {
-      const field = err instanceof GraphQLFailure ? err.field : undefined;
-      setErrors({ [field?.startsWith('creativeIds') ? 'creative' : field?.startsWith('packageIds') ? 'packages' : 'form']: messageOf(err) });
-    } finally {
-      setBusy(false);
-    }
-  };
+      return 'Assigned.';
+    },
+    (field) => (field?.startsWith('creativeIds') ? 'creative' : field?.startsWith('packageIds') ? 'packages' : undefined),
+  );
   return html`<form aria-labelledby="assign-title" onSubmit=${submit} noValidate>
     <h4 id="assign-title">Assign a creative from your library</h4>
     ${errors.form ? html`<${Failure} error=${errors.form} />` : null}
-    <div class="field">
-      <label for="assign-creative">Creative</label>
-      <select ...${describedBy('assign-creative', errors, 'creative')} value=${creative} onChange=${(e: Event) => setCreative((e.target as HTMLSelectElement).value)}>
+    <${Field} id="assign-creative" label="Creative" errors=${errors} name="creative">
+      <select ...${describedBy('assign-creative', errors, 'creative')} value=${values.creative} onChange=${form.set('creative')}>
         <option value="">Choose a creative…</option>
         ${library.map((c) => html`<option value=${c.id}>${c.name} (${c.id})</option>`)}
       </select>
-      <${FieldError} id="assign-creative" errors=${errors} name="creative" />
-    </div>
+    <//>
     <${PackagePicker} prefix="assign" packages=${packages} chosen=${chosen} onChange=${setChosen} errors=${errors} />
-    <button type="submit" disabled=${busy}>${busy ? 'Assigning…' : 'Assign'}</button>
-    ${done ? html`<p role="status" class="muted">${done}</p>` : null}
+    <button type="submit" disabled=${form.busy}>${form.busy ? 'Assigning…' : 'Assign'}</button>
+    ${form.done ? html`<p role="status" class="muted">${form.done}</p>` : null}
   </form>`;
 }
 

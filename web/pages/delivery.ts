@@ -1,6 +1,7 @@
 import { html } from 'htm/preact';
 import { useState } from 'preact/hooks';
-import { gql, GraphQLFailure } from '../api.js';
+import { gql } from '../api.js';
+import { describedBy, Field, useForm } from '../form.js';
 import { Failure, Loading, money, useQuery } from '../ui.js';
 
 /** What the delivery section needs to know of its buy. */
@@ -149,35 +150,20 @@ function Pacing({ buy, series, granularity, clock, spent }: { buy: DeliveredBuy;
 /** Sellers: restate one recorded hour of a package (late data from the ad server); errors show at their field. */
 function AdjustDelivery({ buy, onAdjusted }: { buy: DeliveredBuy; onAdjusted: () => void }) {
   const hours = useQuery<DeliveryData>(DELIVERY, { id: buy.id, g: 'HOURLY' });
-  const [values, setValues] = useState({ packageId: buy.packages[0]?.id ?? '', hourStart: '', impressions: '', clicks: '0', spend: '', reason: '' });
-  const [errors, setErrors] = useState<Record<string, string>>({});
-  const [done, setDone] = useState<string | undefined>();
-  const [busy, setBusy] = useState(false);
-  const set = (name: keyof typeof values) => (e: Event) => setValues({ ...values, [name]: (e.target as HTMLInputElement).value });
+  const form = useForm({ packageId: buy.packages[0]?.id ?? '', hourStart: '', impressions: '', clicks: '0', spend: '', reason: '' });
+  const { values, errors, set } = form;
   const recorded = hours.data?.mediaBuy?.delivery.series ?? [];
-  const submit = async (e: Event) => {
-    e.preventDefault();
-    setBusy(true);
-    setErrors({});
-    setDone(undefined);
-    try {
+  const submit = form.onSubmit(
+    async () => {
       const input = { mediaBuyId: buy.id, packageId: values.packageId, hourStart: values.hourStart, impressions: Number(values.impressions), clicks: Number(values.clicks), spend: Number(values.spend), reason: values.reason };
       const { adjustDelivery } = await gql<{ adjustDelivery: { hour: Metrics; previous: Metrics } }>('mutation($i: DeliveryAdjustmentInput!) { adjustDelivery(input: $i) { hour { impressions spend } previous { impressions spend } } }', { i: input });
-      setDone(`Restated: ${adjustDelivery.previous.impressions} → ${adjustDelivery.hour.impressions} impressions, ${money(adjustDelivery.previous.spend, buy.currency)} → ${money(adjustDelivery.hour.spend, buy.currency)}.`);
       onAdjusted();
-    } catch (err) {
-      const field = err instanceof GraphQLFailure && err.field && err.field in values ? err.field : 'form';
-      setErrors({ [field]: err instanceof Error ? err.message : String(err) });
-    } finally {
-      setBusy(false);
-    }
-  };
-  const described = (name: keyof typeof values) => ({ id: `adjust-${name}`, 'aria-invalid': errors[name] ? 'true' : undefined, 'aria-describedby': errors[name] ? `adjust-${name}-error` : undefined });
-  const field = (name: keyof typeof values, label: string, input: unknown) => html`<div class="field">
-    <label for=${`adjust-${name}`}>${label}</label>
-    ${input}
-    ${errors[name] ? html`<p id=${`adjust-${name}-error`} class="error" role="alert">${errors[name]}</p>` : null}
-  </div>`;
+      return `Restated: ${adjustDelivery.previous.impressions} → ${adjustDelivery.hour.impressions} impressions, ${money(adjustDelivery.previous.spend, buy.currency)} → ${money(adjustDelivery.hour.spend, buy.currency)}.`;
+    },
+    (field) => (field && field in values ? field : undefined),
+  );
+  const field = (name: keyof typeof values, label: string, input: unknown) => html`<${Field} id=${`adjust-${name}`} label=${label} errors=${errors} name=${name}>${input}<//>`;
+  const described = (name: keyof typeof values) => describedBy(`adjust-${name}`, errors, name);
   return html`<form class="adjust" onSubmit=${submit} noValidate aria-labelledby="adjust-title">
     <h4 id="adjust-title">Restate an hour (late data from the ad server)</h4>
     ${field('packageId', 'Package', html`<select ...${described('packageId')} value=${values.packageId} onChange=${set('packageId')}>${buy.packages.map((p) => html`<option value=${p.id}>${p.productId}</option>`)}</select>`)}
@@ -190,7 +176,7 @@ function AdjustDelivery({ buy, onAdjusted }: { buy: DeliveredBuy; onAdjusted: ()
     ${field('spend', `Spend (${buy.currency})`, html`<input ...${described('spend')} type="number" inputmode="decimal" step="0.01" value=${values.spend} onInput=${set('spend')} />`)}
     ${field('reason', 'Reason', html`<input ...${described('reason')} value=${values.reason} onInput=${set('reason')} />`)}
     ${errors.form ? html`<${Failure} error=${errors.form} />` : null}
-    ${done ? html`<p role="status">${done}</p>` : null}
-    <button type="submit" disabled=${busy}>${busy ? 'Restating…' : 'Restate the hour'}</button>
+    ${form.done ? html`<p role="status">${form.done}</p>` : null}
+    <button type="submit" disabled=${form.busy}>${form.busy ? 'Restating…' : 'Restate the hour'}</button>
   </form>`;
 }

@@ -1,6 +1,7 @@
 import { html } from 'htm/preact';
 import { useEffect, useState } from 'preact/hooks';
-import { gql, GraphQLFailure } from '../api.js';
+import { gql } from '../api.js';
+import { describedBy, Field, useForm } from '../form.js';
 import { Failure, Loading, useQuery } from '../ui.js';
 
 interface ProductChoice {
@@ -36,11 +37,8 @@ interface PackageDraft {
  */
 export function NewBuy({ products: preselected = [] }: { products?: string[] }) {
   const products = useQuery<{ products: ProductChoice[] }>('{ products { productId name deliveryType pricingOptions { pricingOptionId pricingModel price floor currency } } }', {});
-  const [values, setValues] = useState({ ref: '', brand: '', end: '' });
+  const form = useForm({ ref: '', brand: '', end: '' });
   const [packages, setPackages] = useState<PackageDraft[]>([]);
-  const [errors, setErrors] = useState<Record<string, string>>({});
-  const [busy, setBusy] = useState(false);
-  const set = (name: keyof typeof values) => (e: Event) => setValues({ ...values, [name]: (e.target as HTMLInputElement).value });
   const catalog = products.data?.products ?? [];
   const options = catalog.flatMap((p) => p.pricingOptions.map((o) => ({ value: `${p.productId}|${o.pricingOptionId}`, label: `${p.name} — ${o.pricingModel}${o.price !== null ? ` ${o.price} ${o.currency}` : o.floor !== null ? ` from ${o.floor} ${o.currency}` : ''}${p.deliveryType === 'guaranteed' ? ' (guaranteed: waits for the seller)' : ''}`, auction: o.pricingModel.includes('auction') })));
   // Once the catalog is here: a package per product chosen before, at its first price (else one empty package).
@@ -54,36 +52,22 @@ export function NewBuy({ products: preselected = [] }: { products?: string[] }) 
   }, [products.data]);
   const setPackage = (i: number, name: keyof PackageDraft) => (e: Event) => setPackages(packages.map((p, j) => (j === i ? { ...p, [name]: (e.target as HTMLInputElement).value } : p)));
   const auction = (p: PackageDraft) => options.find((o) => o.value === p.option)?.auction ?? false;
-  const submit = async (e: Event) => {
-    e.preventDefault();
-    setBusy(true);
-    setErrors({});
-    try {
-      const input = {
-        buyerRef: values.ref.trim(),
-        brandUrl: values.brand.trim(),
-        endTime: values.end ? new Date(`${values.end}T23:59:59Z`).toISOString() : '',
-        packages: packages.map((p) => {
-          const [productId, pricingOptionId] = p.option.split('|');
-          return { productId: productId ?? '', pricingOptionId: pricingOptionId ?? '', budget: Number(p.budget), ...(auction(p) && p.bid ? { bidPrice: Number(p.bid) } : {}) };
-        }),
-      };
-      const { placeMediaBuy } = await gql<{ placeMediaBuy: { id: string } }>('mutation($i: MediaBuyInput!) { placeMediaBuy(input: $i) { id } }', { i: input });
-      location.hash = `#/buys/${encodeURIComponent(placeMediaBuy.id)}`;
-    } catch (err) {
-      const failure = err instanceof GraphQLFailure ? err : undefined;
-      const at = inputOf(failure?.field);
-      setErrors({ [at ?? 'form']: err instanceof Error ? err.message : String(err) });
-    } finally {
-      setBusy(false);
-    }
-  };
-  const field = (name: string, label: string, input: unknown) => html`<div class="field">
-    <label for=${`buy-${name}`}>${label}</label>
-    ${input}
-    ${errors[name] ? html`<p id=${`buy-${name}-error`} class="error" role="alert">${errors[name]}</p>` : null}
-  </div>`;
-  const described = (name: string) => ({ id: `buy-${name}`, name, 'aria-invalid': errors[name] ? 'true' : undefined, 'aria-describedby': errors[name] ? `buy-${name}-error` : undefined });
+  const { values, errors } = form;
+  const submit = form.onSubmit(async () => {
+    const input = {
+      buyerRef: values.ref.trim(),
+      brandUrl: values.brand.trim(),
+      endTime: values.end ? new Date(`${values.end}T23:59:59Z`).toISOString() : '',
+      packages: packages.map((p) => {
+        const [productId, pricingOptionId] = p.option.split('|');
+        return { productId: productId ?? '', pricingOptionId: pricingOptionId ?? '', budget: Number(p.budget), ...(auction(p) && p.bid ? { bidPrice: Number(p.bid) } : {}) };
+      }),
+    };
+    const { placeMediaBuy } = await gql<{ placeMediaBuy: { id: string } }>('mutation($i: MediaBuyInput!) { placeMediaBuy(input: $i) { id } }', { i: input });
+    location.hash = `#/buys/${encodeURIComponent(placeMediaBuy.id)}`;
+  }, inputOf);
+  const field = (name: string, label: string, input: unknown) => html`<${Field} id=${`buy-${name}`} label=${label} errors=${errors} name=${name}>${input}<//>`;
+  const described = (name: string) => ({ ...describedBy(`buy-${name}`, errors, name), name });
   const total = packages.reduce((t, p) => t + (Number(p.budget) || 0), 0);
   if (products.error && !products.data) return html`<${Failure} error=${products.error} />`;
   if (!products.data) return html`<${Loading} />`;
@@ -92,8 +76,8 @@ export function NewBuy({ products: preselected = [] }: { products?: string[] }) 
     <h2 id="new-buy-title">New media buy</h2>
     ${errors.form ? html`<${Failure} error=${errors.form} />` : null}
     <form onSubmit=${submit} noValidate>
-      ${field('ref', 'Your reference', html`<input ...${described('ref')} required value=${values.ref} onInput=${set('ref')} />`)}
-      ${field('brand', 'Brand website', html`<input ...${described('brand')} type="url" placeholder="https://brand.example" required value=${values.brand} onInput=${set('brand')} />`)}
+      ${field('ref', 'Your reference', html`<input ...${described('ref')} required value=${values.ref} onInput=${form.set('ref')} />`)}
+      ${field('brand', 'Brand website', html`<input ...${described('brand')} type="url" placeholder="https://brand.example" required value=${values.brand} onInput=${form.set('brand')} />`)}
       ${packages.map(
         (p, i) => html`<fieldset class="package" data-package=${i}>
           <legend>Package ${i + 1}</legend>
@@ -107,9 +91,9 @@ export function NewBuy({ products: preselected = [] }: { products?: string[] }) 
         </fieldset>`,
       )}
       <p><button type="button" class="secondary" onClick=${() => setPackages([...packages, { option: '', budget: '', bid: '' }])}>Add a package</button></p>
-      ${field('end', 'Flight ends', html`<input ...${described('end')} type="date" required value=${values.end} onInput=${set('end')} />`)}
+      ${field('end', 'Flight ends', html`<input ...${described('end')} type="date" required value=${values.end} onInput=${form.set('end')} />`)}
       <p class="muted" aria-live="polite">Total budget: ${total.toLocaleString('en')}</p>
-      <button type="submit" disabled=${busy}>${busy ? 'Placing…' : 'Place the buy'}</button>
+      <button type="submit" disabled=${form.busy}>${form.busy ? 'Placing…' : 'Place the buy'}</button>
     </form>
   </section>`;
 }
