@@ -1,9 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import type { Browser, Page } from 'playwright-core';
-import { issueApiKey } from '../../src/application/api-keys';
 import { graphql, startTestGateway } from '../support/gateway';
 import { eventually } from '../support/infra';
-import { accessibilityProblems, consoleDocuments, describeInBrowser, launchBrowser, screenshotPath, signedInPage, untypedUses } from '../support/browser';
+import { accessibilityProblems, consoleDocuments, type ConsoleFixture, describeInBrowser, screenshotPath, signedInPage, startConsoleFixture, untypedUses } from '../support/browser';
 
 type Gateway = Awaited<ReturnType<typeof startTestGateway>>;
 
@@ -43,21 +42,16 @@ describeInBrowser('the console in Chromium: a buyer acts on a buy, its creatives
     expect(await accessibilityProblems(page)).toEqual([]);
   };
 
+  let fixture: ConsoleFixture;
   beforeAll(async () => {
     // The gateway's own receiver takes its webhooks on loopback (the test seam for private webhook URLs).
-    gw = await startTestGateway({ APPROVAL_POLICY: 'rules', ALLOW_PRIVATE_WEBHOOK_URLS: '1' });
-    const now = { now: new Date().toISOString() };
-    buyer = (await issueApiKey(gw.app.store, { org: 'acme', role: 'buyer' }, now)).key;
-    seller = (await issueApiKey(gw.app.store, { org: 'publisher', role: 'seller' }, now)).key;
-    await eventually(async () => (await graphql(gw.url, '{ viewer { role } }', undefined, seller)).body.data?.viewer?.role === 'seller', 20_000, 'the keys');
+    fixture = await startConsoleFixture({ APPROVAL_POLICY: 'rules', ALLOW_PRIVATE_WEBHOOK_URLS: '1' });
+    ({ gw, browser } = fixture);
+    ({ buyer, seller } = fixture.keys);
     const endpoint = (await graphql(gw.url, `mutation { registerWebhookEndpoint(agentId: "adcp_gateway", senderDomain: "seller.example", mode: "hmac-sha256", secret: "${SECRET}") }`, undefined, buyer)).body.data!.registerWebhookEndpoint as { url_template: string };
     webhookUrl = endpoint.url_template.replace('{task_type}', 'create_media_buy');
-    browser = await launchBrowser();
   }, 60_000);
-  afterAll(async () => {
-    await browser?.close();
-    await gw?.stop();
-  });
+  afterAll(() => fixture?.stop());
 
   it('pauses and resumes a buy, changes its budget (a refused value at its field first), syncs and assigns a creative, sees its webhook activity, cancels it with a reason; the Webhooks page follows the receiver live', async () => {
     const mediaBuyId = await approvedBuy();

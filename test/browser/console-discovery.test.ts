@@ -1,11 +1,10 @@
 import fs from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import type { Browser } from 'playwright-core';
-import { issueApiKey } from '../../src/application/api-keys';
 import { DEMO_CATALOG } from '../../src/application/catalog';
 import { graphql, startTestGateway } from '../support/gateway';
 import { eventually } from '../support/infra';
-import { accessibilityProblems, consoleDocuments, describeInBrowser, launchBrowser, screenshotPath, signedInPage, untypedUses } from '../support/browser';
+import { accessibilityProblems, consoleDocuments, type ConsoleFixture, describeInBrowser, screenshotPath, signedInPage, startConsoleFixture, untypedUses } from '../support/browser';
 
 type Gateway = Awaited<ReturnType<typeof startTestGateway>>;
 
@@ -23,18 +22,13 @@ describeInBrowser('the console in Chromium: discovery, several packages, the sel
       timeseries: { start: string; impressions: number; spend: number }[];
     };
 
+  let fixture: ConsoleFixture;
   beforeAll(async () => {
-    gw = await startTestGateway({ APPROVAL_POLICY: 'rules' });
-    const now = { now: new Date().toISOString() };
-    buyer = (await issueApiKey(gw.app.store, { org: 'acme', role: 'buyer' }, now)).key;
-    seller = (await issueApiKey(gw.app.store, { org: 'publisher', role: 'seller' }, now)).key;
-    await eventually(async () => (await graphql(gw.url, '{ viewer { role } }', undefined, seller)).body.data?.viewer?.role === 'seller', 20_000, 'the keys');
-    browser = await launchBrowser();
+    fixture = await startConsoleFixture({ APPROVAL_POLICY: 'rules' });
+    ({ gw, browser } = fixture);
+    ({ buyer, seller } = fixture.keys);
   }, 60_000);
-  afterAll(async () => {
-    await browser?.close();
-    await gw?.stop();
-  });
+  afterAll(() => fixture?.stop());
 
   it('the buyer finds products by brief and filters and plans a buy of two; the seller sees the catalog’s capacity, asks for input, approves, moves the clock and restates an hour; the buyer’s charts follow, hourly and daily', async () => {
     const page = await signedIn(buyer);

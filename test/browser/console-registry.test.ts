@@ -1,9 +1,7 @@
 import type { Browser, Page } from 'playwright-core';
-import { issueApiKey } from '../../src/application/api-keys';
 import { graphql, startTestGateway } from '../support/gateway';
-import { eventually } from '../support/infra';
 import { startOrigins } from '../support/origins';
-import { accessibilityProblems, consoleDocuments, describeInBrowser, launchBrowser, screenshotPath, signedInPage, untypedUses } from '../support/browser';
+import { accessibilityProblems, consoleDocuments, type ConsoleFixture, describeInBrowser, screenshotPath, signedInPage, startConsoleFixture, untypedUses } from '../support/browser';
 
 type Gateway = Awaited<ReturnType<typeof startTestGateway>>;
 
@@ -19,6 +17,7 @@ describeInBrowser('the console’s registry in Chromium: brands, a publisher’s
   const foreign: string[] = [];
   const pageErrors: string[] = [];
 
+  let fixture: ConsoleFixture;
   beforeAll(async () => {
     origins = await startOrigins({
       'acme.example': { [BRAND]: { body: { id: 'acme', names: [{ en: 'Acme' }], colors: { primary: '#ff0000' }, logos: [{ url: 'https://cdn.acme.example/a-very-long-path/to/the/logo/of/the/brand/logo.svg' }] } } },
@@ -27,20 +26,16 @@ describeInBrowser('the console’s registry in Chromium: brands, a publisher’s
       // Valid but for one agent's http URL (an error), and no $schema (a warning).
       'webpub.example': { [ADAGENTS]: { body: { last_updated: '2026-11-23T10:00:00Z', authorized_agents: [{ url: 'https://sales.example/mcp', authorized_for: 'Display', authorization_type: 'property_tags', property_tags: ['all'] }, { url: 'http://insecure.example/mcp', authorized_for: 'Video', authorization_type: 'property_tags', property_tags: ['all'] }] } } },
     });
-    gw = await startTestGateway({ REGISTRY_ORIGIN_OVERRIDES: origins.overrides });
-    const now = { now: new Date().toISOString() };
-    admin = (await issueApiKey(gw.app.store, { org: 'ops', role: 'admin' }, now)).key;
-    buyer = (await issueApiKey(gw.app.store, { org: 'acme', role: 'buyer' }, now)).key;
-    await eventually(async () => (await graphql(gw.url, '{ viewer { role } }', undefined, admin)).body.data?.viewer?.role === 'admin', 20_000, 'the keys');
+    fixture = await startConsoleFixture({ REGISTRY_ORIGIN_OVERRIDES: origins.overrides });
+    ({ gw, browser } = fixture);
+    ({ admin, buyer } = fixture.keys);
     for (const domain of ['acme.example', 'tide.example']) {
       const crawled = await graphql(gw.url, 'mutation($d: String!) { crawlBrand(domain: $d) { found } }', { d: domain }, admin);
       expect(crawled.body.data!.crawlBrand).toEqual({ found: true });
     }
-    browser = await launchBrowser();
   }, 60_000);
   afterAll(async () => {
-    await browser?.close();
-    await gw?.stop();
+    await fixture?.stop();
     await origins?.close();
   });
 

@@ -1,9 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import type { Browser } from 'playwright-core';
-import { issueApiKey } from '../../src/application/api-keys';
 import { graphql, startTestGateway } from '../support/gateway';
 import { eventually } from '../support/infra';
-import { accessibilityProblems, consoleDocuments, describeInBrowser, launchBrowser, screenshotPath, signedInPage, untypedUses } from '../support/browser';
+import { accessibilityProblems, consoleDocuments, type ConsoleFixture, describeInBrowser, screenshotPath, signedInPage, startConsoleFixture, untypedUses } from '../support/browser';
 
 type Gateway = Awaited<ReturnType<typeof startTestGateway>>;
 
@@ -15,18 +14,13 @@ describeInBrowser('the console in Chromium: a buyer and a seller, live', () => {
   const foreign: string[] = [];
   const pageErrors: string[] = [];
 
+  let fixture: ConsoleFixture;
   beforeAll(async () => {
-    gw = await startTestGateway({ APPROVAL_POLICY: 'rules' });
-    const now = { now: new Date().toISOString() };
-    buyer = (await issueApiKey(gw.app.store, { org: 'acme', role: 'buyer' }, now)).key;
-    seller = (await issueApiKey(gw.app.store, { org: 'publisher', role: 'seller' }, now)).key;
-    await eventually(async () => (await graphql(gw.url, '{ viewer { role } }', undefined, seller)).body.data?.viewer?.role === 'seller', 20_000, 'the keys');
-    browser = await launchBrowser();
+    fixture = await startConsoleFixture({ APPROVAL_POLICY: 'rules' });
+    ({ gw, browser } = fixture);
+    ({ buyer, seller } = fixture.keys);
   }, 60_000);
-  afterAll(async () => {
-    await browser?.close();
-    await gw?.stop();
-  });
+  afterAll(() => fixture?.stop());
 
   const signedIn = (key: string, width = 1200, how: 'key' | 'oauth' = 'key') => signedInPage(browser, gw.url, key, { width, how, foreign, pageErrors });
 

@@ -3,7 +3,11 @@ import path from 'node:path';
 import { buildSchema, getNamedType, parse, TypeInfo, typeFromAST, validate, visit, visitWithTypeInfo, type GraphQLSchema, type GraphQLType, type NamedTypeNode } from 'graphql';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { REQUIRE_INFRA } from './infra';
-import { ROOT } from './gateway';
+import { issueApiKey } from '../../src/application/api-keys';
+import { graphql, ROOT, startTestGateway } from './gateway';
+import { eventually } from './infra';
+
+type TestGateway = Awaited<ReturnType<typeof startTestGateway>>;
 
 /** Debian's Chromium (apt package `chromium`), which CI installs; no browser is downloaded. */
 export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -133,4 +137,33 @@ export function untypedUses(documents: Iterable<string>): string[] {
     );
   }
   return found;
+}
+
+/** A gateway for one browser test file: a buyer (org acme), a seller and an admin key, live, and Chromium. */
+export interface ConsoleFixture {
+  gw: TestGateway;
+  browser: Browser;
+  keys: { buyer: string; seller: string; admin: string };
+  stop(): Promise<void>;
+}
+
+export async function startConsoleFixture(env: Record<string, string> = {}): Promise<ConsoleFixture> {
+  const gw = await startTestGateway(env);
+  const now = { now: new Date().toISOString() };
+  const keys = {
+    buyer: (await issueApiKey(gw.app.store, { org: 'acme', role: 'buyer' }, now)).key,
+    seller: (await issueApiKey(gw.app.store, { org: 'publisher', role: 'seller' }, now)).key,
+    admin: (await issueApiKey(gw.app.store, { org: 'ops', role: 'admin' }, now)).key,
+  };
+  await eventually(async () => (await graphql(gw.url, '{ viewer { role } }', undefined, keys.admin)).body.data?.viewer?.role === 'admin', 20_000, 'the keys');
+  const browser = await launchBrowser();
+  return {
+    gw,
+    browser,
+    keys,
+    stop: async () => {
+      await browser.close();
+      await gw.stop();
+    },
+  };
 }
