@@ -175,7 +175,8 @@ function dictionaryMembers(value: string): [string, string][] {
 
 const dictionaryKeys = (value: string) => dictionaryMembers(value).map(([k]) => k);
 
-const SF_STRING = '"[\\x20\\x21\\x23-\\x5B\\x5D-\\x7E]*"';
+const SF_CHARS = '[\\x20\\x21\\x23-\\x5B\\x5D-\\x7E]*';
+const SF_STRING = `"${SF_CHARS}"`;
 /** An inner list of plain strings with integer / plain-string parameters, exactly as RFC 8941 serializes it. */
 const CANONICAL_SIG_INPUT = new RegExp(`^\\(((?:${SF_STRING}(?: ${SF_STRING})*)?)\\)((?:;[a-z*][a-z0-9_.*-]*=(?:-?\\d{1,15}|${SF_STRING}))*)$`);
 
@@ -188,6 +189,12 @@ class MalformedHeader extends Error {}
  * goes through the full RFC 8941 parser and is re-serialized.
  */
 function parseSig1(raw: string): { components: unknown[]; params: Map<string, unknown>; serialized: string } {
+  const usual = USUAL_SIG1.exec(raw);
+  if (usual) {
+    const params = new Map<string, unknown>();
+    for (let i = 0; i < USUAL_PARAMS.length; i++) params.set(USUAL_PARAMS[i]!, i < 2 ? Number(usual[i + 1]) : usual[i + 1]);
+    return { components: [...USUAL_COMPONENTS], params, serialized: raw };
+  }
   const scanned = scanCanonicalSig1(raw);
   if (scanned) return { ...scanned, serialized: raw };
   const m = CANONICAL_SIG_INPUT.exec(raw);
@@ -205,6 +212,17 @@ function parseSig1(raw: string): { components: unknown[]; params: Map<string, un
   const list = member as InnerList;
   return { components: list[0].map(([item]) => item), params: list[1] as Map<string, unknown>, serialized: serializeInnerList(list) };
 }
+
+/**
+ * The Signature-Input every AdCP webhook signer sends (ours, `@adcp/sdk`'s): the profile's five
+ * components and six parameters in this order. One regex exec reads it; it is a special case of
+ * CANONICAL_SIG_INPUT, so the answer is the one the general path would give.
+ */
+const USUAL_COMPONENTS = ['@method', '@target-uri', '@authority', 'content-type', 'content-digest'] as const;
+const USUAL_PARAMS = ['created', 'expires', 'nonce', 'keyid', 'alg', 'tag'] as const;
+const USUAL_SIG1 = new RegExp(
+  `^\\(${USUAL_COMPONENTS.map((c) => `"${c}"`).join(' ')}\\);created=(-?\\d{1,15});expires=(-?\\d{1,15});nonce="(${SF_CHARS})";keyid="(${SF_CHARS})";alg="(${SF_CHARS})";tag="(${SF_CHARS})"$`,
+);
 
 /** sf-string content (printable ASCII but `"` and `\`), a key's first and later characters. */
 const isStringChar = (c: number) => c >= 0x20 && c <= 0x7e && c !== 0x22 && c !== 0x5c;
@@ -356,7 +374,7 @@ export async function verifySignature(req: SignedRequest, profile: SignatureProf
   const sigHeader = headers.get('signature');
   if (!inputHeader || !sigHeader) malformed('1', 'Signature-Input and Signature must come together');
   const inputMembers = dictionaryMembers(inputHeader!);
-  if (new Set(inputMembers.map(([k]) => k)).size !== inputMembers.length) malformed('1', 'duplicate Signature-Input label');
+  if (inputMembers.length > 1 && new Set(inputMembers.map(([k]) => k)).size !== inputMembers.length) malformed('1', 'duplicate Signature-Input label');
   let sig1: ReturnType<typeof parseSig1>;
   let signature: Buffer;
   try {
@@ -383,7 +401,12 @@ export async function verifySignature(req: SignedRequest, profile: SignatureProf
   // 2. Every parameter present, with the right types.
   const str = (k: string) => (typeof params.get(k) === 'string' ? (params.get(k) as string) : undefined);
   const int = (k: string) => (Number.isInteger(params.get(k)) ? (params.get(k) as number) : undefined);
-  const [created, expires, nonce, keyid, alg, tag] = [int('created'), int('expires'), str('nonce'), str('keyid'), str('alg'), str('tag')];
+  const created = int('created');
+  const expires = int('expires');
+  const nonce = str('nonce');
+  const keyid = str('keyid');
+  const alg = str('alg');
+  const tag = str('tag');
   if (created === undefined || expires === undefined || !nonce || !keyid || !alg || tag === undefined) {
     fail(code('params_incomplete'), '2', 'created, expires, nonce, keyid, alg and tag are all required');
   }
