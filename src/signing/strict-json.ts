@@ -10,6 +10,9 @@ export function duplicateKeys(text: string, limit = 4): string[] {
   const found: string[] = [];
   const stack: (Set<string> | null)[] = [];
   let expectKey = false;
+  // The next backslash at or after the current string, found once per backslash instead of
+  // searched from every key to the end of the text.
+  let backslash = text.indexOf('\\');
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
     if (c === 0x22 /* " */) {
@@ -25,7 +28,7 @@ export function duplicateKeys(text: string, limit = 4): string[] {
       const top = stack[stack.length - 1];
       if (top && expectKey) {
         // "a" and "\u0061" are the same key: unescape when there is anything to unescape.
-        const backslash = text.indexOf('\\', i + 1);
+        while (backslash !== -1 && backslash < i) backslash = text.indexOf('\\', backslash + 1);
         const key = backslash !== -1 && backslash < j ? (JSON.parse(text.slice(i, j + 1)) as string) : text.slice(i + 1, j);
         if (top.has(key)) {
           if (found.length < limit) found.push(key);
