@@ -1,5 +1,6 @@
 import { isIPv6 } from 'node:net';
 import { domainToASCII } from 'node:url';
+import { LRUCache } from 'lru-cache';
 
 /** The URL cannot be signed or verified (AdCP's `*_target_uri_malformed`). */
 export class MalformedTargetUriError extends Error {
@@ -31,6 +32,22 @@ export function canonicalTarget(input: string): CanonicalTarget {
   const authority = canonicalAuthority(scheme, m[2]!);
   const path = normalizePercentEncoding(removeDotSegments(m[3] || '/'));
   return { targetUri: `${scheme}://${authority}${path}${m[4] ?? ''}`, authority };
+}
+
+/**
+ * A signer or receiver sees the same few endpoint URLs over and over, and canonicalTarget is a
+ * pure function of the string: its answers are kept by that string (frozen, as they are shared).
+ * Malformed URLs are not kept; they throw every time.
+ */
+const canonicalTargets = new LRUCache<string, CanonicalTarget>({ max: 1000 });
+
+export function cachedCanonicalTarget(input: string): CanonicalTarget {
+  let target = canonicalTargets.get(input);
+  if (target === undefined) {
+    target = Object.freeze(canonicalTarget(input));
+    canonicalTargets.set(input, target);
+  }
+  return target;
 }
 
 function canonicalAuthority(scheme: string, raw: string): string {

@@ -1,5 +1,7 @@
-import { createPrivateKey, createPublicKey, verify } from 'node:crypto';
-import { contentDigest } from '../../../src/signing/content-digest';
+import { createHash, createPrivateKey, createPublicKey, verify } from 'node:crypto';
+import { serializeInnerList } from 'structured-headers';
+import { cachedCanonicalTarget, canonicalTarget, MalformedTargetUriError } from '../../../src/signing/canonical-url';
+import { contentDigest, sha256 } from '../../../src/signing/content-digest';
 import { signatureBase, signatureParams } from '../../../src/signing/signature-base';
 import { signBytes, signWebhook, WEBHOOK_SIGNING_TAG } from '../../../src/signing/webhook-signer';
 import { readVector, vectorFiles, webhookKeys, type TestJwk, type WebhookVector } from '../../support/vectors';
@@ -89,5 +91,56 @@ describe('webhook signer against every positive webhook-signing vector', () => {
     // A longer validity is capped at the profile's 300 s.
     const [, c, e] = /created=(\d+);expires=(\d+)/.exec(signWebhook({ url: 'https://b.example/h', body: '{}' }, key, { validitySeconds: 3600 }).headers['Signature-Input'])!;
     expect(Number(e) - Number(c)).toBe(300);
+  });
+});
+
+/** The signer's fast paths (issue 20) against what they replace, so they cannot drift from it. */
+describe('signer fast paths', () => {
+  const library = (components: string[], params: [string, string | number][]) => serializeInnerList([components.map((c) => [c, new Map()]), new Map(params)]);
+
+  it('writes @signature-params exactly as the RFC 8941 serializer does, and defers to it for anything to escape or refuse', () => {
+    const components = ['@method', '@target-uri', '@authority', 'content-type', 'content-digest'];
+    const plain: [string, string | number][] = [['created', 1_800_000_000], ['expires', 1_800_000_300], ['nonce', 'AbC-_9'], ['keyid', 'k 1!#~'], ['alg', 'ed25519'], ['tag', 'adcp/webhook-signing/v1']];
+    expect(signatureParams(components, plain)).toBe(library(components, plain));
+    // Escapes, decimals and a repeated key (last value wins, at the first position) are the library's.
+    for (const params of [[['keyid', 'a"b\\c']], [['created', 1.5]], [['nonce', 'a'], ['nonce', 'b']], [['created', -7]]] as [string, string | number][][]) {
+      expect(signatureParams(components, params)).toBe(library(components, params));
+    }
+    // What RFC 8941 cannot carry still throws, as before.
+    expect(() => signatureParams(components, [['keyid', 'caf\u00e9']])).toThrow();
+    expect(() => signatureParams(components, [['Keyid', 'k']])).toThrow();
+    expect(() => signatureParams(components, [['created', 1e16]])).toThrow();
+    expect(() => signatureParams(['\u00e9'], [])).toThrow();
+  });
+
+  it('builds the base line by line as before', () => {
+    const lines: [string, string][] = [['@method', 'POST'], ['content-type', 'application/json']];
+    expect(signatureBase(lines, '("@method" "content-type")')).toBe('"@method": POST\n"content-type": application/json\n"@signature-params": ("@method" "content-type")');
+  });
+
+  it('hashes strings as their UTF-8 bytes and bytes as themselves, like createHash', () => {
+    for (const body of ['', '{"note":"bench \u2713"}', Buffer.from([0, 255, 10]), new Uint8Array([1, 2, 3])]) {
+      expect(sha256(body)).toEqual(createHash('sha256').update(body).digest());
+      expect(sha256(body, 'base64url')).toBe(createHash('sha256').update(body).digest('base64url'));
+    }
+  });
+
+  it('draws distinct 16-byte nonces across many refills of its batch', () => {
+    const key = { kid: 'k1', alg: 'ed25519' as const, privateKey: privateKeyOf(webhookKeys().find((k) => k.kty === 'OKP')!) };
+    const nonces = new Set<string>();
+    for (let i = 0; i < 2000; i++) {
+      const nonce = /;nonce="([^"]*)"/.exec(signWebhook({ url: 'https://b.example/h', body: '{}' }, key).headers['Signature-Input'])![1]!;
+      expect(nonce).toMatch(/^[A-Za-z0-9_-]{22}$/);
+      nonces.add(nonce);
+    }
+    expect(nonces.size).toBe(2000);
+  });
+
+  it('keeps canonical targets by URL string only: the same answer as computing it, malformed ones refused every time', () => {
+    for (const url of ['https://Buyer.Example.com:443/a/./b/../c?x=%7e', 'http://[::1]:8080/h']) {
+      expect(cachedCanonicalTarget(url)).toEqual(canonicalTarget(url));
+      expect(cachedCanonicalTarget(url)).toEqual(canonicalTarget(url));
+    }
+    for (let i = 0; i < 2; i++) expect(() => cachedCanonicalTarget('https://a..example/h')).toThrow(MalformedTargetUriError);
   });
 });

@@ -2,7 +2,7 @@ import { MemoryReplayStore, verifyWebhook, WebhookVerificationError, type Verifi
 import { duplicateKeys } from '../../../src/signing/strict-json';
 import { signWebhook } from '../../../src/signing/webhook-signer';
 import { readVector, vectorFiles, webhookKeys, type TestJwk, type WebhookVector } from '../../support/vectors';
-import { createPrivateKey } from 'node:crypto';
+import { createPrivateKey, generateKeyPairSync } from 'node:crypto';
 
 const keys = webhookKeys();
 /** The vector's JWKS: keys.json filtered to jwks_ref, private members dropped, overrides applied. */
@@ -106,6 +106,64 @@ describe('webhook verifier beyond the vectors', () => {
     await expect(verifyWebhook({ method: 'POST', url, headers: twice, body }, opts())).rejects.toMatchObject({ code: 'webhook_signature_header_malformed' });
     await expect(verifyWebhook({ method: 'POST', url: `${url}&b=2`, headers: signed.headers, body }, opts())).rejects.toMatchObject({ code: 'webhook_signature_invalid' });
     await expect(verifyWebhook({ method: 'PUT', url, headers: signed.headers, body }, opts())).rejects.toMatchObject({ code: 'webhook_signature_invalid' });
+  });
+
+  it('imports keys by their material: a key rotated under the same kid, edited in place or removed is never served from the cache', async () => {
+    const pair = () => {
+      const { privateKey, publicKey } = generateKeyPairSync('ed25519');
+      return { signer: { kid: 'rotating', alg: 'ed25519' as const, privateKey }, jwk: { ...publicKey.export({ format: 'jwk' }), kid: 'rotating', use: 'sig', key_ops: ['verify'], adcp_use: 'webhook-signing' } };
+    };
+    const [a, b] = [pair(), pair()];
+    let published: object | undefined = a.jwk;
+    const options = { resolveKey: async (kid: string) => (kid === 'rotating' ? (published as never) : undefined), replay: new MemoryReplayStore() };
+    const send = (signer: typeof a.signer) => {
+      const body = `{"n":"${Math.random()}"}`;
+      return verifyWebhook({ method: 'POST', url, headers: signWebhook({ url, body }, signer).headers, body }, options);
+    };
+    await expect(send(a.signer)).resolves.toMatchObject({ keyid: 'rotating' });
+    // A fresh object with the same material (a resolver that rebuilds JWKs per request) verifies.
+    published = { ...a.jwk };
+    await expect(send(a.signer)).resolves.toMatchObject({ keyid: 'rotating' });
+    // Rotated: the old key's signatures fail, the new one's pass.
+    published = b.jwk;
+    await expect(send(a.signer)).rejects.toMatchObject({ code: 'webhook_signature_invalid' });
+    await expect(send(b.signer)).resolves.toMatchObject({ keyid: 'rotating' });
+    // The same JWK object given new material in place is a new key too.
+    const edited = { ...a.jwk };
+    published = edited;
+    await expect(send(a.signer)).resolves.toMatchObject({ keyid: 'rotating' });
+    edited.x = b.jwk.x;
+    await expect(send(a.signer)).rejects.toMatchObject({ code: 'webhook_signature_invalid' });
+    await expect(send(b.signer)).resolves.toMatchObject({ keyid: 'rotating' });
+    // Removed: unknown, whatever was imported before.
+    published = undefined;
+    await expect(send(b.signer)).rejects.toMatchObject({ code: 'webhook_signature_key_unknown' });
+    // A key whose purpose changed is refused although its material is cached.
+    published = { ...b.jwk, adcp_use: 'governance-signing' };
+    await expect(send(b.signer)).rejects.toMatchObject({ code: 'webhook_signature_key_purpose_invalid' });
+  });
+
+  it('reads every Signature-Input the same with its one-pass scanner as with the regex it fronts', async () => {
+    const body = '{}';
+    const signed = signWebhook({ url, body }, key);
+    const input = signed.headers['Signature-Input'];
+    const verifyWith = (sigInput: string) => verifyWebhook({ method: 'POST', url, headers: { ...signed.headers, 'Signature-Input': sigInput }, body }, opts()).then(() => 'ok', (err: { code: string; message: string }) => `${err.code}: ${err.message}`);
+    // Cases the scanner leaves to the regex path (repeated parameter, sixteen digits, a token
+    // value, an escape) answer as they did: refused, each with its reason.
+    expect(await verifyWith(`${input};created=1`)).toBe('webhook_signature_header_malformed: parameter created appears twice');
+    expect(await verifyWith(input.replace(/created=(\d+)/, 'created=1000000000000000'))).toBe('webhook_signature_header_malformed: Signature-Input is not a valid RFC 8941 dictionary with sig1');
+    expect(await verifyWith(input.replace(/alg="ed25519"/, 'alg=ed25519'))).toBe('webhook_signature_header_malformed: alg must be a quoted string');
+    expect(await verifyWith(input.replace(/keyid="([^"]*)"/, 'keyid="a\\"b"'))).toMatch(/^webhook_signature_/);
+    // Not canonical text: the RFC 8941 parser reads it and the base carries its re-serialization.
+    expect(await verifyWith(input.replace('"@method" ', '"@method"  '))).toBe('ok');
+    expect(await verifyWith(input)).toBe('ok');
+  });
+
+  it('finds duplicate keys past escaped quotes and backslashes', () => {
+    expect(duplicateKeys('{"a\\\\":1,"a\\\\":2}')).toEqual(['a\\']);
+    expect(duplicateKeys('{"\\"":1,"\\"":2}')).toEqual(['"']);
+    expect(duplicateKeys('{"x":"\\\\\\"}","x":1,"y":"\\\\","y":[]}')).toEqual(['x', 'y']);
+    expect(duplicateKeys('{"k":"a\\\\","k\\\\":"b"}')).toEqual([]);
   });
 
   it('finds duplicate keys at any depth, not inside strings', () => {
