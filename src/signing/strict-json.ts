@@ -6,7 +6,65 @@
  * parsers with duplicate hooks are streaming libraries far larger than this scan.
  */
 export function duplicateKeys(text: string, limit = 4): string[] {
-  JSON.parse(text); // well-formedness (and the error message) from the real parser
+  const value: unknown = JSON.parse(text); // well-formedness (and the error message) from the real parser
+  // JSON.parse keeps one property per distinct (unescaped) key, so an object holding fewer
+  // properties than its text has members had a duplicate, and one holding as many had none.
+  // Summed over every object the counts are equal exactly when no object lost a member; only
+  // then is the naming scan below skipped.
+  if (memberCount(text) === propertyCount(value)) return [];
+  return scanDuplicateKeys(text, limit);
+}
+
+/** The members of every object in a valid JSON text: the colons outside strings. */
+export function memberCount(text: string): number {
+  let count = 0;
+  let i = 0;
+  for (;;) {
+    const q = text.indexOf('"', i);
+    const end = q === -1 ? text.length : q;
+    for (let c = text.indexOf(':', i); c !== -1 && c < end; c = text.indexOf(':', c + 1)) count++;
+    if (q === -1) return count;
+    // The string ends at the first quote not escaped by an odd run of backslashes.
+    let j = text.indexOf('"', q + 1);
+    for (;;) {
+      let run = 0;
+      while (text.charCodeAt(j - 1 - run) === 0x5c) run++;
+      if (run % 2 === 0) break;
+      j = text.indexOf('"', j + 1);
+    }
+    i = j + 1;
+  }
+}
+
+/**
+ * The own properties of every object in a JSON.parse result. Iterative: JSON.parse accepts
+ * nesting deeper than the call stack allows, and such a body must not fail here.
+ */
+export function propertyCount(value: unknown): number {
+  if (typeof value !== 'object' || value === null) return 0;
+  let count = 0;
+  const pending: object[] = [value];
+  while (pending.length > 0) {
+    const v = pending.pop()!;
+    if (Array.isArray(v)) {
+      for (let i = 0; i < v.length; i++) {
+        const x: unknown = v[i];
+        if (typeof x === 'object' && x !== null) pending.push(x);
+      }
+    } else {
+      const keys = Object.keys(v);
+      count += keys.length;
+      for (let i = 0; i < keys.length; i++) {
+        const x = (v as Record<string, unknown>)[keys[i]!];
+        if (typeof x === 'object' && x !== null) pending.push(x);
+      }
+    }
+  }
+  return count;
+}
+
+/** The naming scan of duplicateKeys, over text already known to be valid JSON. */
+export function scanDuplicateKeys(text: string, limit = 4): string[] {
   const found: string[] = [];
   const stack: (Set<string> | null)[] = [];
   let expectKey = false;
