@@ -55,6 +55,17 @@ export class MemoryReplayStore implements ReplayStore {
   private seen = new Map<string, Map<string, number>>();
   private sweptAt = new Map<string, number>();
   async count(keyid: string, now: number): Promise<number> {
+    return this.countNow(keyid, now);
+  }
+  async has(keyid: string, nonce: string, now: number): Promise<boolean> {
+    const exp = this.seen.get(keyid)?.get(nonce);
+    return exp !== undefined && exp > now;
+  }
+  async insert(keyid: string, nonce: string, expiresAt: number, now: number): Promise<boolean> {
+    return this.insertNow(keyid, nonce, expiresAt, now);
+  }
+  /** count, answered synchronously (verifySignature calls it directly, without a promise to await). */
+  countNow(keyid: string, now: number): number {
     const m = this.seen.get(keyid);
     if (!m) return 0;
     // Expired entries are dropped at most once a second per keyid, not on every count.
@@ -64,12 +75,9 @@ export class MemoryReplayStore implements ReplayStore {
     }
     return m.size;
   }
-  async has(keyid: string, nonce: string, now: number): Promise<boolean> {
-    const exp = this.seen.get(keyid)?.get(nonce);
-    return exp !== undefined && exp > now;
-  }
-  async insert(keyid: string, nonce: string, expiresAt: number, now: number): Promise<boolean> {
-    // Looked up here rather than through has(): the same check without awaiting a second promise.
+  /** insert, answered synchronously. */
+  insertNow(keyid: string, nonce: string, expiresAt: number, now: number): boolean {
+    // Looked up here rather than through has(): the same check without a second lookup.
     let m = this.seen.get(keyid);
     const exp = m?.get(nonce);
     if (exp !== undefined && exp > now) return false;
@@ -77,6 +85,14 @@ export class MemoryReplayStore implements ReplayStore {
     m.set(nonce, expiresAt);
     return true;
   }
+}
+
+/**
+ * The store itself when it is a MemoryReplayStore whose count and insert are its own (not a
+ * subclass's overrides), so verifySignature may call countNow / insertNow without awaiting.
+ */
+function synchronousStore(replay: ReplayStore): MemoryReplayStore | undefined {
+  return replay instanceof MemoryReplayStore && replay.count === MemoryReplayStore.prototype.count && replay.insert === MemoryReplayStore.prototype.insert ? replay : undefined;
 }
 
 export interface VerifierOptions {
@@ -432,7 +448,9 @@ export async function verifySignature(req: SignedRequest, profile: SignatureProf
   // 9, 9a. Revocation and the per-keyid cap, before spending anything on crypto.
   if (options.revocation?.revokedKids.has(keyid!)) fail(code('key_revoked'), '9', `key ${keyid} is revoked`);
   if (options.revocation?.stale) fail(code('revocation_stale'), '9', 'the revocation list is stale');
-  if ((await options.replay.count(keyid!, now)) >= (options.perKeyidCap ?? profile.defaultPerKeyidCap)) fail(code('rate_abuse'), '9a', `too many live nonces for ${keyid}`);
+  const syncReplay = synchronousStore(options.replay);
+  const live = syncReplay ? syncReplay.countNow(keyid!, now) : await options.replay.count(keyid!, now);
+  if (live >= (options.perKeyidCap ?? profile.defaultPerKeyidCap)) fail(code('rate_abuse'), '9a', `too many live nonces for ${keyid}`);
 
   // 10. Rebuild the base from canonical values and check the signature.
   const uriMalformed = `${profile.prefix}_target_uri_malformed`;
@@ -499,7 +517,8 @@ export async function verifySignature(req: SignedRequest, profile: SignatureProf
 
   // 12–13. Replay: the atomic insert is the check (a nonce already there was seen), and it keeps
   // this one for the rest of its window, before the body is looked at (step 14).
-  if (!(await options.replay.insert(keyid!, nonce!, expires! + SKEW_SECONDS, now))) fail(code('replayed'), '12', 'nonce already used');
+  const fresh = syncReplay ? syncReplay.insertNow(keyid!, nonce!, expires! + SKEW_SECONDS, now) : await options.replay.insert(keyid!, nonce!, expires! + SKEW_SECONDS, now);
+  if (!fresh) fail(code('replayed'), '12', 'nonce already used');
 
   // 14. A body a last-wins parser would read differently from a strict one.
   if (profile.strictJsonBody) {

@@ -1,5 +1,5 @@
 import { MemoryReplayStore, verifyWebhook, WebhookVerificationError, type VerifierOptions } from '../../../src/signing/webhook-verifier';
-import { duplicateKeys } from '../../../src/signing/strict-json';
+import { duplicateKeys, memberCount, propertyCount, scanDuplicateKeys } from '../../../src/signing/strict-json';
 import { signWebhook } from '../../../src/signing/webhook-signer';
 import { readVector, vectorFiles, webhookKeys, type TestJwk, type WebhookVector } from '../../support/vectors';
 import { createPrivateKey, generateKeyPairSync } from 'node:crypto';
@@ -42,9 +42,28 @@ async function harness(v: WebhookVector): Promise<VerifierOptions> {
   };
 }
 
-async function outcome(v: WebhookVector) {
+/**
+ * The replay store as verifySignature sees it: the MemoryReplayStore itself (its synchronous
+ * fast path), or the same store behind a plain object or a subclass, both awaited as before.
+ */
+type StoreView = 'memory' | 'wrapped' | 'subclass';
+class CountingSubclass extends MemoryReplayStore {
+  override async count(keyid: string, now: number): Promise<number> {
+    return super.count(keyid, now);
+  }
+}
+function view(options: VerifierOptions, as: StoreView): VerifierOptions {
+  if (as === 'memory') return options;
+  const inner = options.replay as MemoryReplayStore;
+  if (as === 'wrapped') return { ...options, replay: { count: (k, n) => inner.count(k, n), has: (k, nonce, n) => inner.has(k, nonce, n), insert: (k, nonce, e, n) => inner.insert(k, nonce, e, n) } };
+  const sub = new CountingSubclass();
+  Object.assign(sub, inner); // the same seen nonces
+  return { ...options, replay: sub };
+}
+
+async function outcome(v: WebhookVector, as: StoreView = 'memory') {
   try {
-    await verifyWebhook({ ...v.request, body: v.request.body }, await harness(v));
+    await verifyWebhook({ ...v.request, body: v.request.body }, view(await harness(v), as));
     return { success: true };
   } catch (err) {
     if (!(err instanceof WebhookVerificationError)) throw err;
@@ -70,9 +89,17 @@ describe('webhook verifier against every webhook-signing vector', () => {
 
   it('016 black box: the same signed request delivered twice is refused the second time', async () => {
     const v = readVector<WebhookVector>('webhook-signing', 'positive', '001-basic-post.json');
-    const opts = await harness(v);
-    await expect(verifyWebhook(v.request, opts)).resolves.toMatchObject({ keyid: 'test-ed25519-webhook-2026' });
-    await expect(verifyWebhook(v.request, opts)).rejects.toMatchObject({ code: 'webhook_signature_replayed' });
+    for (const as of ['memory', 'wrapped', 'subclass'] as const) {
+      const opts = view(await harness(v), as);
+      await expect(verifyWebhook(v.request, opts)).resolves.toMatchObject({ keyid: 'test-ed25519-webhook-2026' });
+      await expect(verifyWebhook(v.request, opts)).rejects.toMatchObject({ code: 'webhook_signature_replayed' });
+    }
+  });
+
+  it.each([...load('positive'), ...load('negative')])('answers %s the same through an awaited replay store as through the synchronous fast path', async (_f, v) => {
+    const fast = await outcome(v, 'memory');
+    expect(await outcome(v, 'wrapped')).toEqual(fast);
+    expect(await outcome(v, 'subclass')).toEqual(fast);
   });
 });
 
@@ -171,5 +198,82 @@ describe('webhook verifier beyond the vectors', () => {
     expect(duplicateKeys('{"a":"\\"a\\":1","b":["a","a"]}')).toEqual([]);
     expect(duplicateKeys('{"a":1,"\\u0061":2}')).toEqual(['a']);
     expect(() => duplicateKeys('{"a":')).toThrow(SyntaxError);
+  });
+
+  /** duplicateKeys (counts first, names only when they differ) against the naming scan alone. */
+  const pinned = (text: string) => {
+    JSON.parse(text);
+    expect(duplicateKeys(text)).toEqual(scanDuplicateKeys(text));
+    expect(duplicateKeys(text, 1)).toEqual(scanDuplicateKeys(text, 1));
+    return duplicateKeys(text);
+  };
+
+  it('answers as the naming scan does on the tricky inputs (the member-count fast path)', () => {
+    expect(pinned('{"a":1,"\\\\u0061":2}')).toEqual([]); // an escaped backslash, then u0061: a different key
+    expect(pinned('{"a":1,"\\u0061":2}')).toEqual(['a']);
+    expect(pinned('{"\\u0061":1,"a":2}')).toEqual(['a']);
+    expect(pinned('{"\\u0061":1,"\\u0061":2}')).toEqual(['a']);
+    expect(pinned('{"a\\"":1,"a\\u0022":2}')).toEqual(['a"']);
+    expect(pinned('{"a\\\\":1,"a\\u005c":2}')).toEqual(['a\\']);
+    expect(pinned('{"\\ud83d\\ude00":1,"😀":2}')).toEqual(['😀']);
+    expect(pinned('{"__proto__":1,"__proto__":2}')).toEqual(['__proto__']);
+    expect(pinned('{"__proto__":{"a":1,"a":2}}')).toEqual(['a']);
+    expect(pinned('{"constructor":1,"toString":2,"__proto__":null}')).toEqual([]);
+    expect(pinned('{"1":1,"01":2,"1.0":3}')).toEqual([]);
+    expect(pinned('{"1":1,"\\u0031":2}')).toEqual(['1']);
+    expect(pinned('{"a":{"b":{"c":{"d":1,"d":2}}}}')).toEqual(['d']);
+    expect(pinned('[[{"x":[{"y":1}],"x":2}]]')).toEqual(['x']);
+    expect(pinned('{"a":"x:y:z","b":"\\\\","c":"\\\\\\":"}')).toEqual([]);
+    expect(pinned('{"a":"\\":\\"","a":1}')).toEqual(['a']);
+    expect(pinned(' { "a" : 1 , "b" : [ 1 , { "a" : 2 } ] } ')).toEqual([]);
+    expect(pinned(' { "a" : 1 , "a" : 2 } ')).toEqual(['a']);
+    expect(pinned('"a:b"')).toEqual([]);
+    expect(pinned('12')).toEqual([]);
+    expect(pinned('{}')).toEqual([]);
+    expect(pinned('[]')).toEqual([]);
+    // Several objects lose members: all of them are named, up to the limit, in text order.
+    expect(pinned('{"a":1,"a":2,"b":{"c":1,"c":2,"c":3},"d":[{"e":1,"e":2}],"f":1,"f":2,"g":1,"g":2}')).toEqual(['a', 'c', 'c', 'e']);
+    // One object loses a member while another gains none: the sum still differs.
+    expect(pinned('{"a":{},"b":{"x":1,"x":2}}')).toEqual(['x']);
+  });
+
+  it('counts every member of the text and every property of its parse alike when no key repeats', () => {
+    for (const text of ['{"a":1,"b":{"c":[1,{"d":2}]},"e":"f:g"}', '[{"a":1},{"a":1},[{"a":{"a":1}}]]', '{"k\\\\":"v\\"","k":"v:"}']) {
+      expect(memberCount(text)).toBe(propertyCount(JSON.parse(text)));
+    }
+    expect(memberCount('{"a":1,"a":2}')).toBe(2);
+    expect(propertyCount(JSON.parse('{"a":1,"a":2}'))).toBe(1);
+  });
+
+  it('takes nesting as deep as JSON.parse does (no recursion)', () => {
+    const depth = 100_000;
+    const deep = '{"a":'.repeat(depth) + '1' + '}'.repeat(depth);
+    expect(pinned(deep)).toEqual([]);
+    const deepDup = '[{"a":'.repeat(depth) + '1,"a":2' + '}]'.repeat(depth);
+    expect(duplicateKeys(deepDup)).toEqual(['a']);
+  });
+
+  it('answers as the naming scan does on generated bodies with duplicates, escapes and colons', () => {
+    let seed = 42;
+    const rnd = (n: number) => {
+      seed = (seed * 1103515245 + 12345) & 0x7fffffff;
+      return (seed >>> 16) % n;
+    };
+    const keyTexts = ['"a"', '"\\u0061"', '"b"', '"\\"a"', '"\\u0022a"', '"a\\\\"', '"a\\u005c"', '"k:"', '"__proto__"', '"\\u005f_proto__"', '"1"'];
+    const valueOf = (depth: number): string => {
+      const r = rnd(depth > 3 ? 3 : 6);
+      if (r === 0) return '"x:\\"y\\\\"';
+      if (r === 1) return String(rnd(100));
+      if (r === 2) return 'null';
+      if (r === 3) return `[${Array.from({ length: rnd(3) }, () => valueOf(depth + 1)).join(',')}]`;
+      return `{${Array.from({ length: rnd(4) }, () => `${keyTexts[rnd(keyTexts.length)]}:${valueOf(depth + 1)}`).join(',')}}`;
+    };
+    let withDuplicates = 0;
+    for (let i = 0; i < 5000; i++) {
+      const text = `{${Array.from({ length: 1 + rnd(4) }, () => `${keyTexts[rnd(keyTexts.length)]}:${valueOf(1)}`).join(',')}}`;
+      if (pinned(text).length > 0) withDuplicates++;
+    }
+    expect(withDuplicates).toBeGreaterThan(500);
+    expect(withDuplicates).toBeLessThan(4900);
   });
 });
