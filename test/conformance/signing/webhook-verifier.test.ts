@@ -1,6 +1,7 @@
 import { MemoryReplayStore, verifyWebhook, WebhookVerificationError, type VerifierOptions } from '../../../src/signing/webhook-verifier';
 import { duplicateKeys, memberCount, propertyCount, scanDuplicateKeys } from '../../../src/signing/strict-json';
 import { signWebhook } from '../../../src/signing/webhook-signer';
+import { decodeBinary, decodeBinaryScan } from '../../../src/signing/signature-verifier';
 import { readVector, vectorFiles, webhookKeys, type TestJwk, type WebhookVector } from '../../support/vectors';
 import { createPrivateKey, generateKeyPairSync } from 'node:crypto';
 
@@ -198,6 +199,16 @@ describe('webhook verifier beyond the vectors', () => {
     expect(duplicateKeys('{"a":"\\"a\\":1","b":["a","a"]}')).toEqual([]);
     expect(duplicateKeys('{"a":1,"\\u0061":2}')).toEqual(['a']);
     expect(() => duplicateKeys('{"a":')).toThrow(SyntaxError);
+  });
+
+  it('decodes sf-binary tokens with the regex fast path exactly as the character scan does', () => {
+    const random = Buffer.from(Array.from({ length: 200 }, (_, i) => (i * 37 + 11) & 0xff));
+    const tokens = ['', 'AA', 'AAA', 'AAAA', 'A', '-_', '+/', '-/', '_+', 'AA==', 'AA=', 'A-==', 'A+==', 'AA AA', 'AA\n', 'AA.', 'é', 'AA:', '=', '=AA'];
+    for (let n = 0; n < 70; n++) {
+      const bytes = random.subarray(n, n + n);
+      tokens.push(bytes.toString('base64url'), bytes.toString('base64'), bytes.toString('base64').replace(/=+$/, ''), bytes.toString('hex'));
+    }
+    for (const t of tokens) expect([t, decodeBinary(t)]).toEqual([t, decodeBinaryScan(t)]);
   });
 
   /** duplicateKeys (counts first, names only when they differ) against the naming scan alone. */
