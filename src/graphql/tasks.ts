@@ -20,13 +20,22 @@ export async function runTask(ctx: GraphQLContext, name: string, input: Record<s
 }
 
 /** Runs application work, its errors' fields (and the messages that start with them) in GraphQL's spelling. */
-export async function inCallerSpelling<T>(work: () => Promise<T>): Promise<T> {
+export function inCallerSpelling<T>(work: () => Promise<T>): Promise<T> {
+  return withFieldsRenamed(work, camelField);
+}
+
+/**
+ * Runs `work`; an error's field, and a message that starts with it, are renamed by `rename`
+ * (undefined: about the whole input, named `input` in the message).
+ */
+export async function withFieldsRenamed<T>(work: () => Promise<T>, rename: (field: string) => string | undefined): Promise<T> {
   try {
     return await work();
   } catch (err) {
     if (err instanceof AppError && err.field) {
-      const message = err.message.startsWith(err.field) ? camelField(err.field) + err.message.slice(err.field.length) : err.message;
-      throw new AppError(err.code, message, camelField(err.field), err.details);
+      const field = rename(err.field);
+      const message = err.message.startsWith(err.field) ? `${field ?? 'input'}${err.message.slice(err.field.length)}` : err.message;
+      throw new AppError(err.code, message, field, err.details);
     }
     throw err;
   }

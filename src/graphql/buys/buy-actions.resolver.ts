@@ -1,10 +1,9 @@
 import { Arg, Ctx, ID, Mutation, Resolver } from 'type-graphql';
-import { ownerScopedId } from '../../shared/ids';
 import { AppError } from '../../shared/errors';
 import type { GraphQLContext } from '../context';
-import { runTask } from '../tasks';
+import { runTask, withFieldsRenamed } from '../tasks';
 import { MediaBuyBudgetInput } from './buy-actions.input';
-import { loadersOf, principalOf, toMediaBuy } from './buy.resolver';
+import { buyByCallerId, loadersOf, toMediaBuy } from './buy.resolver';
 import { MediaBuy } from './buy.type';
 import type { MediaBuyRow } from '../../../projections/media-buys';
 
@@ -13,8 +12,7 @@ const MAX_REASON = 500;
 
 /** The buy a caller names by id, as mediaBuy(id) finds it; NOT_FOUND at `field` when it is none they may see. */
 async function buyNamed(ctx: GraphQLContext, id: string, field: string): Promise<MediaBuyRow> {
-  const { buys } = loadersOf(ctx);
-  const row = (await buys.load(id)) ?? (id.includes('~') ? undefined : await buys.load(ownerScopedId(principalOf(ctx).org, id)));
+  const row = await buyByCallerId(ctx, id);
   if (!row) throw new AppError('MEDIA_BUY_NOT_FOUND', 'no media buy of yours has this id', field);
   return row;
 }
@@ -25,16 +23,7 @@ async function buyNamed(ctx: GraphQLContext, id: string, field: string): Promise
  * argument it is about. `rename` maps the task's field to the argument, undefined for the whole input.
  */
 async function update(ctx: GraphQLContext, row: MediaBuyRow, updates: Record<string, unknown>, rename: (field: string) => string | undefined): Promise<MediaBuy> {
-  try {
-    await runTask(ctx, 'update_media_buy', { media_buy_id: row.media_buy_id, updates });
-  } catch (err) {
-    if (err instanceof AppError && err.field) {
-      const field = rename(err.field);
-      const message = err.message.startsWith(err.field) ? `${field ?? 'input'}${err.message.slice(err.field.length)}` : err.message;
-      throw new AppError(err.code, message, field, err.details);
-    }
-    throw err;
-  }
+  await withFieldsRenamed(() => runTask(ctx, 'update_media_buy', { media_buy_id: row.media_buy_id, updates }), rename);
   const { buys } = loadersOf(ctx);
   buys.clear(row.media_buy_id); // this request read it before the change
   const after = await buys.load(row.media_buy_id);

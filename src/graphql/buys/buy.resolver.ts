@@ -5,7 +5,7 @@ import { mediaBuyQueries, type MediaBuyRow, type TaskRow } from '../../../projec
 import type { Principal } from '../../application/api-keys';
 import { mediaBuyStream } from '../../domain/media-buy/media-buy';
 import { AppError } from '../../shared/errors';
-import { hasUnstorableText } from '../../shared/nul';
+import { checkFirst, decodeCursor, encodeCursor, MAX_PAGE } from '../pages';
 import { ownerScopedId, publicId } from '../../shared/ids';
 import { deliveryMetrics, deliverySeries } from '../../application/tasks/delivery-tasks';
 import type { GraphQLContext } from '../context';
@@ -13,9 +13,6 @@ import { runTask } from '../tasks';
 import { MediaBuyInput } from './buy.input';
 import { isOperator, mayRead, mediaBuyChange } from './media-buy-change';
 import { Delivery, DeliveryGranularity, MediaBuy, MediaBuyConnection, Task, TimelineEntry } from './buy.type';
-
-/** The most buys one page holds. */
-export const MAX_PAGE = 100;
 
 export function principalOf(ctx: GraphQLContext): Principal {
   if (!ctx.principal) throw new AppError('UNAUTHENTICATED', 'a Bearer API key or access token is required');
@@ -131,7 +128,7 @@ export class TaskResolver {
   async approvals(@Ctx() ctx: GraphQLContext, @Arg('first', () => Int, { defaultValue: 50, description: `At most this many, 1 to ${MAX_PAGE}.` }) first: number): Promise<Task[]> {
     const principal = principalOf(ctx);
     if (!isOperator(principal)) throw new AppError('FORBIDDEN', 'seller or admin role required');
-    if (!Number.isInteger(first) || first < 1 || first > MAX_PAGE) throw new AppError('VALIDATION_ERROR', `first must be between 1 and ${MAX_PAGE}`, 'first');
+    checkFirst(first);
     const rows = await mediaBuyQueries.waitingTasks(ctx.app.readModels, WAITING, first);
     const { tasks } = loadersOf(ctx);
     for (const row of rows) tasks.prime(row.task_id, row);
@@ -153,26 +150,18 @@ const instant = (value: string | null | undefined, field: string): string | unde
   return new Date(t).toISOString();
 };
 
-/**
- * A connection cursor is a buy id in base64url. Anything else (a forged or mangled cursor) is the
- * caller's error, never a query: decoded garbage can hold a NUL, which PostgreSQL refuses to compare.
- */
-const decodeCursor = (cursor: string): string => {
-  const id = Buffer.from(cursor, 'base64url').toString('utf8');
-  if (id.length === 0 || Buffer.from(id).toString('base64url') !== cursor || hasUnstorableText(id)) {
-    throw new AppError('VALIDATION_ERROR', 'after is not a cursor this connection gave (pass a pageInfo.endCursor)', 'after');
-  }
-  return id;
-};
+/** The buy a caller names: an id the seller issued, else one the buyer chose (stored under their tag). */
+export async function buyByCallerId(ctx: GraphQLContext, id: string): Promise<MediaBuyRow | undefined> {
+  const { buys } = loadersOf(ctx);
+  return (await buys.load(id)) ?? (id.includes('~') ? undefined : await buys.load(ownerScopedId(principalOf(ctx).org, id)));
+}
 
 /** Media buys as a typed graph: what buyer and seller UIs select field by field. */
 @Resolver(() => MediaBuy)
 export class BuyResolver {
   @Query(() => MediaBuy, { nullable: true, description: 'One media buy by id (null when there is none you may see): yours, or any for a seller or admin.' })
   async mediaBuy(@Ctx() ctx: GraphQLContext, @Arg('id', () => ID) id: string): Promise<MediaBuy | null> {
-    const { buys } = loadersOf(ctx);
-    // An id the seller issued, else one the buyer chose (stored under their tag).
-    const row = (await buys.load(id)) ?? (id.includes('~') ? undefined : await buys.load(ownerScopedId(principalOf(ctx).org, id)));
+    const row = await buyByCallerId(ctx, id);
     return row ? toMediaBuy(row) : null;
   }
 
@@ -184,14 +173,14 @@ export class BuyResolver {
     @Arg('statuses', () => [String], { nullable: true }) statuses?: string[] | null,
   ): Promise<MediaBuyConnection> {
     const principal = principalOf(ctx);
-    if (!Number.isInteger(first) || first < 1 || first > MAX_PAGE) throw new AppError('VALIDATION_ERROR', `first must be between 1 and ${MAX_PAGE}`, 'first');
+    checkFirst(first);
     const after_ = after ? decodeCursor(after) : undefined;
     // Sellers and admins approve and deliver every buyer's buys: they page through all of them.
     const rows = await mediaBuyQueries.list(ctx.app.readModels, isOperator(principal) ? null : principal.org, { statuses: statuses ?? undefined, limit: first + 1, after: after_ });
     const page = rows.slice(0, first);
     const loaders = loadersOf(ctx);
     for (const row of page) loaders.buys.prime(row.media_buy_id, row);
-    const edges = page.map((row) => ({ cursor: Buffer.from(row.media_buy_id).toString('base64url'), node: toMediaBuy(row) }));
+    const edges = page.map((row) => ({ cursor: encodeCursor(row.media_buy_id), node: toMediaBuy(row) }));
     return { edges, pageInfo: { hasNextPage: rows.length > first, endCursor: edges.at(-1)?.cursor ?? null } };
   }
 

@@ -5,7 +5,8 @@ import { CREATIVE_STATUSES, type CreativeContent } from '../../domain/creative/c
 import { AppError, type ErrorCode } from '../../shared/errors';
 import { newEventId } from '../../shared/ids';
 import { hasUnstorableText } from '../../shared/nul';
-import { MAX_PAGE, principalOf } from '../buys/buy.resolver';
+import { principalOf } from '../buys/buy.resolver';
+import { checkFirst, decodeCursor, encodeCursor, MAX_PAGE } from '../pages';
 import { MediaBuy } from '../buys/buy.type';
 import type { GraphQLContext } from '../context';
 import { runTask } from '../tasks';
@@ -63,10 +64,6 @@ export function toCreative(row: CreativeRow): Creative {
   };
 }
 
-const pageSize = (first: number) => {
-  if (!Number.isInteger(first) || first < 1 || first > MAX_PAGE) throw new AppError('VALIDATION_ERROR', `first must be between 1 and ${MAX_PAGE}`, 'first');
-};
-
 /** Strings that reach a read-model query as parameters: PostgreSQL cannot compare NUL or lone surrogates. */
 function storable(values: readonly string[], field: string): void {
   const bad = values.findIndex((v) => hasUnstorableText(v));
@@ -117,19 +114,15 @@ export class CreativeResolver {
     @Arg('statuses', () => [String], { nullable: true, description: 'Only these statuses (default: all but archived).' }) statuses?: string[] | null,
   ): Promise<CreativeConnection> {
     const principal = principalOf(ctx);
-    pageSize(first);
+    checkFirst(first);
     const bad = (statuses ?? []).findIndex((s) => !(CREATIVE_STATUSES as readonly string[]).includes(s));
     if (bad >= 0) throw new AppError('VALIDATION_ERROR', `statuses may hold ${CREATIVE_STATUSES.join(', ')}`, `statuses[${bad}]`);
-    let from: string | undefined;
-    if (after) {
-      from = Buffer.from(after, 'base64url').toString('utf8');
-      if (!CREATIVE_ID.test(from) || Buffer.from(from).toString('base64url') !== after) throw new AppError('VALIDATION_ERROR', 'after is not a cursor this connection gave (pass a pageInfo.endCursor)', 'after');
-    }
+    const from = after ? decodeCursor(after, (id) => CREATIVE_ID.test(id)) : undefined;
     const rows = await creativeQueries.list(ctx.app.readModels, principal.org, { ...(statuses?.length ? { statuses } : {}), ...(from ? { after: from } : {}), limit: first + 1 });
     const loader = creativeLoader(ctx);
     const page = rows.slice(0, first);
     for (const row of page) loader.prime({ owner: principal.org, id: row.creative_id }, row);
-    const edges = page.map((row) => ({ cursor: Buffer.from(row.creative_id).toString('base64url'), node: toCreative(row) }));
+    const edges = page.map((row) => ({ cursor: encodeCursor(row.creative_id), node: toCreative(row) }));
     return { edges, pageInfo: { hasNextPage: rows.length > first, endCursor: edges.at(-1)?.cursor ?? null } };
   }
 
@@ -192,7 +185,7 @@ export class CreativeResolver {
 export class BuyCreativesResolver {
   @FieldResolver(() => [Creative], { description: 'The creatives assigned to its packages (batched across buys).' })
   async creatives(@Root() buy: MediaBuy, @Ctx() ctx: GraphQLContext, @Arg('first', () => Int, { defaultValue: 20, description: `At most this many, 1 to ${MAX_PAGE}.` }) first: number): Promise<Creative[]> {
-    pageSize(first);
+    checkFirst(first);
     const ids = [...new Set(buy.packages.flatMap((p) => p.creativeIds))].slice(0, first);
     const rows = await creativeLoader(ctx).loadMany(ids.map((id) => ({ owner: buy.owner, id })));
     return rows.flatMap((r) => (r && !(r instanceof Error) ? [toCreative(r)] : []));

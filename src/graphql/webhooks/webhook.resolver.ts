@@ -8,7 +8,7 @@ import { AppError } from '../../shared/errors';
 import { publicId } from '../../shared/ids';
 import { hasUnstorableText } from '../../shared/nul';
 import { isObject } from '../../shared/objects';
-import { MAX_PAGE } from '../buys/buy.resolver';
+import { checkFirst, MAX_PAGE } from '../pages';
 import { MediaBuy } from '../buys/buy.type';
 import type { GraphQLContext } from '../context';
 import { Impairment, ReceivedWebhook, WebhookActivity } from './webhook.type';
@@ -87,22 +87,18 @@ function loadersOf(ctx: GraphQLContext): Loaders {
   return loaders;
 }
 
-const checkFirst = (first: number, max: number) => {
-  if (!Number.isInteger(first) || first < 1 || first > max) throw new AppError('VALIDATION_ERROR', `first must be between 1 and ${max}`, 'first');
-};
-
 /** A buy's webhooks and health, as the seller side records them (the buy is one its caller may read). */
 @Resolver(() => MediaBuy)
 export class BuyWebhooksResolver {
   @FieldResolver(() => [WebhookActivity], { description: 'The webhooks sent about it (its task’s status, delivery reports, …), newest first, each with its attempts.' })
   async webhookActivity(@Root() buy: MediaBuy, @Ctx() ctx: GraphQLContext, @Arg('first', () => Int, { defaultValue: 10, description: `At most this many, 1 to ${MAX_PAGE}.` }) first: number): Promise<WebhookActivity[]> {
-    checkFirst(first, MAX_PAGE);
+    checkFirst(first);
     return (await loadersOf(ctx).activity.load({ owner: buy.owner, id: buy.internalId })).slice(0, first);
   }
 
   @FieldResolver(() => [Impairment], { description: 'Its impairments, open and resolved, oldest first.' })
   async impairments(@Root() buy: MediaBuy, @Ctx() ctx: GraphQLContext, @Arg('first', () => Int, { defaultValue: 20, description: `At most this many, 1 to ${MAX_PAGE}.` }) first: number): Promise<Impairment[]> {
-    checkFirst(first, MAX_PAGE);
+    checkFirst(first);
     return (await loadersOf(ctx).impairments.load(buy.internalId)).slice(0, first);
   }
 }
