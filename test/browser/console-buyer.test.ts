@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { Browser, Page } from 'playwright-core';
 import { graphql, startTestGateway } from '../support/gateway';
 import { eventually } from '../support/infra';
-import { accessibilityProblems, consoleDocuments, type ConsoleFixture, describeInBrowser, screenshotPath, signedInPage, startConsoleFixture, untypedUses } from '../support/browser';
+import { accessibilityProblems, consoleDocuments, type ConsoleFixture, describeInBrowser, screenshotPath, signedInPage, startConsoleFixture, untypedUses, waitForExpression } from '../support/browser';
 
 type Gateway = Awaited<ReturnType<typeof startTestGateway>>;
 
@@ -64,7 +64,7 @@ describeInBrowser('the console in Chromium: a buyer acts on a buy, its creatives
     await page.getByRole('button', { name: 'Pause', exact: true }).focus();
     await page.keyboard.press('Enter');
     await status('paused').waitFor();
-    await page.waitForFunction('document.activeElement?.textContent === "Resume"', undefined, { timeout: 5_000 });
+    await waitForExpression(page, 'document.activeElement?.textContent === "Resume"', 5_000, 'focus on Resume');
     await page.keyboard.press('Enter');
     await status('active').waitFor();
 
@@ -113,7 +113,7 @@ describeInBrowser('the console in Chromium: a buyer acts on a buy, its creatives
 
     // Cancel asks for a reason, refused when blank, at its field.
     await page.getByRole('button', { name: 'Cancel the buy…' }).click();
-    await page.waitForFunction('document.activeElement?.id === "cancel-reason"', undefined, { timeout: 5_000 });
+    await waitForExpression(page, 'document.activeElement?.id === "cancel-reason"', 5_000, 'focus on the reason');
     await page.getByLabel('Reason for canceling').fill('  ');
     await page.getByRole('button', { name: 'Cancel the buy', exact: true }).click();
     await page.locator('#cancel-reason-error').waitFor();

@@ -1,7 +1,7 @@
 import type { Browser, Page } from 'playwright-core';
 import { issueApiKey } from '../../src/application/api-keys';
 import { startTestGateway } from '../support/gateway';
-import { describeInBrowser, launchBrowser, screenshotPath } from '../support/browser';
+import { describeInBrowser, launchBrowser, screenshotPath, waitForExpression } from '../support/browser';
 
 type Gateway = Awaited<ReturnType<typeof startTestGateway>>;
 
@@ -41,7 +41,7 @@ describeInBrowser('the GraphQL explorer at /graphql, in Chromium, offline', () =
     await page.goto(`${gw.url}/graphql`);
     await page.waitForSelector('.graphiql-container', { timeout: 20_000 });
     await page.click('.graphiql-execute-button');
-    await page.waitForFunction(`document.querySelector('.result-window')?.textContent?.includes('"role": "buyer"')`, undefined, { timeout: 20_000 });
+    await waitForExpression(page, `document.querySelector('.result-window')?.textContent?.includes('"role": "buyer"')`, 20_000, 'the query result');
     const result = await page.textContent('.result-window');
     expect(result).toContain('"org": "acme"');
     await page.screenshot({ path: screenshotPath('graphql-explorer'), fullPage: true });

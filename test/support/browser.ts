@@ -167,3 +167,12 @@ export async function startConsoleFixture(env: Record<string, string> = {}): Pro
     },
   };
 }
+
+/**
+ * Waits until `expression` is truthy in the page. Polled through the DevTools protocol like
+ * `page.evaluate`: Playwright's `waitForFunction` polls a string predicate with eval inside the
+ * page, which the gateway's CSP (rightly) refuses once the first check comes back false.
+ */
+export async function waitForExpression(page: Page, expression: string, timeoutMs: number, what: string): Promise<void> {
+  await eventually(async () => Boolean(await page.evaluate(expression)), timeoutMs, what);
+}
