@@ -1,12 +1,13 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv-provider.js';
 import type { App } from '../../app';
 import { AppError } from '../../shared/errors';
 import { agentCaller, refuseAmbiguousSignedBody, registerProtectedResourceMetadata } from '../agent-auth';
 import { publicOrigin } from '../well-known';
 import { callTool, toolList } from './tools';
+import { JsonExchangeTransport } from './json-exchange';
 import { strictJsonParser } from '../json-body';
 import { isObject } from '../../shared/objects';
 
@@ -40,12 +41,21 @@ export function registerMcpRoutes(fastify: FastifyInstance, app: App): void {
   });
 }
 
+/**
+ * The JSON Schema validator every per-request server shares. A Server left to make its own builds
+ * a fresh Ajv instance (vocabularies, meta-schemas) in its constructor: about a quarter of an MCP
+ * request's CPU, for a validator this server only uses to check elicitation answers, which it
+ * never asks for. Ajv compiles and caches by schema, so sharing one is what it is made for.
+ */
+let sharedValidator: AjvJsonSchemaValidator | undefined;
+
 async function handlePost(app: App, req: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
   const caller = await agentCaller(app, req, MCP_PATH, callOf(req.body));
   if ('refused' in caller) return caller.refused(reply);
   const { principal } = caller;
 
-  const server = new Server({ name: 'adcp-gateway', version: '0.1.0' }, { capabilities: { tools: {} } });
+  sharedValidator ??= new AjvJsonSchemaValidator();
+  const server = new Server({ name: 'adcp-gateway', version: '0.1.0' }, { capabilities: { tools: {} }, jsonSchemaValidator: sharedValidator });
   const ctx = {
     app,
     principal,
@@ -59,26 +69,17 @@ async function handlePost(app: App, req: FastifyRequest, reply: FastifyReply): P
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: toolList() }));
   server.setRequestHandler(CallToolRequestSchema, async (request) => callTool(request.params.name, request.params.arguments, ctx));
 
-  const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+  const transport = new JsonExchangeTransport();
   await server.connect(transport);
   try {
-    const headers = new Headers();
-    for (const [name, value] of Object.entries(req.headers)) {
-      if (typeof value === 'string') headers.set(name, value);
-      else if (Array.isArray(value)) headers.set(name, value.join(', '));
-    }
     // We always answer JSON; a client that accepts only JSON (the runner's raw probes) gets it.
-    const accept = headers.get('accept') ?? '';
-    if (!accept.includes('text/event-stream') && (accept === '' || /application\/json|\*\/\*/.test(accept))) headers.set('accept', 'application/json, text/event-stream');
-    const request = new Request(`http://${req.host}${req.url}`, { method: 'POST', headers });
-    const response = await transport.handleRequest(request, { parsedBody: req.body });
-    reply.status(response.status);
-    response.headers.forEach((value, name) => {
-      if (name !== 'content-length') reply.header(name, value);
-    });
-    return reply.send(response.body ? await response.text() : undefined);
+    const accept = req.headers.accept ?? '';
+    const headers = !accept.includes('text/event-stream') && (accept === '' || /application\/json|\*\/\*/.test(accept)) ? { ...req.headers, accept: 'application/json, text/event-stream' } : req.headers;
+    const answer = await transport.exchange(headers, req.body, new URL(`http://${req.host}${req.url}`));
+    reply.status(answer.status);
+    if (answer.body === undefined) return reply.send();
+    return reply.header('content-type', 'application/json').send(JSON.stringify(answer.body));
   } finally {
-    await transport.close().catch(() => {});
     await server.close().catch(() => {});
   }
 }
