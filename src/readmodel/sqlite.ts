@@ -33,29 +33,67 @@ export class SqliteReadModelStore implements ReadModelStore {
   }
 
   async applyBatch(name: string, from: number, to: number, statements: readonly Sql[], version = 0): Promise<void> {
+    if (statements.length === 0) return this.moveCheckpoint({ name, from, to, statements, version });
     return this.applyBatches([{ name, from, to, statements, version }]);
   }
 
   async applyBatches(moves: readonly CheckpointMove[]): Promise<void> {
     this.db
       .transaction(() => {
-        for (const { name, from, to, statements, version = 0 } of moves) {
-          // Claim the checkpoint first: a competing writer fails here before touching any row.
-          const moved =
-            from === 0
-              ? this.stmt(
-                  'INSERT INTO checkpoints (name, position, version) VALUES (?, ?, ?) ON CONFLICT (name) DO UPDATE SET position = excluded.position, version = excluded.version WHERE checkpoints.position = 0',
-                ).run(name, to, version).changes
-              : this.stmt('UPDATE checkpoints SET position = ?, version = ? WHERE name = ? AND position = ?').run(to, version, name, from).changes;
-          if (moved !== 1) throw new CheckpointMovedError(name, from);
+        for (const move of moves) {
+          if (!this.claim(move)) throw new CheckpointMovedError(move.name, move.from);
           try {
-            for (const s of statements) this.stmt(s.sql).run(...((s.params ?? []) as unknown[]));
+            for (const s of move.statements) this.stmt(s.sql).run(...((s.params ?? []) as unknown[]));
           } catch (err) {
-            throw new ProjectionWriteError(name, err);
+            throw new ProjectionWriteError(move.name, err);
           }
         }
       })
       .immediate();
+  }
+
+  /**
+   * Moves a checkpoint from `from` to `to`; false when it is no longer at `from` (another writer
+   * moved it, or it was reset). Claimed first in a batch: a competing writer fails here before
+   * touching any row.
+   */
+  private claim({ name, from, to, version = 0 }: CheckpointMove): boolean {
+    const moved =
+      from === 0
+        ? this.stmt(
+            'INSERT INTO checkpoints (name, position, version) VALUES (?, ?, ?) ON CONFLICT (name) DO UPDATE SET position = excluded.position, version = excluded.version WHERE checkpoints.position = 0',
+          ).run(name, to, version).changes
+        : this.stmt('UPDATE checkpoints SET position = ?, version = ? WHERE name = ? AND position = ?').run(to, version, name, from).changes;
+    return moved === 1;
+  }
+
+  private pendingMoves: { move: CheckpointMove; resolve: () => void; reject: (err: unknown) => void }[] = [];
+
+  /**
+   * Group commit for checkpoint moves with nothing else to write: every bus consumer's, after each
+   * batch (six consumers follow every append, so this was six write transactions per batch).
+   * Moves asked for in the same turn of the event loop commit in one transaction; a move that
+   * finds its checkpoint moved fails alone (its UPDATE wrote nothing), and every promise settles
+   * after the commit, so a consumer still checkpoints only what it has handled.
+   */
+  private moveCheckpoint(move: CheckpointMove): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      this.pendingMoves.push({ move, resolve, reject });
+      if (this.pendingMoves.length === 1) setImmediate(() => this.commitMoves());
+    });
+  }
+
+  private commitMoves(): void {
+    const batch = this.pendingMoves.splice(0);
+    if (batch.length === 0) return;
+    let claimed: boolean[] = [];
+    try {
+      this.db.transaction(() => (claimed = batch.map(({ move }) => this.claim(move)))).immediate();
+    } catch (err) {
+      for (const m of batch) m.reject(err);
+      return;
+    }
+    batch.forEach(({ move, resolve, reject }, i) => (claimed[i] ? resolve() : reject(new CheckpointMovedError(move.name, move.from))));
   }
 
   async reset(name: string, tables: readonly string[]): Promise<void> {
@@ -81,6 +119,7 @@ export class SqliteReadModelStore implements ReadModelStore {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    this.commitMoves(); // moves asked for before the close are committed, not lost
     releaseSqlite(this.db);
   }
 }

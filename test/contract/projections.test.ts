@@ -119,6 +119,23 @@ function projectionContract(name: string, open: () => Promise<Engines>): void {
       expect(await e.rm.getCheckpoint('tally')).toEqual({ position: 5, version: 1 });
     });
 
+    it('checkpoint moves asked for together each succeed or fail alone (a stale one does not hold back the rest)', async () => {
+      // What six bus consumers do after the same batch: move their own checkpoints, with nothing
+      // else to write (the SQLite store commits such moves of one turn in one transaction).
+      await e.rm.applyBatch('group:a', 0, 4, []);
+      await e.rm.applyBatch('group:b', 0, 4, []);
+      const moves = await Promise.allSettled([
+        e.rm.applyBatch('group:a', 4, 10, []),
+        e.rm.applyBatch('group:b', 2, 10, []), // stale: b is at 4
+        e.rm.applyBatch('group:c', 0, 10, []),
+      ]);
+      expect(moves.map((m) => m.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+      expect((moves[1] as PromiseRejectedResult).reason).toBeInstanceOf(CheckpointMovedError);
+      expect(await e.rm.getCheckpoint('group:a')).toEqual({ position: 10, version: 0 });
+      expect(await e.rm.getCheckpoint('group:b')).toEqual({ position: 4, version: 0 });
+      expect(await e.rm.getCheckpoint('group:c')).toEqual({ position: 10, version: 0 });
+    });
+
     it('a statement that fails names its projection and leaves rows and checkpoint as they were', async () => {
       await e.rm.migrate(tally.ddl[e.rm.dialect]);
       await e.rm.applyBatch('tally', 0, 5, [{ sql: 'INSERT INTO tally_seen (position) VALUES (?)', params: [1] }], 1);
