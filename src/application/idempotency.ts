@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { ConcurrencyError, type EventStore } from '../eventstore/port';
 import { AppError } from '../shared/errors';
 
@@ -15,7 +15,7 @@ function canonical(value: unknown): string {
   return JSON.stringify(value);
 }
 
-const hash = (s: string) => createHash('sha256').update(s).digest('hex');
+const sha256 = (s: string) => hash('sha256', s, 'hex');
 
 /**
  * AdCP's `idempotency_key`: the same key with the same payload replays the first response; with a
@@ -37,8 +37,8 @@ export async function withIdempotency<T extends Record<string, unknown>>(
   const key = payload.idempotency_key;
   if (typeof key !== 'string') return run(undefined);
   const { idempotency_key: _k, context: _c, ...rest } = payload;
-  const payloadHash = hash(canonical({ task, rest }));
-  const stream = `idempotency-${hash(`${owner}\u0000${key}`).slice(0, 32)}`;
+  const payloadHash = sha256(canonical({ task, rest }));
+  const stream = `idempotency-${sha256(`${owner}\u0000${key}`).slice(0, 32)}`;
 
   const replay = async (): Promise<T | undefined> => {
     const [recorded] = await store.readStream(stream, { limit: 1 });

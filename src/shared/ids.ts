@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { v7 as uuidv7 } from 'uuid';
 
 /** Time-ordered ids (UUID v7) for events, so ids sort roughly by creation in every store. */
@@ -13,7 +13,7 @@ export function newEventId(): string {
  * appears in no id this seller issues, and buyer-chosen ids may not contain it.
  */
 export function ownerScopedId(owner: string, id: string): string {
-  return `${id}~${createHash('sha256').update(owner).digest('base64url').slice(0, 12)}`;
+  return `${id}~${hash('sha256', owner, 'base64url').slice(0, 12)}`;
 }
 
 /** An id as its buyer knows it. */

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { z } from 'zod';
 import { catalogQueries } from '../../../projections/catalog';
 import { mediaBuyQueries, type MediaBuyRow } from '../../../projections/media-buys';
@@ -124,7 +124,7 @@ async function assertCallbacks(
 
 /** Opaque, stable per (buyer, buyer_ref): a second create with the same buyer_ref hits the same stream. */
 function mediaBuyIdFor(owner: string, buyerRef: string): string {
-  return `mb_${createHash('sha256').update(`${owner}\u0000${buyerRef}`).digest('base64url').slice(0, 22)}`;
+  return `mb_${hash('sha256', `${owner}\u0000${buyerRef}`, 'base64url').slice(0, 22)}`;
 }
 
 function resolvePackage(p: z.infer<typeof packageInput>, i: number, product: Product | undefined, mediaBuyId: string): PackageTerms {
