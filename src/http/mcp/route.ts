@@ -71,17 +71,16 @@ async function handlePost(app: App, req: FastifyRequest, reply: FastifyReply): P
 
   const transport = new JsonExchangeTransport();
   await server.connect(transport);
-  try {
-    // We always answer JSON; a client that accepts only JSON (the runner's raw probes) gets it.
-    const accept = req.headers.accept ?? '';
-    const headers = !accept.includes('text/event-stream') && (accept === '' || /application\/json|\*\/\*/.test(accept)) ? { ...req.headers, accept: 'application/json, text/event-stream' } : req.headers;
-    const answer = await transport.exchange(headers, req.body, new URL(`http://${req.host}${req.url}`));
-    reply.status(answer.status);
-    if (answer.body === undefined) return reply.send();
-    return reply.header('content-type', 'application/json').send(JSON.stringify(answer.body));
-  } finally {
-    await server.close().catch(() => {});
-  }
+  // We always answer JSON; a client that accepts only JSON (the runner's raw probes) gets it.
+  const accept = req.headers.accept ?? '';
+  const headers = !accept.includes('text/event-stream') && (accept === '' || /application\/json|\*\/\*/.test(accept)) ? { ...req.headers, accept: 'application/json, text/event-stream' } : req.headers;
+  const answer = await transport.exchange(headers, req.body, new URL(`http://${req.host}${req.url}`));
+  // The server is dropped, not closed: every request it was given has been answered, and it holds
+  // no timer, stream or outgoing request. close() would abort the answered handlers' signals and
+  // build a ConnectionClosed error, two stack traces per call (~40 us of ~100 for the SDK's part).
+  reply.status(answer.status);
+  if (answer.body === undefined) return reply.send();
+  return reply.header('content-type', 'application/json').send(JSON.stringify(answer.body));
 }
 
 /** The AdCP tool (and JSON-RPC method) a request calls, for the signing policy. */
