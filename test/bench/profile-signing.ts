@@ -1,7 +1,7 @@
 import crypto from 'node:crypto';
-import fs from 'node:fs';
 import { signWebhook } from '../../src/signing/webhook-signer';
 import { MemoryReplayStore, verifyWebhook } from '../../src/signing/webhook-verifier';
+import { printProfileSummary } from './cpu-profile';
 
 /**
  * Where the signer's and verifier's time goes, for the webhook_signing / webhook_verification
@@ -30,28 +30,8 @@ async function run(what: string, passes: number): Promise<void> {
   }
 }
 
-interface ProfileNode {
-  id: number;
-  callFrame: { functionName: string; url: string; lineNumber: number };
-}
-
-function summary(file: string, top: number): void {
-  const profile = JSON.parse(fs.readFileSync(file, 'utf8')) as { nodes: ProfileNode[]; samples: number[] };
-  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
-  const self = new Map<string, number>();
-  for (const id of profile.samples) {
-    const { functionName, url: where, lineNumber } = byId.get(id)!.callFrame;
-    const name = `${functionName || '(anonymous)'} ${where ? `${where.replace(/^.*\/(dist|node_modules)\//, '$1/')}:${lineNumber + 1}` : ''}`.trim();
-    self.set(name, (self.get(name) ?? 0) + 1);
-  }
-  const total = profile.samples.length;
-  for (const [name, count] of [...self].sort((a, b) => b[1] - a[1]).slice(0, top)) {
-    process.stdout.write(`${((100 * count) / total).toFixed(1).padStart(5)}%  ${name}\n`);
-  }
-}
-
 const [what = 'verify', arg] = process.argv.slice(2);
-if (what === 'summary') summary(arg!, 20);
+if (what === 'summary') printProfileSummary(arg!, 'self');
 else run(what, Number(arg ?? '6')).catch((err: unknown) => {
   process.stderr.write(String(err));
   process.exit(1);
