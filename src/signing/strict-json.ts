@@ -24,15 +24,7 @@ export function memberCount(text: string): number {
     const end = q === -1 ? text.length : q;
     for (let c = text.indexOf(':', i); c !== -1 && c < end; c = text.indexOf(':', c + 1)) count++;
     if (q === -1) return count;
-    // The string ends at the first quote not escaped by an odd run of backslashes.
-    let j = text.indexOf('"', q + 1);
-    for (;;) {
-      let run = 0;
-      while (text.charCodeAt(j - 1 - run) === 0x5c) run++;
-      if (run % 2 === 0) break;
-      j = text.indexOf('"', j + 1);
-    }
-    i = j + 1;
+    i = closingQuote(text, q) + 1;
   }
 }
 
@@ -63,6 +55,20 @@ export function propertyCount(value: unknown): number {
   return count;
 }
 
+/**
+ * Where the string opening at `open` ends, in valid JSON text: the first quote not escaped by an
+ * odd run of backslashes (indexOf jumps there instead of stepping through every character).
+ */
+function closingQuote(text: string, open: number): number {
+  let j = text.indexOf('"', open + 1);
+  for (;;) {
+    let run = 0;
+    while (text.charCodeAt(j - 1 - run) === 0x5c) run++;
+    if (run % 2 === 0) return j;
+    j = text.indexOf('"', j + 1);
+  }
+}
+
 /** The naming scan of duplicateKeys, over text already known to be valid JSON. */
 export function scanDuplicateKeys(text: string, limit = 4): string[] {
   const found: string[] = [];
@@ -74,15 +80,7 @@ export function scanDuplicateKeys(text: string, limit = 4): string[] {
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
     if (c === 0x22 /* " */) {
-      // The text is valid JSON, so the string ends at the first quote not escaped by an odd run
-      // of backslashes; indexOf jumps there instead of stepping through every character.
-      let j = text.indexOf('"', i + 1);
-      for (;;) {
-        let run = 0;
-        while (text.charCodeAt(j - 1 - run) === 0x5c) run++;
-        if (run % 2 === 0) break;
-        j = text.indexOf('"', j + 1);
-      }
+      const j = closingQuote(text, i);
       const top = stack[stack.length - 1];
       if (top && expectKey) {
         // "a" and "\u0061" are the same key: unescape when there is anything to unescape.
