@@ -1,52 +1,22 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { Worker } from 'node:worker_threads';
 import { loadConfig } from '../../src/config';
 import { startGateway } from '../../src/main';
 import { issueApiKey } from '../../src/application/api-keys';
 import { ROOMY_LIMITS } from '../support/gateway';
 import { printProfileSummary } from './cpu-profile';
+import { mainThreadCpuSeconds, runLoad } from './run';
 
 /**
  * Where a request path's time goes, for the create_media_buy and graphql_media_buy_by_id rows:
  * `node --cpu-prof --cpu-prof-dir=<dir> dist/test/bench/profile-gateway.js rest|mcp|graphql [count]`
- * starts a gateway in this process, loads it as the bench does (16 undici clients in a worker
- * thread; `rest` and `mcp` send the same create with an account and a fresh idempotency_key) and
- * prints the main thread's CPU per request; then
+ * starts a gateway in this process, loads it with the bench's own load generator (16 undici
+ * clients in a worker thread; `rest` and `mcp` send the same create with an account and a fresh
+ * idempotency_key each) and prints the main thread's CPU per request; then
  * `node dist/test/bench/profile-gateway.js summary <main thread's .cpuprofile> [self|inclusive]`
  * prints the top functions.
  */
-const LOAD = `
-const { parentPort, workerData } = require('node:worker_threads');
-const { Pool } = require(workerData.undici);
-const pool = new Pool(workerData.url, { connections: 16, pipelining: 1 });
-const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', authorization: 'Bearer ' + workerData.key };
-(async () => {
-  let next = 0, failed = 0;
-  await Promise.all(Array.from({ length: 16 }, async () => {
-    while (next < workerData.count) {
-      const i = next++;
-      const body = workerData.bodies[i % workerData.bodies.length].replace('KEY', workerData.prefix + String(i).padStart(12, '0'));
-      const res = await pool.request({ path: workerData.path, method: 'POST', headers, body });
-      const text = await res.body.text();
-      if (res.statusCode !== 200 || text.includes('"isError":true') || text.includes('"errors"')) failed++;
-    }
-  }));
-  parentPort.postMessage(failed);
-  await pool.close();
-})();`;
-
-function load(job: { url: string; key: string; path: string; bodies: string[]; count: number; prefix: string }): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const worker = new Worker(LOAD, { eval: true, workerData: { undici: require.resolve('undici'), ...job } });
-    worker.once('message', (failed: number) => void worker.terminate().then(() => resolve(failed)));
-    worker.once('error', reject);
-  });
-}
-
-const mainThreadCpuNs = () => Number(fs.readFileSync(`/proc/self/task/${process.pid}/schedstat`, 'utf8').split(' ')[0]);
-
 async function run(what: string, count: number): Promise<void> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'adcp-profile-'));
   const gw = await startGateway(loadConfig({ HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'silent', DATA_DIR: dir, APPROVAL_POLICY: 'never', ...ROOMY_LIMITS }));
@@ -57,12 +27,12 @@ async function run(what: string, count: number): Promise<void> {
     const packages = [{ product_id: 'news_display_run_of_site', pricing_option_id: 'cpm_usd_fixed', budget: 1000 }];
     const end_time = new Date(Date.now() + 30 * 86_400_000).toISOString();
     await fetch(`${gw.url}/api/tasks/sync_accounts`, { method: 'POST', headers, body: JSON.stringify({ accounts: [account], idempotency_key: 'profile-sync-accounts-0001' }) });
-    let job: { path: string; bodies: string[] };
+    const common = { url: gw.url, key, concurrency: 16, refuse: what === 'graphql' ? '"errors"' : '"isError":true' };
+    let job: Pick<Parameters<typeof runLoad>[0], 'path' | 'body' | 'keyed' | 'bodies' | 'mcp'>;
     if (what === 'rest') {
-      job = { path: '/api/tasks/create_media_buy', bodies: [JSON.stringify({ account, brand_manifest: { url: 'https://acme-outdoor.com' }, packages, start_time: { type: 'asap' }, end_time, idempotency_key: 'KEY' })] };
+      job = { path: '/api/tasks/create_media_buy', keyed: true, body: { account, brand_manifest: { url: 'https://acme-outdoor.com' }, packages, start_time: { type: 'asap' }, end_time } };
     } else if (what === 'mcp') {
-      const args = { account, brand: { domain: 'acme-outdoor.com' }, start_time: 'asap', end_time, packages, idempotency_key: 'KEY' };
-      job = { path: '/mcp', bodies: [JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'create_media_buy', arguments: args } })] };
+      job = { path: '/mcp', mcp: { tool: 'create_media_buy', args: { account, brand: { domain: 'acme-outdoor.com' }, start_time: 'asap', end_time, packages } } };
     } else if (what === 'graphql') {
       const ids: string[] = [];
       for (let i = 0; i < 500; i++) {
@@ -75,11 +45,11 @@ async function run(what: string, count: number): Promise<void> {
     } else {
       throw new Error(`profile-gateway: no path "${what}" (rest, mcp, graphql)`);
     }
-    const warm = await load({ url: gw.url, key, count: 2000, prefix: 'profile-warm-', ...job });
-    const before = mainThreadCpuNs();
-    const failed = await load({ url: gw.url, key, count, prefix: 'profile-measured-', ...job });
-    const perRequest = (mainThreadCpuNs() - before) / 1000 / count;
-    if (warm + failed > 0) throw new Error(`${warm + failed} requests failed`);
+    // runLoad rejects if any request fails (every 20th answer is read for an error).
+    await runLoad({ ...common, ...job, count: 2000, prefix: 'profile-warm-' });
+    const before = mainThreadCpuSeconds();
+    await runLoad({ ...common, ...job, count, prefix: 'profile-measured-' });
+    const perRequest = ((mainThreadCpuSeconds() - before) * 1e6) / count;
     process.stdout.write(`${what}: ${count} requests, ${perRequest.toFixed(1)} us of main-thread CPU each\n`);
   } finally {
     await gw.stop();

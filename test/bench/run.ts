@@ -255,7 +255,7 @@ const headers = { 'content-type': 'application/json', accept: 'application/json,
 })();`;
 
 /** Runs LOAD_WORKER once; resolves with its request rate, or rejects if any request failed. */
-async function runLoad(job: { url: string; key: string; path: string; count: number; concurrency: number; body?: object; keyed?: boolean; prefix?: string; bodies?: string[]; refuse?: string; mcp?: { tool: string; args: object } }): Promise<number> {
+export async function runLoad(job: { url: string; key: string; path: string; count: number; concurrency: number; body?: object; keyed?: boolean; prefix?: string; bodies?: string[]; refuse?: string; mcp?: { tool: string; args: object } }): Promise<number> {
   const { Worker } = await import('node:worker_threads');
   const worker = new Worker(LOAD_WORKER, { eval: true, workerData: { undici: require.resolve('undici'), ...job } });
   const result = await new Promise<{ rate: number; failed: number }>((resolve, reject) => {
@@ -855,7 +855,7 @@ async function perCpuSecond(pid: number, count: number, load: () => Promise<numb
  * CPU seconds this process's main thread has used so far: the event loop of a gateway started
  * in-process, without the load generator's worker thread (/proc, Linux).
  */
-function mainThreadCpuSeconds(): number {
+export function mainThreadCpuSeconds(): number {
   return Number(fs.readFileSync(`/proc/self/task/${process.pid}/schedstat`, 'utf8').split(' ')[0]) / 1e9;
 }
 
