@@ -33,6 +33,15 @@ import { registerGraphqlLive } from './graphql-live';
 import { registerExplorerRoutes, sendExplorer, wantsExplorer } from './explorer-route';
 import { registerConsoleRoutes } from './console-route';
 
+/**
+ * Apollo's plugins here, and only these. We emit no cache hints; the default plugin wraps every
+ * field and halves list throughput. No landing page of Apollo's (it loads a sandbox from a CDN):
+ * the explorer is served locally. Neither has per-request hooks; nothing else here does either:
+ * the cost limits price operations before Apollo (graphql/cost-limits.ts), since any hook costs
+ * every request. (The bench's Apollo floor row runs with the same list.)
+ */
+export const apolloPlugins = () => [ApolloServerPluginCacheControlDisabled(), ApolloServerPluginLandingPageDisabled()];
+
 export async function buildServer(app: App): Promise<FastifyInstance> {
   const fastify = Fastify({
     loggerInstance: app.log.child({ component: 'http' }) as unknown as FastifyBaseLogger,
@@ -134,11 +143,7 @@ export async function buildServer(app: App): Promise<FastifyInstance> {
   const schema = await gatewaySchema();
   const apollo = new ApolloServer<GraphQLContext>({
     schema,
-    // We emit no cache hints; the default plugin wraps every field and halves list throughput.
-    // No landing page of Apollo's (it loads a sandbox from a CDN): the explorer is served locally.
-    // Neither has per-request hooks; nothing else here does either: the cost limits price
-    // operations before Apollo (graphql/cost-limits.ts), since any hook costs every request.
-    plugins: [ApolloServerPluginCacheControlDisabled(), ApolloServerPluginLandingPageDisabled()],
+    plugins: apolloPlugins(),
     formatError: formatError(app),
     validationRules: [nestingLimitRule],
     includeStacktraceInErrorResponses: false,

@@ -10,10 +10,11 @@ import { mainThreadCpuSeconds, runLoad } from './run';
 
 /**
  * Where a request path's time goes, for the create_media_buy and graphql_media_buy_by_id rows:
- * `node --cpu-prof --cpu-prof-dir=<dir> dist/test/bench/profile-gateway.js rest|mcp|graphql [count]`
+ * `node --cpu-prof --cpu-prof-dir=<dir> dist/test/bench/profile-gateway.js create|rest|mcp|graphql [count]`
  * starts a gateway in this process, loads it with the bench's own load generator (16 undici
- * clients in a worker thread; `rest` and `mcp` send the same create with an account and a fresh
- * idempotency_key each) and prints the main thread's CPU per request; then
+ * clients in a worker thread; `create` sends the create_media_buy_rest_sqlite row's body, `rest`
+ * and `mcp` the MCP-vs-REST row's create with an account and a fresh idempotency_key each) and
+ * prints the main thread's CPU per request; then
  * `node dist/test/bench/profile-gateway.js summary <main thread's .cpuprofile> [self|inclusive]`
  * prints the top functions.
  */
@@ -29,7 +30,9 @@ async function run(what: string, count: number): Promise<void> {
     await fetch(`${gw.url}/api/tasks/sync_accounts`, { method: 'POST', headers, body: JSON.stringify({ accounts: [account], idempotency_key: 'profile-sync-accounts-0001' }) });
     const common = { url: gw.url, key, concurrency: 16, refuse: what === 'graphql' ? '"errors"' : '"isError":true' };
     let job: Pick<Parameters<typeof runLoad>[0], 'path' | 'body' | 'keyed' | 'bodies' | 'mcp'>;
-    if (what === 'rest') {
+    if (what === 'create') {
+      job = { path: '/api/tasks/create_media_buy', body: { brand_manifest: { url: 'https://acme.example' }, packages, start_time: { type: 'asap' }, end_time } };
+    } else if (what === 'rest') {
       job = { path: '/api/tasks/create_media_buy', keyed: true, body: { account, brand_manifest: { url: 'https://acme-outdoor.com' }, packages, start_time: { type: 'asap' }, end_time } };
     } else if (what === 'mcp') {
       job = { path: '/mcp', mcp: { tool: 'create_media_buy', args: { account, brand: { domain: 'acme-outdoor.com' }, start_time: 'asap', end_time, packages } } };
@@ -43,7 +46,7 @@ async function run(what: string, count: number): Promise<void> {
       const query = 'query Buy($request: JSONObject) { mediaBuys(request: $request) }';
       job = { path: '/graphql', bodies: ids.map((id) => JSON.stringify({ query, variables: { request: { media_buy_ids: [id] } } })) };
     } else {
-      throw new Error(`profile-gateway: no path "${what}" (rest, mcp, graphql)`);
+      throw new Error(`profile-gateway: no path "${what}" (create, rest, mcp, graphql)`);
     }
     // runLoad rejects if any request fails (every 20th answer is read for an error).
     await runLoad({ ...common, ...job, count: 2000, prefix: 'profile-warm-' });

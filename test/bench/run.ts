@@ -352,10 +352,63 @@ async function createMediaBuyMcp(dir: string): Promise<void> {
     // by a third from round to round.
     const vsRest = await compare(5, () => perMainThreadCpuSecond(count, () => mcp(gw.url)), () => perMainThreadCpuSecond(count, rest));
     emit({ name: 'create_media_buy_mcp_vs_rest_sqlite', value: vsRest.value, unit: 'commands/cpu-s', baseline: vsRest.baseline, ratio: vsRest.ratio, target: 'ratio >= 0.9 (baseline: the same command over REST, same gateway)' });
+    // What the MCP SDK's Server alone adds to a call, and so how close the row above can get.
+    const sample = await (await fetch(`${gw.url}/mcp`, { method: 'POST', headers: { ...headers, accept: 'application/json, text/event-stream' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'create_media_buy', arguments: { ...args, idempotency_key: 'bench-mcp-floor-sample-0001' } } }) })).json();
+    const floor = await mcpFloor((sample as { result: object }).result);
+    try {
+      const floorMcp = () => runLoad({ url: floor.url, key, path: '/mcp', count, concurrency: 16, prefix: `bench-floor-${++round}-`, mcp: { tool: 'create_media_buy', args }, refuse: '"isError":true' });
+      const floorRest = () => runLoad({ url: floor.url, key, path: '/rest', count, concurrency: 16, prefix: `bench-floor-${++round}-`, keyed: true, body: { account, packages: args.packages } });
+      await floorMcp();
+      await floorRest();
+      const f = await compare(5, () => perMainThreadCpuSecond(count, floorMcp), () => perMainThreadCpuSecond(count, floorRest));
+      const sdkUs = 1e6 / f.value - 1e6 / f.baseline;
+      const restUs = 1e6 / vsRest.baseline;
+      emit({
+        name: 'mcp_sdk_floor',
+        value: f.value,
+        unit: 'calls/cpu-s',
+        baseline: f.baseline,
+        ratio: f.ratio,
+        target: `informational: the MCP SDK's Server (per request, as served) and the JSON exchange cost ${Math.round(sdkUs)} us a call more than a plain POST (both answering the create's result from a constant); beside this run's REST create (${Math.round(restUs)} us) the row above can reach at most ${(restUs / (restUs + sdkUs)).toFixed(3)}`,
+      });
+    } finally {
+      await floor.close();
+    }
   } finally {
     agent.kill('SIGTERM');
     await gw.stop();
   }
+}
+
+/**
+ * The MCP binding's floor: Fastify serving `POST /mcp` as the gateway does (a fresh SDK Server
+ * per request, sharing one JSON Schema validator, over the JSON exchange transport) with a tool
+ * that answers a constant result, beside `POST /rest` answering that result's structured content
+ * as plain JSON. The difference is what the SDK's protocol layer costs a call before any of the
+ * gateway's own work (credentials, limits, the codec, the command).
+ */
+async function mcpFloor(result: object): Promise<{ url: string; close: () => Promise<void> }> {
+  const { default: Fastify } = await import('fastify');
+  const { Server } = await import('@modelcontextprotocol/sdk/server/index.js');
+  const { CallToolRequestSchema, ListToolsRequestSchema } = await import('@modelcontextprotocol/sdk/types.js');
+  const { AjvJsonSchemaValidator } = await import('@modelcontextprotocol/sdk/validation/ajv-provider.js');
+  const { JsonExchangeTransport } = await import('../../src/http/mcp/json-exchange');
+  const structured = (result as { structuredContent?: object }).structuredContent ?? {};
+  const validator = new AjvJsonSchemaValidator();
+  const fastify = Fastify();
+  fastify.post('/rest', async () => structured);
+  fastify.post('/mcp', async (req, reply) => {
+    const server = new Server({ name: 'floor', version: '0' }, { capabilities: { tools: {} }, jsonSchemaValidator: validator });
+    server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: [] }));
+    server.setRequestHandler(CallToolRequestSchema, async () => ({ content: [{ type: 'text' as const, text: JSON.stringify(structured) }], structuredContent: { ...structured } }));
+    const transport = new JsonExchangeTransport();
+    await server.connect(transport);
+    const answer = await transport.exchange(req.headers, req.body, new URL(`http://${req.host}${req.url}`));
+    reply.status(answer.status);
+    return reply.header('content-type', 'application/json').send(JSON.stringify(answer.body));
+  });
+  const url = await fastify.listen({ port: 0, host: '127.0.0.1' });
+  return { url, close: () => fastify.close() };
 }
 
 /**
@@ -410,10 +463,50 @@ async function graphqlMediaBuyById(dir: string): Promise<void> {
     await load(gw.url); // warm-up
     const { value, baseline, ratio } = await compare(3, () => load(gw.url), () => load(bareUrl));
     emit({ name: 'graphql_media_buy_by_id', value, unit: 'requests/s', baseline, ratio, target: 'value >= 6000, ratio >= 0.4' });
+    const floor = await apolloFloor(sample);
+    try {
+      await load(floor.url); // warm-up
+      const f = await compare(3, () => load(floor.url), () => load(bareUrl));
+      emit({ name: 'graphql_apollo_floor', value: f.value, unit: 'requests/s', baseline: f.baseline, ratio: f.ratio, target: 'informational: the ceiling of the row above while Apollo Server executes each request (a constant resolver, no auth or limits, the same plugins and route handler; baseline: the same bare answer)' });
+    } finally {
+      await floor.close();
+    }
   } finally {
     if (bareServer.listening) await new Promise((r) => bareServer.close(r));
     await gw.stop();
   }
+}
+
+/**
+ * Fastify and Apollo Server as the gateway runs them (its plugins and route handler) answering
+ * `mediaBuys` from a constant: what a GraphQL read costs before any of the gateway's own work
+ * (credentials, limits, the read model, the answer's codec).
+ */
+async function apolloFloor(sample: string): Promise<{ url: string; close: () => Promise<void> }> {
+  const { default: Fastify } = await import('fastify');
+  const { ApolloServer } = await import('@apollo/server');
+  const { GraphQLScalarType } = await import('graphql');
+  const { apolloPlugins } = await import('../../src/http/server');
+  const { graphqlRouteHandler } = await import('../../src/graphql/http-handler');
+  const answer = (JSON.parse(sample) as { data: { mediaBuys: unknown } }).data.mediaBuys;
+  const apollo = new ApolloServer({
+    typeDefs: 'scalar JSONObject\ntype Query { mediaBuys(request: JSONObject): JSONObject }',
+    resolvers: { JSONObject: new GraphQLScalarType({ name: 'JSONObject' }), Query: { mediaBuys: () => answer } },
+    plugins: apolloPlugins(),
+    includeStacktraceInErrorResponses: false,
+    stopOnTerminationSignals: false,
+  });
+  await apollo.start();
+  const fastify = Fastify();
+  fastify.post('/graphql', graphqlRouteHandler(apollo, async () => ({})));
+  const url = await fastify.listen({ port: 0, host: '127.0.0.1' });
+  return {
+    url,
+    close: async () => {
+      await fastify.close();
+      await apollo.stop();
+    },
+  };
 }
 
 const BIN = path.join(__dirname, '..', '..', '..', 'bin', 'adcp-gateway.js');
