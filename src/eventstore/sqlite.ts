@@ -21,6 +21,7 @@ import {
   isPossibleStreamId,
 } from './port';
 import { LocalWake, pollingSubscription } from './subscription';
+import { startBackgroundCheckpoints, type BackgroundCheckpoints } from './sqlite-checkpointer';
 
 export interface SqliteEventStoreOptions {
   /** Database file; created with its directory when missing. */
@@ -83,7 +84,7 @@ export function openSqlite(file: string, synchronous: 'FULL' | 'NORMAL' = 'NORMA
   return db;
 }
 
-const shared = new Map<string, { db: Database.Database; refs: number }>();
+const shared = new Map<string, { db: Database.Database; refs: number; checkpoints: BackgroundCheckpoints }>();
 
 /**
  * One connection per file per process, shared by the event store and the read models. Two
@@ -98,16 +99,23 @@ export function acquireSqlite(file: string, synchronous: 'FULL' | 'NORMAL' = 'NO
     return entry.db;
   }
   const db = openSqlite(key, synchronous);
-  shared.set(key, { db, refs: 1 });
+  const checkpoints = startBackgroundCheckpoints(key, { synchronous, onError: (message) => process.emitWarning(`background WAL checkpoints of ${key}: ${message}`, 'SqliteCheckpointWarning') });
+  shared.set(key, { db, refs: 1, checkpoints });
   return db;
 }
 
-/** Closes the shared connection when its last user lets go. */
-export function releaseSqlite(db: Database.Database): void {
+/**
+ * Closes the shared connection when its last user lets go, after its background checkpointer
+ * (so the closing connection is the file's last and folds the WAL back into it).
+ */
+export async function releaseSqlite(db: Database.Database): Promise<void> {
   const key = path.resolve(db.name);
   const entry = shared.get(key);
   if (entry?.db === db && --entry.refs > 0) return;
-  if (entry?.db === db) shared.delete(key);
+  if (entry?.db === db) {
+    shared.delete(key);
+    await entry.checkpoints.stop();
+  }
   if (db.open) db.close();
 }
 
@@ -341,6 +349,6 @@ export class SqliteEventStore implements EventStore {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    releaseSqlite(this.db);
+    await releaseSqlite(this.db);
   }
 }

@@ -120,6 +120,6 @@ export class SqliteReadModelStore implements ReadModelStore {
     if (this.closed) return;
     this.closed = true;
     this.commitMoves(); // moves asked for before the close are committed, not lost
-    releaseSqlite(this.db);
+    await releaseSqlite(this.db);
   }
 }

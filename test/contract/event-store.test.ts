@@ -90,3 +90,30 @@ if (KURRENTDB_URL) {
     },
   });
 }
+
+describe('sqlite background checkpoints', () => {
+  let tmp = '';
+  beforeEach(() => {
+    tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'adcp-ckpt-'));
+  });
+  afterEach(() => fs.rmSync(tmp, { recursive: true, force: true }));
+
+  it('folds committed pages into the database file off the event loop, well before the writer would', async () => {
+    const db = path.join(tmp, 'events.sqlite');
+    const store = new SqliteEventStore({ file: db });
+    try {
+      const before = fs.statSync(db).size;
+      // ~2 MB of events: far below the writer's own checkpoint threshold (~40 MB of WAL), so
+      // without the background checkpointer every page stays in the WAL and the file keeps its size.
+      const data = { note: 'x'.repeat(1000) };
+      for (let i = 0; i < 50; i++) await Promise.all(Array.from({ length: 40 }, (_, j) => store.append(`ckpt-${i}-${j}`, [{ type: 'Noted', data }], { expectedVersion: 'no_stream' })));
+      expect(fs.statSync(`${db}-wal`).size).toBeGreaterThan(2_000_000);
+      await eventually(() => fs.statSync(db).size > before + 2_000_000, 10_000, 'the database file to receive the WAL pages');
+      expect(await store.readStream('ckpt-49-39')).toHaveLength(1);
+    } finally {
+      await store.close();
+    }
+    // The checkpointer closed its connection first: the store's, the last, folded the WAL in and removed it.
+    expect(fs.existsSync(`${db}-wal`)).toBe(false);
+  });
+});
