@@ -369,7 +369,7 @@ async function createMediaBuyMcp(dir: string): Promise<void> {
         unit: 'calls/cpu-s',
         baseline: f.baseline,
         ratio: f.ratio,
-        target: `informational: the MCP SDK's Server (per request, as served) and the JSON exchange cost ${Math.round(sdkUs)} us a call more than a plain POST (both answering the create's result from a constant); beside this run's REST create (${Math.round(restUs)} us) the row above can reach at most ${(restUs / (restUs + sdkUs)).toFixed(3)}`,
+        target: `informational: the MCP layer (the SDK's Server per request as served, the JSON exchange, the answer as text and as structured content) costs ${Math.round(sdkUs)} us a call more than a plain POST of the same result; beside this run's REST create (${Math.round(restUs)} us) the row above can reach at most ${(restUs / (restUs + sdkUs)).toFixed(3)}`,
       });
     } finally {
       await floor.close();
