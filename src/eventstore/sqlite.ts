@@ -98,6 +98,8 @@ export function acquireSqlite(file: string, synchronous: 'FULL' | 'NORMAL' = 'NO
     entry.refs++;
     return entry.db;
   }
+  // A connection closed behind our back leaves its checkpointer running: it goes with it.
+  if (entry) void entry.checkpoints.stop();
   const db = openSqlite(key, synchronous);
   const checkpoints = startBackgroundCheckpoints(key, { synchronous, onError: (message) => process.emitWarning(`background WAL checkpoints of ${key}: ${message}`, 'SqliteCheckpointWarning') });
   shared.set(key, { db, refs: 1, checkpoints });

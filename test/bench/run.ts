@@ -352,7 +352,7 @@ async function createMediaBuyMcp(dir: string): Promise<void> {
     // by a third from round to round.
     const vsRest = await compare(5, () => perMainThreadCpuSecond(count, () => mcp(gw.url)), () => perMainThreadCpuSecond(count, rest));
     emit({ name: 'create_media_buy_mcp_vs_rest_sqlite', value: vsRest.value, unit: 'commands/cpu-s', baseline: vsRest.baseline, ratio: vsRest.ratio, target: 'ratio >= 0.9 (baseline: the same command over REST, same gateway)' });
-    // What the MCP SDK's Server alone adds to a call, and so how close the row above can get.
+    // What the MCP layer alone adds to a call, and so how close the row above can get.
     const sample = await (await fetch(`${gw.url}/mcp`, { method: 'POST', headers: { ...headers, accept: 'application/json, text/event-stream' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'create_media_buy', arguments: { ...args, idempotency_key: 'bench-mcp-floor-sample-0001' } } }) })).json();
     const floor = await mcpFloor((sample as { result: object }).result);
     try {
@@ -381,32 +381,25 @@ async function createMediaBuyMcp(dir: string): Promise<void> {
 }
 
 /**
- * The MCP binding's floor: Fastify serving `POST /mcp` as the gateway does (a fresh SDK Server
- * per request, sharing one JSON Schema validator, over the JSON exchange transport) with a tool
- * that answers a constant result, beside `POST /rest` answering that result's structured content
- * as plain JSON. The difference is what the SDK's protocol layer costs a call before any of the
- * gateway's own work (credentials, limits, the codec, the command).
+ * The MCP binding's floor: `POST /mcp` answered by the gateway's own `answerMcpPost` (a fresh SDK
+ * Server per request over the JSON exchange) with a tool that answers a constant result, beside
+ * `POST /rest` answering that result's structured content as plain JSON. The difference is what
+ * the MCP layer costs a call before any of the gateway's own work (credentials, limits, the codec,
+ * the command).
  */
 async function mcpFloor(result: object): Promise<{ url: string; close: () => Promise<void> }> {
   const { default: Fastify } = await import('fastify');
-  const { Server } = await import('@modelcontextprotocol/sdk/server/index.js');
   const { CallToolRequestSchema, ListToolsRequestSchema } = await import('@modelcontextprotocol/sdk/types.js');
-  const { AjvJsonSchemaValidator } = await import('@modelcontextprotocol/sdk/validation/ajv-provider.js');
-  const { JsonExchangeTransport } = await import('../../src/http/mcp/json-exchange');
+  const { answerMcpPost } = await import('../../src/http/mcp/route');
   const structured = (result as { structuredContent?: object }).structuredContent ?? {};
-  const validator = new AjvJsonSchemaValidator();
   const fastify = Fastify();
   fastify.post('/rest', async () => structured);
-  fastify.post('/mcp', async (req, reply) => {
-    const server = new Server({ name: 'floor', version: '0' }, { capabilities: { tools: {} }, jsonSchemaValidator: validator });
-    server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: [] }));
-    server.setRequestHandler(CallToolRequestSchema, async () => ({ content: [{ type: 'text' as const, text: JSON.stringify(structured) }], structuredContent: { ...structured } }));
-    const transport = new JsonExchangeTransport();
-    await server.connect(transport);
-    const answer = await transport.exchange(req.headers, req.body, new URL(`http://${req.host}${req.url}`));
-    reply.status(answer.status);
-    return reply.header('content-type', 'application/json').send(JSON.stringify(answer.body));
-  });
+  fastify.post('/mcp', (req, reply) =>
+    answerMcpPost(req, reply, (server) => {
+      server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: [] }));
+      server.setRequestHandler(CallToolRequestSchema, async () => ({ content: [{ type: 'text' as const, text: JSON.stringify(structured) }], structuredContent: { ...structured } }));
+    }),
+  );
   const url = await fastify.listen({ port: 0, host: '127.0.0.1' });
   return { url, close: () => fastify.close() };
 }

@@ -54,8 +54,6 @@ async function handlePost(app: App, req: FastifyRequest, reply: FastifyReply): P
   if ('refused' in caller) return caller.refused(reply);
   const { principal } = caller;
 
-  sharedValidator ??= new AjvJsonSchemaValidator();
-  const server = new Server({ name: 'adcp-gateway', version: '0.1.0' }, { capabilities: { tools: {} }, jsonSchemaValidator: sharedValidator });
   const ctx = {
     app,
     principal,
@@ -66,9 +64,21 @@ async function handlePost(app: App, req: FastifyRequest, reply: FastifyReply): P
     // error: the body is valid JSON, and AdCP clients read errors from the tool result.
     ...(req.forbiddenKeys ? { refusal: new AppError('INVALID_REQUEST', 'the request contains a "__proto__" or "constructor.prototype" key, which no field accepts') } : {}),
   };
-  server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: toolList() }));
-  server.setRequestHandler(CallToolRequestSchema, async (request) => callTool(request.params.name, request.params.arguments, ctx));
+  return answerMcpPost(req, reply, (server) => {
+    server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: toolList() }));
+    server.setRequestHandler(CallToolRequestSchema, async (request) => callTool(request.params.name, request.params.arguments, ctx));
+  });
+}
 
+/**
+ * One POST answered by a fresh MCP Server whose handlers `handle` sets, over a JSON exchange for
+ * this request alone. Every authenticated /mcp request runs this; so does the bench's MCP floor
+ * row, with a constant tool, to measure what it costs.
+ */
+export async function answerMcpPost(req: FastifyRequest, reply: FastifyReply, handle: (server: Server) => void): Promise<FastifyReply> {
+  sharedValidator ??= new AjvJsonSchemaValidator();
+  const server = new Server({ name: 'adcp-gateway', version: '0.1.0' }, { capabilities: { tools: {} }, jsonSchemaValidator: sharedValidator });
+  handle(server);
   const transport = new JsonExchangeTransport();
   await server.connect(transport);
   // We always answer JSON; a client that accepts only JSON (the runner's raw probes) gets it.
