@@ -1,11 +1,11 @@
 import type { FastifyReply, FastifyRequest, preHandlerHookHandler } from 'fastify';
-import { getOperationAST, type GraphQLSchema } from 'graphql';
+import { getOperationAST, type DocumentNode, type GraphQLSchema } from 'graphql';
 import type { Principal } from '../application/api-keys';
 import type { ResourceLimits } from '../config';
 import { budgetOwner, rateLimitHeaderValues, type BudgetOwner } from '../http/request-limits';
 import type { BudgetVerdict, SharedBudgets } from '../http/shared-budgets';
 import { hasMoreTokensThan, operationCost, TOKENS_PER_POINT, type OperationCost } from './cost';
-import { ParsedDocuments } from './parsed-documents';
+import { operationParamsOf, type GraphqlDocuments, type InvalidDocumentAnswer, type OperationParams } from './documents';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -96,22 +96,26 @@ function refuseOperation(req: FastifyRequest, reply: FastifyReply, limits: Resou
  * must cost under 3 % of a request). What Apollo would refuse anyway (a syntax error, an unknown
  * operation name, variables that do not fit) is left for Apollo to report, unpriced.
  */
-export function priceOperations(schema: GraphQLSchema, limits: ResourceLimits, budgets: SharedBudgets): preHandlerHookHandler {
+export function priceOperations(schema: GraphQLSchema, limits: ResourceLimits, budgets: SharedBudgets, documents: GraphqlDocuments, refuseInvalid: InvalidDocumentAnswer): preHandlerHookHandler {
   const maxTokens = maxTokensFor(limits);
-  const documents = new ParsedDocuments();
   // Callback style: an async hook would cost a promise on every GraphQL request, and the budgets
   // nearly always answer at once.
   return (req, reply, done) => {
-    const params = (req.method === 'GET' ? req.query : req.body) as OperationParams | undefined;
+    const params = operationParamsOf(req);
     const query = params?.query;
     if (typeof query !== 'string') return done();
     if (hasMoreTokensThan(query, maxTokens)) {
       refuseForSize(req, reply, oversized(limits)).catch((err: unknown) => done(err as Error));
       return;
     }
-    // Credentials that failed: the route answers 401 before anything would run.
+    // Credentials that failed: the route answers 401 before anything would parse the document.
     if (!req.budgetOwner) return done();
-    const cost = priceOf(schema, documents, params!);
+    const prepared = documents.prepare(query);
+    if (!prepared.valid) {
+      refuseInvalid(req, reply, prepared).catch((err: unknown) => done(err as Error));
+      return;
+    }
+    const cost = priceOf(schema, prepared.document, params!);
     if (!cost) return done();
     req.operationPrice = cost;
     const tooLarge = sizeRefusal(cost, limits);
@@ -138,13 +142,6 @@ export function priceOperations(schema: GraphQLSchema, limits: ResourceLimits, b
   }
 }
 
-/** What a GraphQL request names: its document, operation and variables. */
-export interface OperationParams {
-  query?: unknown;
-  operationName?: unknown;
-  variables?: unknown;
-}
-
 /** An operation refused by the limits, as a GraphQL error (message and extensions). */
 export interface OperationRefusal {
   message: string;
@@ -156,10 +153,8 @@ export interface OperationRefusal {
  * nothing runs: a document that does not parse, an unknown operation name, variables that are
  * not an object or do not fit its directives.
  */
-function priceOf(schema: GraphQLSchema, documents: ParsedDocuments, params: OperationParams): OperationCost | undefined {
-  if (typeof params.query !== 'string') return undefined;
-  const document = documents.get(params.query);
-  const operation = document && getOperationAST(document, typeof params.operationName === 'string' ? params.operationName : undefined);
+function priceOf(schema: GraphQLSchema, document: DocumentNode, params: OperationParams): OperationCost | undefined {
+  const operation = getOperationAST(document, typeof params.operationName === 'string' ? params.operationName : undefined);
   const variables = variablesOf(params.variables);
   if (!operation || variables === null) return undefined;
   return operationCost(schema, document, operation, variables);
@@ -194,14 +189,14 @@ function throttled(cost: OperationCost, points: BudgetVerdict): OperationRefusal
  * The same price and limits for operations that arrive another way than POST /graphql
  * (subscriptions over graphql-ws and graphql-sse): the refusal, or undefined to run it.
  */
-export function operationPricer(schema: GraphQLSchema, limits: ResourceLimits, budgets: SharedBudgets): (owner: BudgetOwner, params: OperationParams) => Promise<OperationRefusal | undefined> {
-  const documents = new ParsedDocuments();
+export function operationPricer(schema: GraphQLSchema, limits: ResourceLimits, budgets: SharedBudgets, documents: GraphqlDocuments): (owner: BudgetOwner, params: OperationParams) => Promise<OperationRefusal | undefined> {
   const maxTokens = maxTokensFor(limits);
   return async (owner, params) => {
     if (typeof params.query !== 'string') return undefined;
     const { bucket, limit } = pointsOf(limits, owner);
     const tooLarge = hasMoreTokensThan(params.query, maxTokens) ? oversized(limits) : undefined;
-    const cost = tooLarge ? undefined : priceOf(schema, documents, params);
+    const prepared = tooLarge ? undefined : documents.prepare(params.query);
+    const cost = prepared?.valid ? priceOf(schema, prepared.document, params) : undefined;
     const refusal = tooLarge ?? (cost && sizeRefusal(cost, limits));
     if (refusal) {
       await budgets.spend(bucket, limits.graphql.maxCost, 60);

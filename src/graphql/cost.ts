@@ -150,16 +150,34 @@ function fieldPoints(parent: GraphQLObjectType, facts: FieldFacts, args: Record<
   return ((args ? requestedItems(args) : undefined) ?? ASSUMED_NESTED_LIST) * perItem;
 }
 
+/** What one pricing walk shares: the document's fragments, the variables, and what it has priced. */
+interface PricingWalk {
+  fragments: Map<string, FragmentDefinitionNode>;
+  variables: Record<string, unknown>;
+  /** A named fragment's price, per page size it was spread under: each is walked once (made on the first spread). */
+  fragmentPoints?: Map<string, number>;
+  /** Selections read so far, against MAX_PRICING_VISITS. */
+  visits: number;
+}
+
+/**
+ * A walk that reads more selections than this prices the operation as unpayable rather than going
+ * on: with each fragment priced once, only a document far past the token limit gets here.
+ */
+const MAX_PRICING_VISITS = 100_000;
+
 /**
  * Prices a selection set on `parent`. Written for this rather than taken from
  * graphql-query-complexity, which builds a TypeInfo and a ValidationContext per call: ~13 µs for
  * a one-field query, where this walk takes well under one (the limits must cost under 3 % of a
- * request).
+ * request). A fragment spread twice costs twice, but is walked once: a chain of fragments each
+ * spreading the next twice is priced (exponentially) in time linear in its length.
  */
-function selectionPoints(schema: GraphQLSchema, parent: GraphQLObjectType, set: SelectionSetNode, ctx: { fragments: Map<string, FragmentDefinitionNode>; variables: Record<string, unknown>; spreads: number }, pageSize?: number): number {
+function selectionPoints(schema: GraphQLSchema, parent: GraphQLObjectType, set: SelectionSetNode, walk: PricingWalk, pageSize?: number): number {
   let total = 0;
   for (const s of set.selections) {
-    if (!included(s, ctx.variables)) continue;
+    if (++walk.visits > MAX_PRICING_VISITS) return Infinity;
+    if (!included(s, walk.variables)) continue;
     if (s.kind === Kind.FIELD) {
       const name = s.name.value;
       if (name in INTROSPECTION_POINTS) {
@@ -169,19 +187,32 @@ function selectionPoints(schema: GraphQLSchema, parent: GraphQLObjectType, set: 
       const field = parent.getFields()[name];
       if (!field) continue;
       const facts = factsOfField(field);
-      const args = facts.sized ? sizeArguments(field, s, ctx.variables) : undefined;
+      const args = facts.sized ? sizeArguments(field, s, walk.variables) : undefined;
       const page = facts.connection ? ((args ? requestedItems(args) : undefined) ?? (parent.name === 'Query' ? ROOT_PAGE : ASSUMED_NESTED_LIST)) : undefined;
-      const children = s.selectionSet && facts.objectType ? selectionPoints(schema, facts.objectType, s.selectionSet, ctx, page) : 0;
+      const children = s.selectionSet && facts.objectType ? selectionPoints(schema, facts.objectType, s.selectionSet, walk, page) : 0;
       total += fieldPoints(parent, facts, args, children, pageSize);
+    } else if (s.kind === Kind.INLINE_FRAGMENT) {
+      const on = s.typeCondition ? schema.getType(s.typeCondition.name.value) : parent;
+      if (isObjectType(on)) total += selectionPoints(schema, on, s.selectionSet, walk, pageSize);
     } else {
-      const fragment = s.kind === Kind.INLINE_FRAGMENT ? s : ctx.fragments.get(s.name.value);
-      // Validation refuses fragment cycles and unknown fragments; the count keeps this walk finite regardless.
-      if (!fragment || ++ctx.spreads > 10_000) continue;
-      const on = fragment.typeCondition ? schema.getType(fragment.typeCondition.name.value) : parent;
-      if (isObjectType(on)) total += selectionPoints(schema, on, fragment.selectionSet, ctx, pageSize);
+      total += fragmentPoints(schema, s.name.value, walk, pageSize);
     }
   }
   return total;
+}
+
+function fragmentPoints(schema: GraphQLSchema, name: string, walk: PricingWalk, pageSize: number | undefined): number {
+  const key = `${name}\u0000${pageSize ?? ''}`;
+  const memo = (walk.fragmentPoints ??= new Map());
+  const known = memo.get(key);
+  if (known !== undefined) return known;
+  // Validation refuses fragment cycles and unknown fragments; a cycle met here prices as nothing.
+  memo.set(key, 0);
+  const fragment = walk.fragments.get(name);
+  const on = fragment && schema.getType(fragment.typeCondition.name.value);
+  const points = fragment && isObjectType(on) ? selectionPoints(schema, on, fragment.selectionSet, walk, pageSize) : 0;
+  memo.set(key, points);
+  return points;
 }
 
 /** @skip / @include, as execution will read them. */
@@ -233,23 +264,35 @@ export function tokenCount(document: DocumentNode): number {
   return factsOf(document).tokens;
 }
 
-/** The deepest nesting of selection sets in the operation, through its fragments. */
+/**
+ * The deepest nesting of selection sets in the operation, through its fragments. Each fragment's
+ * depth is worked out once (it does not depend on where it is spread), so the walk is linear in
+ * the document whatever its spreads do.
+ */
 export function selectionDepth(document: DocumentNode, operation: OperationDefinitionNode): number {
   const { fragments } = factsOf(document);
-  const walk = (set: SelectionSetNode, visiting: Set<string>): number => {
+  const fragmentDepth = new Map<string, number>();
+  const walk = (set: SelectionSetNode): number => {
     let deepest = 0;
     for (const s of set.selections) {
-      if (s.kind === Kind.FIELD) deepest = Math.max(deepest, s.selectionSet && !(s.name.value in INTROSPECTION_POINTS) ? 1 + walk(s.selectionSet, visiting) : 1);
-      else if (s.kind === Kind.INLINE_FRAGMENT) deepest = Math.max(deepest, walk(s.selectionSet, visiting));
+      if (s.kind === Kind.FIELD) deepest = Math.max(deepest, s.selectionSet && !(s.name.value in INTROSPECTION_POINTS) ? 1 + walk(s.selectionSet) : 1);
+      else if (s.kind === Kind.INLINE_FRAGMENT) deepest = Math.max(deepest, walk(s.selectionSet));
       else {
-        const f = fragments.get(s.name.value);
-        // Validation refuses fragment cycles; the guard keeps this walk finite regardless.
-        if (f && !visiting.has(f.name.value)) deepest = Math.max(deepest, walk(f.selectionSet, new Set(visiting).add(f.name.value)));
+        const name = s.name.value;
+        let depth = fragmentDepth.get(name);
+        if (depth === undefined) {
+          // Validation refuses fragment cycles; one met here counts as nothing.
+          fragmentDepth.set(name, 0);
+          const f = fragments.get(name);
+          depth = f ? walk(f.selectionSet) : 0;
+          fragmentDepth.set(name, depth);
+        }
+        deepest = Math.max(deepest, depth);
       }
     }
     return deepest;
   };
-  return walk(operation.selectionSet, new Set());
+  return walk(operation.selectionSet);
 }
 
 /**
@@ -271,10 +314,12 @@ export function operationCost(schema: GraphQLSchema, document: DocumentNode, ope
   const doc = Math.ceil(facts.tokens / TOKENS_PER_POINT);
   let fields: number;
   try {
-    fields = selectionPoints(schema, root, operation.selectionSet, { fragments: facts.fragments, variables: values, spreads: 0 });
+    fields = selectionPoints(schema, root, operation.selectionSet, { fragments: facts.fragments, variables: values, visits: 0 });
   } catch {
     return undefined; // an @skip / @include condition that does not coerce: execution refuses it
   }
+  // Past the walk's budget, or past what a number holds exactly: more than any limit allows.
+  if (!(fields <= Number.MAX_SAFE_INTEGER)) fields = Number.MAX_SAFE_INTEGER;
   return { total: doc + fields, document: doc, fields, depth };
 }
 

@@ -2,16 +2,17 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { GraphQLError, specifiedRules, validate, type ExecutionResult, type GraphQLSchema } from 'graphql';
+import { GraphQLError, type ExecutionArgs, type ExecutionResult, type GraphQLSchema } from 'graphql';
 import { useServer } from 'graphql-ws/use/ws';
+import type { OperationArgs, Response as SseResponse } from 'graphql-sse';
 import { createHandler } from 'graphql-sse/lib/use/fastify';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { App } from '../app';
 import type { Principal } from '../application/api-keys';
 import type { GraphQLContext } from '../graphql/context';
-import { operationPricer, type OperationParams, type OperationRefusal } from '../graphql/cost-limits';
+import { operationPricer, type OperationRefusal } from '../graphql/cost-limits';
+import { preparedErrors, type GraphqlDocuments, type OperationParams } from '../graphql/documents';
 import { formatError } from '../graphql/format-error';
-import { nestingLimitRule } from '../graphql/nesting-limit';
 import { AppError } from '../shared/errors';
 import { authenticate, principalOf } from './auth';
 import { clientAddressOf } from './client-address';
@@ -29,9 +30,6 @@ const MAX_MESSAGE_BYTES = 64 * 1024;
 export const GRAPHQL_WS_PATH = '/graphql';
 export const GRAPHQL_SSE_PATH = '/graphql/stream';
 
-const rules = [...specifiedRules, nestingLimitRule];
-const validateWithLimits = ((schema: GraphQLSchema, document: Parameters<typeof validate>[1]) => validate(schema, document, rules)) as typeof validate;
-
 /**
  * GraphQL subscriptions (and queries, if a client sends them that way) for clients that follow
  * the log live: graphql-ws over a WebSocket at /graphql, and graphql-sse (Server-Sent Events) at
@@ -40,10 +38,10 @@ const validateWithLimits = ((schema: GraphQLSchema, document: Parameters<typeof 
  * browser cannot set headers on it), price each operation against the caller's points, and count
  * each operation (an SSE stream: its HTTP request) against their request rate.
  */
-export function registerGraphqlLive(fastify: FastifyInstance, app: App, schema: GraphQLSchema): void {
+export function registerGraphqlLive(fastify: FastifyInstance, app: App, schema: GraphQLSchema, documents: GraphqlDocuments): void {
   const limits = app.config.limits;
   const budgets = app.budgets;
-  const price = limits && budgets ? operationPricer(schema, limits, budgets) : undefined;
+  const price = limits && budgets ? operationPricer(schema, limits, budgets, documents) : undefined;
   const format = formatError(app);
 
   /**
@@ -66,6 +64,18 @@ export function registerGraphqlLive(fastify: FastifyInstance, app: App, schema: 
     return { message: `request rate limit reached (${rate.limit} per ${rate.windowSeconds} s); try again in ${rate.resetSeconds} s`, extensions: { code: 'RATE_LIMITED', retryAfter: rate.resetSeconds } };
   }
 
+  /**
+   * The operation to run, from the documents every transport shares (parsed and validated once,
+   * in time linear in the text): returned to graphql-ws and graphql-sse as their execution
+   * arguments, so neither parses or validates it again; or the errors that refuse it.
+   */
+  function prepared(params: OperationParams): Omit<ExecutionArgs, 'contextValue'> | GraphQLError[] {
+    const doc = documents.prepare(typeof params.query === 'string' ? params.query : '');
+    if (!doc.valid) return preparedErrors(doc);
+    const variableValues = params.variables && typeof params.variables === 'object' ? (params.variables as Record<string, unknown>) : undefined;
+    return { schema, document: doc.document, operationName: typeof params.operationName === 'string' ? params.operationName : undefined, variableValues };
+  }
+
   const formatResult = (result: ExecutionResult) => (result.errors ? { ...result, errors: result.errors.map((e) => format(e.toJSON(), e)) } : result);
 
   // --- graphql-ws -------------------------------------------------------------------------
@@ -79,7 +89,6 @@ export function registerGraphqlLive(fastify: FastifyInstance, app: App, schema: 
   useServer<Record<string, unknown> | undefined, Extra>(
     {
       schema,
-      validate: validateWithLimits,
       connectionInitWaitTimeout: 5_000,
       onConnect: async (ctx) => {
         const given = ctx.connectionParams?.authorization ?? ctx.extra.request.headers.authorization;
@@ -129,9 +138,9 @@ export function registerGraphqlLive(fastify: FastifyInstance, app: App, schema: 
         // counted one after another, not all against the same count.
         ctx.extra.operations = (ctx.extra.operations ?? 0) + 1;
         const refusal = await guard(ctx.extra.principal ?? null, ctx.extra.address ?? 'unknown', payload, false);
-        if (!refusal) return undefined;
-        ctx.extra.operations -= 1;
-        return [new GraphQLError(refusal.message, { extensions: refusal.extensions })];
+        const run = refusal ? [new GraphQLError(refusal.message, { extensions: refusal.extensions })] : prepared(payload);
+        if (Array.isArray(run)) ctx.extra.operations -= 1;
+        return run;
       },
       onComplete: (ctx) => {
         ctx.extra.operations = Math.max(0, (ctx.extra.operations ?? 1) - 1);
@@ -160,10 +169,10 @@ export function registerGraphqlLive(fastify: FastifyInstance, app: App, schema: 
   });
 
   // --- graphql-sse ------------------------------------------------------------------------
-  const sse = createHandler<GraphQLContext & Record<PropertyKey, unknown>>({
+  type LiveContext = GraphQLContext & Record<PropertyKey, unknown>;
+  const sse = createHandler<LiveContext>({
     schema,
-    validate: validateWithLimits,
-    onSubscribe: async (req, params) => {
+    onSubscribe: async (req, params): Promise<SseResponse | OperationArgs<LiveContext>> => {
       const fastifyReq = req.raw;
       let principal: Principal | null;
       try {
@@ -177,8 +186,13 @@ export function registerGraphqlLive(fastify: FastifyInstance, app: App, schema: 
         const status = refusal.extensions.code === 'THROTTLED' || refusal.extensions.code === 'RATE_LIMITED' ? 429 : 400;
         return [JSON.stringify({ errors: [refusal] }), { status, statusText: status === 429 ? 'Too Many Requests' : 'Bad Request', headers: { 'content-type': 'application/json; charset=utf-8' } }];
       }
-      (fastifyReq as FastifyRequest & { liveContext?: GraphQLContext }).liveContext = contextFor(principal, fastifyReq.ip, publicOrigin(app, fastifyReq));
-      return undefined;
+      const run = prepared(params);
+      if (Array.isArray(run)) {
+        return [JSON.stringify({ errors: run.map((e) => format(e.toJSON(), e)) }), { status: 400, statusText: 'Bad Request', headers: { 'content-type': 'application/json; charset=utf-8' } }];
+      }
+      const contextValue = contextFor(principal, fastifyReq.ip, publicOrigin(app, fastifyReq)) as LiveContext;
+      (fastifyReq as FastifyRequest & { liveContext?: GraphQLContext }).liveContext = contextValue;
+      return { ...run, contextValue };
     },
     context: (req) => (req.raw as FastifyRequest & { liveContext?: GraphQLContext & Record<PropertyKey, unknown> }).liveContext!,
     // graphql-sse writes what this returns as JSON; it types it as an execution result.

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { ApolloServer, HeaderMap } from '@apollo/server';
 import { ApolloServerPluginCacheControlDisabled, ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyRequest } from 'fastify';
-import { GraphQLError, parse, visit } from 'graphql';
+import { GraphQLError } from 'graphql';
 import type { App } from '../app';
 import type { GraphQLContext } from '../graphql/context';
 import { gatewaySchema } from '../graphql/schema';
@@ -25,6 +25,7 @@ import { registerPreviewRoutes } from './preview-route';
 import { nestingLimitRule } from '../graphql/nesting-limit';
 import { formatError } from '../graphql/format-error';
 import { priceOperations, refuseWhenPointsSpent, stringifyResultExtensionsFirst, withCost } from '../graphql/cost-limits';
+import { GraphqlDocuments, prepareOperations, preparedErrors, type InvalidDocumentAnswer } from '../graphql/documents';
 import { graphqlRouteHandler } from '../graphql/http-handler';
 import { registerRequestLimits } from './request-limits';
 import { registerA2aRoutes } from './a2a/route';
@@ -141,10 +142,17 @@ export async function buildServer(app: App): Promise<FastifyInstance> {
   fastify.get('/docs', async (_req, reply) => reply.type('text/html; charset=utf-8').send(docs));
 
   const schema = await gatewaySchema();
+  // Every transport's documents, parsed and validated once (./graphql/documents.ts); Apollo reads
+  // them from here instead of parsing and validating again.
+  const documents = new GraphqlDocuments(schema);
   const apollo = new ApolloServer<GraphQLContext>({
     schema,
     plugins: apolloPlugins(),
     formatError: formatError(app),
+    documentStore: documents.apolloDocumentStore(),
+    // Automatic persisted queries would let a hash stand for a text the route never prepared.
+    persistedQueries: false,
+    // Only met if a document reached Apollo unprepared, which the route's preHandler prevents.
     validationRules: [nestingLimitRule],
     includeStacktraceInErrorResponses: false,
     // Introspection stays on: buyer tooling discovers the schema, and nothing in it is secret.
@@ -160,11 +168,10 @@ export async function buildServer(app: App): Promise<FastifyInstance> {
 
   const context = async (req: FastifyRequest): Promise<GraphQLContext> => {
     try {
-      // The JSON parser and the URL check cannot see a NUL written as an escape inside the
-      // GraphQL document (`\u0000`, `\u{0}`) or a GET request's variables; nothing may carry
-      // one into the log or a query. Only a document with an escape is parsed here.
-      const { query, variables } = { ...(req.query as object), ...(req.body as object) } as { query?: unknown; variables?: unknown };
-      if ((typeof query === 'string' && documentHasNul(query)) || (typeof variables === 'string' && hasNulEscape(variables))) {
+      // The URL check cannot see a NUL written as an escape inside a GET request's variables
+      // (the document's own are refused when it is prepared: ../graphql/documents.ts).
+      const { variables } = { ...(req.query as object), ...(req.body as object) } as { variables?: unknown };
+      if (typeof variables === 'string' && hasNulEscape(variables)) {
         throw new GraphQLError('the GraphQL request contains U+0000 (NUL), which no field accepts', { extensions: { code: 'BAD_REQUEST', http: { status: 400 } } });
       }
       // Every context has the same keys, in the same order: one shape for V8's inline caches.
@@ -176,14 +183,21 @@ export async function buildServer(app: App): Promise<FastifyInstance> {
       throw new GraphQLError(err.message, { extensions: { code: err.code, http: { status: httpStatusOf[err.code], headers } } });
     }
   };
-  registerGraphqlLive(fastify, app, schema);
+  registerGraphqlLive(fastify, app, schema, documents);
   registerExplorerRoutes(fastify);
   registerConsoleRoutes(fastify);
-  const answerOperation = graphqlRouteHandler(apollo, context, limits && budgets ? withCost(limits, budgets) : undefined);
+  const finish = limits && budgets ? withCost(limits, budgets) : undefined;
+  const answerOperation = graphqlRouteHandler(apollo, context, finish);
+  const format = formatError(app);
+  const refuseInvalid: InvalidDocumentAnswer = async (req, reply, prepared) => {
+    const body = JSON.stringify({ errors: preparedErrors(prepared).map((e) => format(e.toJSON(), e)) });
+    const text = finish ? await finish(req, reply, body) : body;
+    void reply.status(400).type('application/json; charset=utf-8').send(text);
+  };
   fastify.route({
     url: '/graphql',
     method: ['GET', 'POST', 'OPTIONS'],
-    ...(limits && budgets ? { preHandler: priceOperations(schema, limits, budgets) } : {}),
+    preHandler: limits && budgets ? priceOperations(schema, limits, budgets, documents, refuseInvalid) : prepareOperations(documents, refuseInvalid),
     // A person opening /graphql in a browser gets the explorer; everything else is an operation.
     handler(req, reply) {
       return wantsExplorer(req) ? sendExplorer(reply) : answerOperation.call(this, req, reply);
@@ -193,20 +207,3 @@ export async function buildServer(app: App): Promise<FastifyInstance> {
   return fastify;
 }
 
-/** Whether a GraphQL document's string values hold U+0000 (only an escape can put one there). */
-function documentHasNul(query: string): boolean {
-  if (!query.includes('\\u')) return false;
-  let document;
-  try {
-    document = parse(query);
-  } catch {
-    return false; // Apollo reports the syntax error
-  }
-  let found = false;
-  visit(document, {
-    StringValue(node) {
-      if (node.value.includes('\0')) found = true;
-    },
-  });
-  return found;
-}

@@ -1,20 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { stringifyResultExtensionsFirst, withCost } from '../../../src/graphql/cost-limits';
-import { ParsedDocuments } from '../../../src/graphql/parsed-documents';
 import type { ResourceLimits } from '../../../src/config';
 import type { BudgetVerdict, SharedBudgets } from '../../../src/http/shared-budgets';
-
-describe('parsed documents kept for pricing', () => {
-  it('parses a text once, answers null for one that is not GraphQL, and drops the oldest past its size', () => {
-    const documents = new ParsedDocuments(40);
-    const a = documents.get('{ a }');
-    expect(a).not.toBeNull();
-    expect(documents.get('{ a }')).toBe(a);
-    expect(documents.get('{ not closed')).toBeNull();
-    documents.get(`{ ${'b '.repeat(16)}}`); // 36 characters: '{ a }' and the bad one go
-    expect(documents.get('{ a }')).not.toBe(a);
-  });
-});
 
 describe('extensions.cost written into Apollo’s answer', () => {
   const limits = { graphql: { maxCost: 1000, maxDepth: 10, pointsPerMinute: { anonymous: 100, buyer: 500, seller: 500, admin: 500 } } } as unknown as ResourceLimits;
