@@ -44,12 +44,14 @@ import { SharedBudgets } from './http/shared-budgets';
 import { RequestSigning } from './http/request-signing';
 import { DatabaseReplayStore } from './webhooks/receiver/replay-store';
 import { AuthFailureThrottle } from './http/request-limits';
+import { STALL_THRESHOLD_MS } from './http/loop-stalls';
 
 export interface Metrics {
   registry: Registry;
   httpRequests: Counter<'method' | 'route' | 'status'>;
   httpDuration: Histogram<'method' | 'route'>;
   projectionLag: Gauge<'projection'>;
+  loopStalls: Histogram;
 }
 
 /** Everything a binding needs, composed once from config. */
@@ -131,6 +133,12 @@ function createMetrics(): Metrics {
       name: 'adcp_projection_lag_events',
       help: 'Log head minus the position each projection has applied',
       labelNames: ['projection'],
+      registers: [registry],
+    }),
+    loopStalls: new Histogram({
+      name: 'adcp_event_loop_stall_seconds',
+      help: `Times the event loop was blocked for more than ${STALL_THRESHOLD_MS} ms, by how long (see also nodejs_eventloop_lag_*)`,
+      buckets: [0.1, 0.25, 0.5, 1, 2.5, 5, 10],
       registers: [registry],
     }),
   };

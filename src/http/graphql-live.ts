@@ -18,6 +18,7 @@ import { authenticate, principalOf } from './auth';
 import { clientAddressOf } from './client-address';
 import { budgetOwner } from './request-limits';
 import { publicOrigin } from './well-known';
+import type { LoopStalls } from './loop-stalls';
 
 /** Operations one WebSocket may have running at once. */
 export const MAX_SUBSCRIPTIONS_PER_SOCKET = 10;
@@ -38,7 +39,7 @@ export const GRAPHQL_SSE_PATH = '/graphql/stream';
  * browser cannot set headers on it), price each operation against the caller's points, and count
  * each operation (an SSE stream: its HTTP request) against their request rate.
  */
-export function registerGraphqlLive(fastify: FastifyInstance, app: App, schema: GraphQLSchema, documents: GraphqlDocuments): void {
+export function registerGraphqlLive(fastify: FastifyInstance, app: App, schema: GraphQLSchema, documents: GraphqlDocuments, stalls: LoopStalls): void {
   const limits = app.config.limits;
   const budgets = app.budgets;
   const price = limits && budgets ? operationPricer(schema, limits, budgets, documents) : undefined;
@@ -131,6 +132,8 @@ export function registerGraphqlLive(fastify: FastifyInstance, app: App, schema: 
         else socketsPerCaller.delete(caller);
       },
       onSubscribe: async (ctx, _id, payload) => {
+        const describe = () => `graphql-ws subscribe operation ${JSON.stringify(payload.operationName ?? null)} (${ctx.extra.caller ?? 'unknown caller'})`;
+        stalls.running(describe);
         if ((ctx.extra.operations ?? 0) >= MAX_SUBSCRIPTIONS_PER_SOCKET) {
           return [new GraphQLError(`at most ${MAX_SUBSCRIPTIONS_PER_SOCKET} operations at once per socket; complete one first`, { extensions: { code: 'TOO_MANY_SUBSCRIPTIONS' } })];
         }
@@ -138,6 +141,7 @@ export function registerGraphqlLive(fastify: FastifyInstance, app: App, schema: 
         // counted one after another, not all against the same count.
         ctx.extra.operations = (ctx.extra.operations ?? 0) + 1;
         const refusal = await guard(ctx.extra.principal ?? null, ctx.extra.address ?? 'unknown', payload, false);
+        stalls.running(describe); // the document is prepared below (or was, while pricing it)
         const run = refusal ? [new GraphQLError(refusal.message, { extensions: refusal.extensions })] : prepared(payload);
         if (Array.isArray(run)) ctx.extra.operations -= 1;
         return run;
@@ -173,6 +177,8 @@ export function registerGraphqlLive(fastify: FastifyInstance, app: App, schema: 
   const sse = createHandler<LiveContext>({
     schema,
     onSubscribe: async (req, params): Promise<SseResponse | OperationArgs<LiveContext>> => {
+      const describe = () => `graphql-sse operation ${JSON.stringify(params.operationName ?? null)} (request ${req.raw.id})`;
+      stalls.running(describe);
       const fastifyReq = req.raw;
       let principal: Principal | null;
       try {
@@ -181,6 +187,7 @@ export function registerGraphqlLive(fastify: FastifyInstance, app: App, schema: 
         const message = err instanceof AppError ? err.message : 'credentials could not be checked';
         return [JSON.stringify({ errors: [{ message, extensions: { code: err instanceof AppError ? err.code : 'UNAUTHENTICATED' } }] }), { status: 401, statusText: 'Unauthorized', headers: { 'content-type': 'application/json; charset=utf-8', 'www-authenticate': 'Bearer' } }];
       }
+      stalls.running(describe); // pricing and preparing the document come next
       const refusal = await guard(principal, fastifyReq.ip, params, true);
       if (refusal) {
         const status = refusal.extensions.code === 'THROTTLED' || refusal.extensions.code === 'RATE_LIMITED' ? 429 : 400;

@@ -25,7 +25,8 @@ import { registerPreviewRoutes } from './preview-route';
 import { nestingLimitRule } from '../graphql/nesting-limit';
 import { formatError } from '../graphql/format-error';
 import { priceOperations, refuseWhenPointsSpent, stringifyResultExtensionsFirst, withCost } from '../graphql/cost-limits';
-import { GraphqlDocuments, prepareOperations, preparedErrors, type InvalidDocumentAnswer } from '../graphql/documents';
+import { GraphqlDocuments, operationParamsOf, prepareOperations, preparedErrors, type InvalidDocumentAnswer } from '../graphql/documents';
+import { LoopStalls } from './loop-stalls';
 import { graphqlRouteHandler } from '../graphql/http-handler';
 import { registerRequestLimits } from './request-limits';
 import { registerA2aRoutes } from './a2a/route';
@@ -66,8 +67,16 @@ export async function buildServer(app: App): Promise<FastifyInstance> {
   fastify.removeContentTypeParser('application/json');
   fastify.addContentTypeParser('application/json', { parseAs: 'string' }, strictJsonParser(fastify));
 
+  const stalls = new LoopStalls(app.log, app.metrics.loopStalls);
+  stalls.start();
+  fastify.addHook('onClose', (_instance, done) => {
+    stalls.stop();
+    done();
+  });
+
   // No route takes a NUL in its path or query (PostgreSQL cannot even compare one): refused first.
   fastify.addHook('onRequest', (req, reply, done) => {
+    stalls.running(() => `${req.method} ${req.url.split('?')[0]} (request ${req.id})`);
     if (!req.url.includes('%00')) return done();
     errorSenderFor(req.url)(reply, new AppError('INVALID_REQUEST', 'the URL contains U+0000 (%00), which no parameter accepts'));
   });
@@ -183,7 +192,7 @@ export async function buildServer(app: App): Promise<FastifyInstance> {
       throw new GraphQLError(err.message, { extensions: { code: err.code, http: { status: httpStatusOf[err.code], headers } } });
     }
   };
-  registerGraphqlLive(fastify, app, schema, documents);
+  registerGraphqlLive(fastify, app, schema, documents, stalls);
   registerExplorerRoutes(fastify);
   registerConsoleRoutes(fastify);
   const finish = limits && budgets ? withCost(limits, budgets) : undefined;
@@ -194,10 +203,15 @@ export async function buildServer(app: App): Promise<FastifyInstance> {
     const text = finish ? await finish(req, reply, body) : body;
     void reply.status(400).type('application/json; charset=utf-8').send(text);
   };
+  const checkDocument = limits && budgets ? priceOperations(schema, limits, budgets, documents, refuseInvalid) : prepareOperations(documents, refuseInvalid);
   fastify.route({
     url: '/graphql',
     method: ['GET', 'POST', 'OPTIONS'],
-    preHandler: limits && budgets ? priceOperations(schema, limits, budgets, documents, refuseInvalid) : prepareOperations(documents, refuseInvalid),
+    preHandler(req, reply, done) {
+      // Preparing and pricing the document is the synchronous work a stall would come from.
+      stalls.running(() => `${req.method} /graphql operation ${JSON.stringify(operationParamsOf(req)?.operationName ?? null)} (request ${req.id})`);
+      checkDocument.call(this, req, reply, done);
+    },
     // A person opening /graphql in a browser gets the explorer; everything else is an operation.
     handler(req, reply) {
       return wantsExplorer(req) ? sendExplorer(reply) : answerOperation.call(this, req, reply);
