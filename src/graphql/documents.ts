@@ -78,7 +78,14 @@ export class GraphqlDocuments {
     if (text.includes('\\u') && hasNulString(document)) {
       return { valid: false, code: 'BAD_REQUEST', errors: [new GraphQLError('the GraphQL request contains U+0000 (NUL), which no field accepts')] };
     }
-    const errors = validate(this.schema, document, VALIDATION_RULES);
+    let errors: readonly GraphQLError[];
+    try {
+      errors = validate(this.schema, document, VALIDATION_RULES);
+    } catch (err) {
+      // graphql-js's SingleFieldSubscriptionsRule collects fields with no variables and throws when
+      // a directive names one (`subscription { ... @include(if: $v) { a } }`): a refusal, not a 500.
+      errors = [err instanceof GraphQLError ? err : new GraphQLError('the document could not be validated', { originalError: err as Error })];
+    }
     return errors.length ? { valid: false, code: 'GRAPHQL_VALIDATION_FAILED', errors } : { valid: true, document };
   }
 
