@@ -1,7 +1,8 @@
 import { hash } from 'node:crypto';
 import type { FastifyReply, FastifyRequest, preHandlerHookHandler } from 'fastify';
 import { LRUCache } from 'lru-cache';
-import { BREAK, GraphQLError, OverlappingFieldsCanBeMergedRule, parse, specifiedRules, validate, visit, type DocumentNode, type GraphQLSchema, type ValidationRule } from 'graphql';
+import { BREAK, GraphQLError, OverlappingFieldsCanBeMergedRule, parse, Source, specifiedRules, validate, visit, type DocumentNode, type GraphQLSchema, type ValidationRule } from 'graphql';
+import { MAX_JSON_DEPTH } from '../shared/json-depth';
 import { FieldsCanMergeRule } from './fields-can-merge';
 import { nestingLimitRule } from './nesting-limit';
 
@@ -12,10 +13,21 @@ import { nestingLimitRule } from './nesting-limit';
  */
 export const VALIDATION_RULES: readonly ValidationRule[] = [...specifiedRules.filter((rule) => rule !== OverlappingFieldsCanBeMergedRule), FieldsCanMergeRule, nestingLimitRule];
 
-/** A document ready to run, or why it cannot run (with the code Apollo gives each failure). */
+/**
+ * A document ready to run, or why it cannot run (with the code Apollo gives each failure). The
+ * reasons are kept as text and positions in the source, not as the errors validation raised: an
+ * error's stack trace, until it is read, holds its call sites, and through them the whole
+ * validation context (the AST, the visitors, the type info): ~40 KB per cached refusal here.
+ */
 export type PreparedDocument =
   | { readonly valid: true; readonly document: DocumentNode }
-  | { readonly valid: false; readonly code: 'GRAPHQL_PARSE_FAILED' | 'GRAPHQL_VALIDATION_FAILED' | 'BAD_REQUEST'; readonly errors: readonly GraphQLError[] };
+  | { readonly valid: false; readonly code: 'GRAPHQL_PARSE_FAILED' | 'GRAPHQL_VALIDATION_FAILED' | 'BAD_REQUEST'; readonly source: Source; readonly errors: readonly Reason[] };
+
+/** Why a document cannot run: a message, and where in the source (character offsets). */
+interface Reason {
+  readonly message: string;
+  readonly positions?: readonly number[];
+}
 
 /**
  * A parsed document holds ~90 bytes per character of its text (its AST with locations and the
@@ -64,19 +76,19 @@ export class GraphqlDocuments {
   }
 
   private parseAndValidate(text: string): PreparedDocument {
+    const source = new Source(text);
     let document: DocumentNode;
     try {
-      document = parse(text);
+      document = parse(source);
     } catch (err) {
-      // A syntax error, or a document nested past the parser's stack (a RangeError, which
-      // formatError words as the nesting limit).
-      const error = err instanceof GraphQLError ? err : new GraphQLError('Syntax Error: the document could not be parsed.', { originalError: err as Error });
-      return { valid: false, code: 'GRAPHQL_PARSE_FAILED', errors: [error] };
+      // graphql-js parses recursively: a document nested some thousand levels overflows the stack.
+      const reason = err instanceof GraphQLError ? reasonOf(err) : { message: `the document nests too deeply to parse (the limit is ${MAX_JSON_DEPTH} levels)` };
+      return { valid: false, code: 'GRAPHQL_PARSE_FAILED', source, errors: [reason] };
     }
-    // The JSON parser cannot see a NUL written as an escape inside the document (`\u0000`,
-    // `\u{0}`); nothing may carry one into the log or a query.
+    // The JSON parser cannot see a NUL written as an escape inside the document (`\\u0000`,
+    // `\\u{0}`); nothing may carry one into the log or a query.
     if (text.includes('\\u') && hasNulString(document)) {
-      return { valid: false, code: 'BAD_REQUEST', errors: [new GraphQLError('the GraphQL request contains U+0000 (NUL), which no field accepts')] };
+      return { valid: false, code: 'BAD_REQUEST', source, errors: [{ message: 'the GraphQL request contains U+0000 (NUL), which no field accepts' }] };
     }
     let errors: readonly GraphQLError[];
     try {
@@ -84,9 +96,9 @@ export class GraphqlDocuments {
     } catch (err) {
       // graphql-js's SingleFieldSubscriptionsRule collects fields with no variables and throws when
       // a directive names one (`subscription { ... @include(if: $v) { a } }`): a refusal, not a 500.
-      errors = [err instanceof GraphQLError ? err : new GraphQLError('the document could not be validated', { originalError: err as Error })];
+      errors = [err instanceof GraphQLError ? err : new GraphQLError('the document could not be validated')];
     }
-    return errors.length ? { valid: false, code: 'GRAPHQL_VALIDATION_FAILED', errors } : { valid: true, document };
+    return errors.length ? { valid: false, code: 'GRAPHQL_VALIDATION_FAILED', source, errors: errors.map(reasonOf) } : { valid: true, document };
   }
 
   /**
@@ -122,9 +134,15 @@ function queryHash(text: string): string {
   return hash('sha256', text, 'hex');
 }
 
-/** A document that cannot run, as GraphQL errors in Apollo's shape (its code in extensions). */
+/** Only what an error says and where: nothing that holds the document or the validation context. */
+function reasonOf(error: GraphQLError): Reason {
+  const positions = error.positions ?? error.nodes?.flatMap((n) => (n.loc ? [n.loc.start] : []));
+  return positions?.length ? { message: error.message, positions: [...positions] } : { message: error.message };
+}
+
+/** A document that cannot run, as GraphQL errors in Apollo's shape (its code in extensions, its locations in the source). */
 export function preparedErrors(prepared: Extract<PreparedDocument, { valid: false }>): GraphQLError[] {
-  return prepared.errors.map((e) => new GraphQLError(e.message, { nodes: e.nodes, source: e.source, positions: e.positions, originalError: e.originalError ?? undefined, extensions: { ...e.extensions, code: prepared.code } }));
+  return prepared.errors.map((e) => new GraphQLError(e.message, { source: e.positions ? prepared.source : undefined, positions: e.positions, extensions: { code: prepared.code } }));
 }
 
 /** What a GraphQL request names: its document, operation and variables. */

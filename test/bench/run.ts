@@ -11,6 +11,7 @@ import { rebuildProjection } from '../../src/projections/runner';
 import { SqliteReadModelStore } from '../../src/readmodel/sqlite';
 import { newEventId } from '../../src/shared/ids';
 import { ROOMY_LIMITS } from '../support/gateway';
+import { rssOf } from './soak';
 
 /**
  * `npm run bench`: one JSON line per measurement, `{"name","value","unit","baseline","ratio"}`,
@@ -952,16 +953,6 @@ async function perMainThreadCpuSecond(count: number, load: () => Promise<number>
   return count / Math.max(0.01, mainThreadCpuSeconds() - before);
 }
 
-/** VmRSS and VmHWM (peak) of a process, in MB, from /proc (Linux). */
-function rssOf(pid: number): { rss: number; peak: number } | undefined {
-  try {
-    const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
-    const kb = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN);
-    return { rss: kb('VmRSS') / 1024, peak: kb('VmHWM') / 1024 };
-  } catch {
-    return undefined;
-  }
-}
 
 /**
  * Peak RSS of `adcp-gateway serve` (the real bin, a child process) starting on a SQLite store of
