@@ -222,8 +222,13 @@ async function seedCreative(ctx: TaskContext, params: Obj, fixture: Obj, agentFo
     assigned_to: [],
     sandbox: true,
   };
+  const stream = creativeStream(ctx.principal.org, creativeId);
+  // A fixture may replace the caller's own sandbox creative, never one synced for real: that one
+  // stays as its buyer synced it (and as the seller approved it), whatever the test asks.
+  const { state } = await loadState(ctx.app.store, stream, creativeDecider);
+  if (state.status !== 'none' && !state.content.sandbox) throw new ControllerError('FORBIDDEN', `creative ${creativeId} was not synced under a sandbox account`);
   const hash = createHash('sha256').update(JSON.stringify(content)).digest('hex');
-  await handleCommand(ctx.app.store, creativeStream(ctx.principal.org, creativeId), creativeDecider, { type: 'SyncCreative', content, hash, now: cmd.now }, cmd);
+  await handleCommand(ctx.app.store, stream, creativeDecider, { type: 'SyncCreative', content, hash, now: cmd.now }, cmd);
   await ctx.app.projections.waitFor(ctx.app.store.appendedUpTo());
   return { success: true, message: `creative ${creativeId} seeded` };
 }
@@ -266,6 +271,7 @@ async function seedMediaBuy(ctx: TaskContext, account: ResolvedAccount | undefin
   const { state } = await loadState(ctx.app.store, stream, mediaBuyDecider);
   if (state.status !== 'none') {
     if (state.terms.owner !== ctx.principal.org) throw new ControllerError('INVALID_PARAMS', `media_buy_id ${mediaBuyId} is taken`);
+    if (!state.terms.sandbox) throw new ControllerError('FORBIDDEN', `media buy ${mediaBuyId} was bought under a live account`);
     return { success: true, message: `media buy ${mediaBuyId} already seeded` };
   }
   try {

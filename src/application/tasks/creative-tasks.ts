@@ -178,7 +178,9 @@ export async function applySync(ctx: TaskContext, input: z.infer<typeof syncInpu
       // Assignments named in this sync replace the old ones; otherwise they stay.
       assigned_to: assignedTo,
       assigned_at: Object.fromEntries(assignedTo.map((pkg) => [pkg, Object.hasOwn(before, pkg) ? before[pkg]! : now])),
-      ...(account?.sandbox || (state.status !== 'none' && state.content.sandbox) ? { sandbox: true } : {}),
+      // Live or sandbox is decided when a creative is first synced: a later sync under a sandbox
+      // account must not open a live creative to the compliance controller.
+      ...((state.status === 'none' ? account?.sandbox : state.content.sandbox) ? { sandbox: true } : {}),
     };
     const hash = createHash('sha256').update(JSON.stringify(content)).digest('hex');
     const action = syncAction(state, hash);
