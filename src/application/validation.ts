@@ -53,8 +53,9 @@ export function parseInput<S extends z.ZodType>(schema: S, input: unknown): z.in
 /**
  * Every URL field of a task input that is stored and shown or fetched later: http(s) only, so a
  * `javascript:` or `data:` link never reaches a page that renders it (see shared/http-url.ts).
+ * `.url()` keeps `format: uri` in the published OpenAPI; the refinement is the rule itself.
  */
-export const httpUrlInput = z.string().refine(isHttpUrl, HTTP_URL_MESSAGE);
+export const httpUrlInput = z.string().url({ protocol: /^https?$/, error: HTTP_URL_MESSAGE }).refine(isHttpUrl, HTTP_URL_MESSAGE);
 
 /** AdCP's `pagination` request: up to 100 per page, and an opaque cursor this agent issued. */
 export const paginationInput = z.object({ max_results: z.number().int().min(1).max(100).optional(), cursor: z.string().max(512).optional() }).passthrough();
