@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { AppError } from '../shared/errors';
+import { HTTP_URL_MESSAGE, isHttpUrl } from '../shared/http-url';
 
 /** `['packages', 0, 'budget']` → `packages[0].budget`, the field-path style of the spec's errors. */
 export function fieldPath(path: readonly PropertyKey[]): string {
@@ -17,6 +18,22 @@ function valueAt(input: unknown, path: readonly PropertyKey[]): unknown {
   return v;
 }
 
+type Issue = { code: string; path: readonly PropertyKey[]; message: string; errors?: Issue[][] };
+
+/**
+ * A union's failure as the field its branches all failed at, when they agree (brand_manifest's
+ * two shapes with the same bad `url`): that field, not the union, is what the caller must fix.
+ */
+function agreedIssue(issue: Issue): Issue {
+  while (issue.code === 'invalid_union' && issue.errors?.length) {
+    const firsts = issue.errors.map((branch) => branch[0]);
+    const [first] = firsts;
+    if (!first || firsts.some((f) => !f || f.message !== first.message || fieldPath(f.path) !== fieldPath(first.path))) break;
+    issue = { ...first, path: [...issue.path, ...first.path] };
+  }
+  return issue;
+}
+
 /**
  * Parses a task input. A missing required field is INVALID_REQUEST (400, "check required fields");
  * any other schema failure is VALIDATION_ERROR (422). Either names the first failing field.
@@ -25,13 +42,20 @@ function valueAt(input: unknown, path: readonly PropertyKey[]): unknown {
 export function parseInput<S extends z.ZodType>(schema: S, input: unknown): z.infer<S> {
   const parsed = schema.safeParse(input ?? {});
   if (parsed.success) return parsed.data;
-  const issue = parsed.error.issues[0]!;
+  const issue = agreedIssue(parsed.error.issues[0]!);
   const field = fieldPath(issue.path);
   // A refinement may also find a field missing (one required only with another): its message says so.
   const missing = valueAt(input, issue.path) === undefined && (issue.code !== 'custom' || issue.message.startsWith('is required'));
   if (missing) throw new AppError('INVALID_REQUEST', issue.code === 'custom' ? `${field} ${issue.message}` : `${field || 'request'} is required`, field || undefined);
   throw new AppError('VALIDATION_ERROR', `${field || 'request'}: ${issue.message}`, field || undefined);
 }
+
+/**
+ * Every URL field of a task input that is stored and shown or fetched later: http(s) only, so a
+ * `javascript:` or `data:` link never reaches a page that renders it (see shared/http-url.ts).
+ * `.url()` keeps `format: uri` in the published OpenAPI; the refinement is the rule itself.
+ */
+export const httpUrlInput = z.string().url({ protocol: /^https?$/, error: HTTP_URL_MESSAGE }).refine(isHttpUrl, HTTP_URL_MESSAGE);
 
 /** AdCP's `pagination` request: up to 100 per page, and an opaque cursor this agent issued. */
 export const paginationInput = z.object({ max_results: z.number().int().min(1).max(100).optional(), cursor: z.string().max(512).optional() }).passthrough();

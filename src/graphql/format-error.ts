@@ -19,6 +19,9 @@ export function formatError(app: Pick<App, 'log'>) {
         extensions: { code: original.code, ...(original.field ? { field: original.field } : {}) },
       };
     }
+    // A scalar refusing a value (graphql/json-object.ts) throws an AppError; graphql-js and Apollo wrap it.
+    const cause = causeOf(error, AppError);
+    if (cause) return { ...formatted, message: cause.message, extensions: { code: cause.code, ...(cause.field ? { field: cause.field } : {}) } };
     const code = formatted.extensions?.code;
     // graphql-js parses recursively: a document nested some thousand levels overflows the stack,
     // which Apollo reports as a parse failure in the engine's words.
@@ -31,9 +34,11 @@ export function formatError(app: Pick<App, 'log'>) {
   };
 }
 
-/** Whether an error or one of the errors it wraps (`originalError`, as GraphQL errors nest them) is a `type`. */
-function causedBy(error: unknown, type: new (...args: never[]) => Error): boolean {
-  for (let e = error, hops = 0; e && hops < 5; e = (e as { originalError?: unknown }).originalError, hops++) if (e instanceof type) return true;
-  return false;
+/** The error, or the first of the errors it wraps (`originalError`, as GraphQL errors nest them), that is a `type`. */
+function causeOf<T extends Error>(error: unknown, type: new (...args: never[]) => T): T | undefined {
+  for (let e = error, hops = 0; e && hops < 5; e = (e as { originalError?: unknown }).originalError, hops++) if (e instanceof type) return e;
+  return undefined;
 }
+
+const causedBy = (error: unknown, type: new (...args: never[]) => Error): boolean => causeOf(error, type) !== undefined;
 

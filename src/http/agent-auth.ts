@@ -4,7 +4,7 @@ import type { Principal } from '../application/api-keys';
 import { AppError } from '../shared/errors';
 import { hasSeveralValues, SignatureVerificationError } from '../signing/signature-verifier';
 import { authenticate } from './auth';
-import { publicOrigin } from './well-known';
+import { originCaching, publicOrigin } from './well-known';
 
 /** Who calls the sales agent (MCP or A2A), or how the call is refused. */
 export type AgentCaller = { principal: Principal } | { refused: (reply: FastifyReply) => FastifyReply };
@@ -87,8 +87,7 @@ export function registerProtectedResourceMetadata(fastify: FastifyInstance, app:
   fastify.get(`/.well-known/oauth-protected-resource${path}`, async (req, reply) => {
     const metadata = app.oauth.protectedResourceMetadata();
     if (!metadata) return reply.status(503).header('retry-after', '1').send({ error: 'OAuth is not configured yet' });
-    return reply
-      .header('cache-control', 'public, max-age=3600')
+    return originCaching(app, reply, 3600)
       .header('access-control-allow-origin', '*')
       .send({ ...metadata, resource: `${publicOrigin(app, req)}${resource}`, resource_name: name });
   });

@@ -17,7 +17,7 @@ import { AppError } from '../shared/errors';
 import { authenticate, principalOf } from './auth';
 import { clientAddressOf } from './client-address';
 import { budgetOwner } from './request-limits';
-import { publicOrigin } from './well-known';
+import { publicOrigin, requestOrigin } from './well-known';
 import type { LoopStalls } from './loop-stalls';
 
 /** Operations one WebSocket may have running at once. */
@@ -85,7 +85,7 @@ export function registerGraphqlLive(fastify: FastifyInstance, app: App, schema: 
   const socketsPerCaller = new Map<string, number>();
   const contextFor = (principal: Principal | null, address: string, origin: string): GraphQLContext => ({ app, principal, requestId: randomUUID(), origin, clientAddress: address });
   const clientAddress = clientAddressOf(app.config.trustProxy);
-  const originOf = (req: IncomingMessage) => app.config.publicUrl ?? `http://${req.headers.host ?? '127.0.0.1'}`;
+  const originOf = (req: IncomingMessage) => app.config.publicUrl ?? requestOrigin('http', req.headers.host, req.socket);
 
   useServer<Record<string, unknown> | undefined, Extra>(
     {

@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { jsonNestingDepth, MAX_JSON_DEPTH } from '../shared/json-depth';
 import { hasNulEscape } from '../shared/nul';
 import { AppError } from '../shared/errors';
+import { FORBIDDEN_KEY_MESSAGE } from '../shared/forbidden-keys';
 
 type Done = (err: Error | null, body?: unknown) => void;
 
@@ -14,21 +15,23 @@ type Done = (err: Error | null, body?: unknown) => void;
  * `forbiddenKeys: 'flag'` (MCP): a `__proto__` or `constructor.prototype` key is dropped and the
  * request marked (`forbiddenKeys`), so the binding can refuse it in its own error shape (a tool
  * error naming the problem) rather than as a body that does not parse, which it is not.
+ * `'refuse'` (REST, GraphQL, the registry): such a body is refused as VALIDATION_ERROR in those
+ * words, not as invalid JSON.
  */
 export function strictJsonParser(fastify: FastifyInstance, options: { forbiddenKeys: 'refuse' | 'flag' } = { forbiddenKeys: 'refuse' }): (req: FastifyRequest, body: string | Buffer, done: Done) => void {
   const parseJson = fastify.getDefaultJsonParser('error', 'error');
-  const dropForbidden = options.forbiddenKeys === 'flag' ? fastify.getDefaultJsonParser('remove', 'remove') : undefined;
+  const dropForbidden = fastify.getDefaultJsonParser('remove', 'remove');
   return (req, raw, done) => {
     const body = raw as string;
     if (jsonNestingDepth(body) > MAX_JSON_DEPTH) return done(new AppError('INVALID_REQUEST', `request body nests deeper than ${MAX_JSON_DEPTH} levels`), undefined);
     if (hasNulEscape(body)) return done(new AppError('INVALID_REQUEST', 'request body contains U+0000 (NUL), which no field accepts'), undefined);
     req.rawBody = body;
-    if (!dropForbidden) return parseJson(req, body, done);
     parseJson(req, body, (err, value) => {
       if (!err) return done(null, value);
       // Fastify reports both failures alike: what parses once the keys are dropped had only them wrong.
       dropForbidden(req, body, (again, dropped) => {
         if (again) return done(err);
+        if (options.forbiddenKeys === 'refuse') return done(new AppError('VALIDATION_ERROR', FORBIDDEN_KEY_MESSAGE), undefined);
         req.forbiddenKeys = true;
         done(null, dropped);
       });

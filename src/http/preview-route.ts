@@ -2,13 +2,10 @@ import type { FastifyInstance } from 'fastify';
 import type { App } from '../app';
 import { previewQueries, type CreativePreview } from '../../projections/previews';
 import { escapeHtml as esc } from '../shared/html';
+import { httpUrlOf } from '../shared/http-url';
 
 /** Only http(s) URLs reach a src attribute (no javascript:, data: or relative tricks). */
-const safeUrl = (u: unknown): string | undefined => {
-  if (typeof u !== 'string' || !URL.canParse(u)) return undefined;
-  const url = new URL(u);
-  return url.protocol === 'https:' || url.protocol === 'http:' ? url.href : undefined;
-};
+const safeUrl = httpUrlOf;
 
 /** One asset as markup: images and video by URL, text as text, anything else named. Never raw HTML. */
 function assetHtml(key: string, value: unknown): string {

@@ -1,9 +1,39 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { Socket } from 'node:net';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { App } from '../app';
+
+/**
+ * A Host header a URL of ours may be built from: a DNS name, an IPv4 address or a bracketed IPv6
+ * one, and a port. Anything else (a path, a quote, a space, credentials) is not a host at all.
+ */
+const HOST = /^(?:\[[0-9a-f:.]+\]|[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*\.?)(?::(\d{1,5}))?$/i;
+
+/**
+ * The origin a request was addressed to: its Host when that is a syntactically valid host[:port],
+ * else the address it actually reached (the socket's own end), so no URL is ever made of a Host
+ * that is not one.
+ */
+export function requestOrigin(protocol: string, host: string | undefined, socket: Socket): string {
+  const scheme = protocol.replace(/:$/, '');
+  const m = host !== undefined && host.length <= 260 ? HOST.exec(host) : null;
+  if (m && (m[1] === undefined || Number(m[1]) <= 65_535) && URL.canParse(`${scheme}://${host}`)) return new URL(`${scheme}://${host}`).origin;
+  const address = (socket.localAddress ?? '127.0.0.1').replace(/^::ffff:(?=\d+\.)/, '');
+  return new URL(`${scheme}://${address.includes(':') ? `[${address}]` : address}:${socket.localPort ?? 80}`).origin;
+}
 
 /** The origin buyers reach us at: PUBLIC_URL, else what this request was addressed to. */
 export function publicOrigin(app: App, req: FastifyRequest): string {
-  return app.config.publicUrl ?? `${req.protocol}://${req.host}`;
+  return app.config.publicUrl ?? requestOrigin(req.protocol, req.host, req.socket);
+}
+
+/**
+ * Cache headers for a document built from {@link publicOrigin}. With PUBLIC_URL it is the same for
+ * everyone: public. Without, its URLs come from the request's Host, so a shared cache must not
+ * keep it (one client's Host would be served to all) and any cache keys it by Host.
+ */
+export function originCaching(app: App, reply: FastifyReply, maxAgeSeconds: number): FastifyReply {
+  if (app.config.publicUrl) return reply.header('cache-control', `public, max-age=${maxAgeSeconds}`);
+  return reply.header('cache-control', `private, max-age=${maxAgeSeconds}`).header('vary', 'Host');
 }
 
 /**
@@ -18,7 +48,7 @@ export function registerWellKnownRoutes(fastify: FastifyInstance, app: App): voi
   );
   fastify.get('/.well-known/brand.json', async (req, reply) => {
     const origin = publicOrigin(app, req);
-    return reply.header('cache-control', 'public, max-age=300').send({
+    return originCaching(app, reply, 300).send({
       version: '1.0',
       agents: [
         {

@@ -151,6 +151,7 @@ describe('MCP answers validate against the AdCP 3.0 schemas', () => {
     probe('get_media_buys', { media_buy_ids: [buy.media_buy_id], include_webhook_activity: true });
     probe('get_media_buys', { media_buy_ids: [buy.media_buy_id] }, other);
     probe('get_media_buys', { pagination: { max_results: 1 } });
+    probe('get_media_buys', { media_buy_ids: [''] });
     probe('get_media_buy_delivery', { media_buy_ids: [buy.media_buy_id], time_granularity: 'daily' });
     probe('get_media_buy_delivery', {});
     probe('get_media_buy_delivery', { media_buy_ids: ['mb_nope'] });

@@ -178,8 +178,11 @@ describe('MCP binding (POST /mcp)', () => {
       await call('create_media_buy', { account: LIVE_ACCOUNT, brand: { domain: 'acme-outdoor.com' }, idempotency_key: 'mcp-test-isolation-01', start_time: 'asap', end_time: future(5), packages: [{ product_id: p.product_id, pricing_option_id: 'cpm_usd_fixed', budget: 1000 }] })
     ).structuredContent;
     const before = await eventCount();
+    // A filter: another buyer's id lists nothing, as an unknown id does.
+    const listed = await call('get_media_buys', { media_buy_ids: [created.media_buy_id] }, other);
+    expect(listed.isError).toBeFalsy();
+    expect(listed.structuredContent.media_buys).toEqual([]);
     for (const [tool, args] of [
-      ['get_media_buys', { media_buy_ids: [created.media_buy_id] }],
       ['update_media_buy', { account: LIVE_ACCOUNT, media_buy_id: created.media_buy_id, paused: true, idempotency_key: 'mcp-test-isolation-02' }],
       ['get_media_buy_delivery', { media_buy_ids: [created.media_buy_id] }],
     ] as const) {

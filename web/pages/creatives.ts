@@ -3,6 +3,7 @@ import { useState } from 'preact/hooks';
 import { gql, GraphQLFailure, savedSession } from '../api.js';
 import { Failure, Loading, useQuery } from '../ui.js';
 import { describedBy, Field, FieldError, useForm, type FormErrors } from '../form.js';
+import { linkHref } from '../links.js';
 
 export interface CreativeView {
   id: string;
@@ -30,7 +31,7 @@ export function CreativeCard({ creative: c, packages }: { creative: CreativeView
   return html`<li class="card" data-creative=${c.id}>
     <h4>${c.name}</h4>
     <p><span class="status" data-status=${c.status}>${c.status}</span> ${c.format.id} (${c.formatType})</p>
-    ${c.url ? html`<p class="wrap"><a href=${c.url} rel="noreferrer noopener" target="_blank">${c.url}</a></p>` : null}
+    ${c.url ? html`<p class="wrap">${linkHref(c.url) ? html`<a href=${linkHref(c.url)} rel="noreferrer noopener" target="_blank">${c.url}</a>` : c.url}</p>` : null}
     <p class="muted">${c.assignments.length === 0 ? 'Not assigned' : `Assigned to ${c.assignments.map((a) => name(a.packageId)).join(', ')}`}</p>
   </li>`;
 }

@@ -170,19 +170,52 @@ async function forceTaskCompletion(ctx: TaskContext, params: Obj, cmd: CommandCo
   if (!isObject(params.result)) throw new ControllerError('INVALID_PARAMS', 'params.result (the completion payload) is required');
   // The caller's own forced id first, then a task id this seller issued.
   let taskId = ownerScopedId(ctx.principal.org, given);
-  let { state } = await loadState(ctx.app.store, taskStream(taskId), taskDecider);
+  let { state, history } = await loadState(ctx.app.store, taskStream(taskId), taskDecider);
   if (state.status === 'none') {
     taskId = given;
-    ({ state } = await loadState(ctx.app.store, taskStream(taskId), taskDecider));
+    ({ state, history } = await loadState(ctx.app.store, taskStream(taskId), taskDecider));
   }
   if (state.status === 'none' || state.owner !== ctx.principal.org) throw new ControllerError('NOT_FOUND', `no task ${given}`);
+  // Completing a task carries out what it waits for: only when that touches sandbox things alone.
   if (state.taskType === 'create_media_buy') {
     const { state: buy } = await loadState(ctx.app.store, mediaBuyStream(state.resourceId), mediaBuyDecider);
     if (buy.status === 'none' || !buy.terms.sandbox) throw new ControllerError('FORBIDDEN', `task ${taskId} is not for a sandbox buy`);
+  } else if (state.taskType === 'sync_creatives') {
+    const request = (history.find((e) => e.type === 'TaskSubmitted')?.data as { request?: Obj } | undefined)?.request ?? {};
+    await assertSandboxSync(ctx, taskId, request);
+  } else {
+    throw new ControllerError('FORBIDDEN', `task ${taskId} (${state.taskType}) is not one the controller completes`);
   }
   const previous = state.status;
   await refusedAsTransition(previous, ['INVALID_STATE', 'CONFLICT'], () => approveTask(ctx.app, taskId, 'Completed by the compliance test controller', cmd));
   return { success: true, previous_state: previous, current_state: 'completed' };
+}
+
+/**
+ * A creative sync waiting for the seller's review may be completed by the controller only when it
+ * was made under a sandbox account and changes no live creative (the seller reviews those).
+ */
+async function assertSandboxSync(ctx: TaskContext, taskId: string, request: Obj): Promise<void> {
+  let account: ResolvedAccount | undefined;
+  try {
+    account = request.account === undefined ? undefined : await resolveAccount(ctx, request.account);
+  } catch (err) {
+    if (!(err instanceof AppError)) throw err;
+  }
+  if (!account?.sandbox) throw new ControllerError('FORBIDDEN', `task ${taskId} is not for a sandbox account`);
+  if (request.delete_missing === true) throw new ControllerError('FORBIDDEN', `task ${taskId} archives every creative it does not name, live ones too`);
+  const creatives = Array.isArray(request.creatives) ? request.creatives : [];
+  for (const c of creatives) {
+    const id = isObject(c) && typeof c.creative_id === 'string' ? c.creative_id : undefined;
+    if (id === undefined) continue;
+    const { state } = await loadState(ctx.app.store, creativeStream(ctx.principal.org, id), creativeDecider);
+    if (state.status !== 'none' && !state.content.sandbox) throw new ControllerError('FORBIDDEN', `task ${taskId} changes creative ${id}, which was not synced under a sandbox account`);
+  }
+  const assigned = new Set(isObject(request.assignments) ? Object.values(request.assignments).flatMap((ids) => (Array.isArray(ids) ? ids : [])) : []);
+  if (assigned.size === 0) return;
+  const buys = await mediaBuyQueries.list(ctx.app.readModels, ctx.principal.org, { statuses: ['pending', 'active', 'paused'], limit: 10_000 });
+  const live = buys.find((b) => !b.terms.sandbox && b.terms.packages.some((p) => assigned.has(p.package_id)));
+  if (live) throw new ControllerError('FORBIDDEN', `task ${taskId} assigns creatives to media buy ${live.media_buy_id}, which was bought under a live account`);
 }
 
 const count = (v: unknown, name: string): number => {

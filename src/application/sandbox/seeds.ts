@@ -11,6 +11,7 @@ import type { ResolvedAccount } from '../accounts';
 import type { TaskContext } from '../tasks/context';
 import { ControllerError, requireString } from './errors';
 import { isObject } from '../../shared/objects';
+import { HTTP_URL_MESSAGE, isHttpUrl } from '../../shared/http-url';
 
 /** The seed scenarios this seller honours (fixtures for a sandbox account's tests). */
 export const SEED_SCENARIOS = ['seed_product', 'seed_pricing_option', 'seed_creative_format', 'seed_creative', 'seed_media_buy'] as const;
@@ -26,6 +27,12 @@ type Obj = Record<string, unknown>;
 const FORBIDDEN_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
 
 const seedStream = (owner: string) => `sandbox-catalog-${createHash('sha256').update(owner).digest('base64url').slice(0, 22)}`;
+
+/** A URL in a fixture: stored and shown like a synced one, so http(s) only as sync_creatives asks. */
+function fixtureUrl(value: unknown, at: string): string {
+  if (!isHttpUrl(value)) throw new ControllerError('INVALID_PARAMS', `${at} ${HTTP_URL_MESSAGE}`);
+  return value;
+}
 
 function fixtureOf(params: Obj): Obj {
   const f = params.fixture ?? {};
@@ -145,7 +152,7 @@ export async function seedScenario(ctx: TaskContext, account: ResolvedAccount | 
       const formatIds = Array.isArray(fixture.format_ids)
         ? fixture.format_ids.map((f, i) => {
             if (!isObject(f) || typeof f.id !== 'string' || !/^[A-Za-z0-9_-]+$/.test(f.id)) throw new ControllerError('INVALID_PARAMS', `params.fixture.format_ids[${i}].id must be a format id`);
-            return { agent_url: typeof f.agent_url === 'string' ? f.agent_url : agentFor(f.id), id: f.id };
+            return { agent_url: typeof f.agent_url === 'string' ? fixtureUrl(f.agent_url, `params.fixture.format_ids[${i}].agent_url`) : agentFor(f.id), id: f.id };
           })
         : (existing?.format_ids ?? [{ agent_url: DEFAULT_FORMAT_AGENT, id: type === 'video' ? 'video_30s' : 'display_300x250' }]);
       formatIds.forEach((f) => ensureFormat(f, type));
@@ -187,7 +194,7 @@ export async function seedScenario(ctx: TaskContext, account: ResolvedAccount | 
     }
     case 'seed_creative_format': {
       const raw = params.format_id;
-      const fid = typeof raw === 'string' ? { agent_url: agentFor(raw), id: raw } : isObject(raw) && typeof raw.id === 'string' ? { agent_url: typeof raw.agent_url === 'string' ? raw.agent_url : agentFor(raw.id), id: raw.id } : undefined;
+      const fid = typeof raw === 'string' ? { agent_url: agentFor(raw), id: raw } : isObject(raw) && typeof raw.id === 'string' ? { agent_url: typeof raw.agent_url === 'string' ? fixtureUrl(raw.agent_url, 'params.format_id.agent_url') : agentFor(raw.id), id: raw.id } : undefined;
       if (!fid || !/^[A-Za-z0-9_-]+$/.test(fid.id)) throw new ControllerError('INVALID_PARAMS', 'params.format_id is required (an id or {agent_url, id})');
       const format = { ...fixture, format_id: fid, name: typeof fixture.name === 'string' ? fixture.name : fid.id, type: typeof fixture.type === 'string' ? fixture.type : 'display', requirements: {}, assets: Array.isArray(fixture.assets) ? fixture.assets : [] };
       events.push({ type: 'SandboxFormatSeeded', data: { owner, format } });
@@ -211,19 +218,26 @@ async function seedCreative(ctx: TaskContext, params: Obj, fixture: Obj, agentFo
   const creativeId = requireString(params, 'creative_id');
   if (!/^[\w.:-]{1,255}$/.test(creativeId)) throw new ControllerError('INVALID_PARAMS', 'params.creative_id must be 1-255 of A-Z a-z 0-9 _ . : -');
   const fid = isObject(fixture.format_id) && typeof fixture.format_id.id === 'string' ? fixture.format_id : { id: 'display_300x250' };
-  const formatId = { agent_url: typeof fid.agent_url === 'string' ? fid.agent_url : agentFor(fid.id as string), id: fid.id as string };
+  const formatId = { agent_url: typeof fid.agent_url === 'string' ? fixtureUrl(fid.agent_url, 'params.fixture.format_id.agent_url') : agentFor(fid.id as string), id: fid.id as string };
+  const assets = isObject(fixture.assets) ? fixture.assets : {};
+  for (const [kind, asset] of Object.entries(assets)) if (isObject(asset) && Object.hasOwn(asset, 'url')) fixtureUrl(asset.url, `params.fixture.assets.${kind}.url`);
   const content: CreativeContent = {
     creative_id: creativeId,
     owner: ctx.principal.org,
     name: typeof fixture.name === 'string' ? fixture.name : creativeId,
     format_id: formatId,
     format_type: /video/.test(formatId.id) ? 'video' : 'display',
-    assets: isObject(fixture.assets) ? fixture.assets : {},
+    assets,
     assigned_to: [],
     sandbox: true,
   };
+  const stream = creativeStream(ctx.principal.org, creativeId);
+  // A fixture may replace the caller's own sandbox creative, never one synced for real: that one
+  // stays as its buyer synced it (and as the seller approved it), whatever the test asks.
+  const { state } = await loadState(ctx.app.store, stream, creativeDecider);
+  if (state.status !== 'none' && !state.content.sandbox) throw new ControllerError('FORBIDDEN', `creative ${creativeId} was not synced under a sandbox account`);
   const hash = createHash('sha256').update(JSON.stringify(content)).digest('hex');
-  await handleCommand(ctx.app.store, creativeStream(ctx.principal.org, creativeId), creativeDecider, { type: 'SyncCreative', content, hash, now: cmd.now }, cmd);
+  await handleCommand(ctx.app.store, stream, creativeDecider, { type: 'SyncCreative', content, hash, now: cmd.now }, cmd);
   await ctx.app.projections.waitFor(ctx.app.store.appendedUpTo());
   return { success: true, message: `creative ${creativeId} seeded` };
 }
@@ -266,6 +280,7 @@ async function seedMediaBuy(ctx: TaskContext, account: ResolvedAccount | undefin
   const { state } = await loadState(ctx.app.store, stream, mediaBuyDecider);
   if (state.status !== 'none') {
     if (state.terms.owner !== ctx.principal.org) throw new ControllerError('INVALID_PARAMS', `media_buy_id ${mediaBuyId} is taken`);
+    if (!state.terms.sandbox) throw new ControllerError('FORBIDDEN', `media buy ${mediaBuyId} was bought under a live account`);
     return { success: true, message: `media buy ${mediaBuyId} already seeded` };
   }
   try {

@@ -7,12 +7,12 @@ import { loadState } from '../command-handler';
 import { withIdempotency } from '../idempotency';
 import { resolveAccount, type ResolvedAccount } from '../accounts';
 import { formatsFor } from '../sandbox/seeds';
-import { idempotencyKeyInput } from '../validation';
+import { httpUrlInput, idempotencyKeyInput } from '../validation';
 import { defineTask, type TaskContext } from './context';
 import { resolveFormat } from '../formats';
 import { recordPreview } from './preview-tasks';
 
-const formatId = z.object({ agent_url: z.string().url(), id: z.string().regex(/^[A-Za-z0-9_-]{1,255}$/) }).passthrough();
+const formatId = z.object({ agent_url: httpUrlInput, id: z.string().regex(/^[A-Za-z0-9_-]{1,255}$/) }).passthrough();
 
 const input = z
   .object({

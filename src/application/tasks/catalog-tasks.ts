@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { catalogQueries, formatKey } from '../../../projections/catalog';
 import { AppError } from '../../shared/errors';
 import type { Format, Product } from '../../domain/catalog/catalog';
-import { paginationInput } from '../validation';
+import { httpUrlInput, paginationInput } from '../validation';
 import { defineTask } from './context';
 import type { ReadModelStore } from '../../readmodel/port';
 import { resolveAccount } from '../accounts';
@@ -13,11 +13,11 @@ import { proposalsForBrief, refine, refineEntry } from './proposals';
 import { publicFormatId, resolveFormat } from '../formats';
 
 const brandManifest = z.union([
-  z.object({ url: z.string().url() }).passthrough(),
+  z.object({ url: httpUrlInput }).passthrough(),
   z
     .object({
       name: z.string().min(1),
-      url: z.string().url().optional(),
+      url: httpUrlInput.optional(),
       tagline: z.string().optional(),
       colors: z.record(z.string(), z.string().regex(/^#[0-9a-fA-F]{3,8}$/, 'must be a hex colour')).optional(),
     })

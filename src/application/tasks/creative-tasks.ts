@@ -7,11 +7,13 @@ import { mediaBuyDecider, mediaBuyStream } from '../../domain/media-buy/media-bu
 import type { Format } from '../../domain/catalog/catalog';
 import { creativeDecider, creativeStream, syncAction, type CreativeContent } from '../../domain/creative/creative';
 import { AppError } from '../../shared/errors';
+import { HTTP_URL_MESSAGE, isHttpUrl } from '../../shared/http-url';
+import { isObject } from '../../shared/objects';
 import { taskDecider, taskStream } from '../../domain/task/task';
 import { newEventId } from '../../shared/ids';
 import { handleCommand, loadState } from '../command-handler';
 import { withIdempotency } from '../idempotency';
-import { fieldPath, paginationInput, idempotencyKeyInput } from '../validation';
+import { fieldPath, httpUrlInput, paginationInput, idempotencyKeyInput } from '../validation';
 import { defineTask, type TaskContext } from './context';
 import { resolveAccount } from '../accounts';
 import { resolveFormat } from '../formats';
@@ -20,8 +22,8 @@ import { catalogFor } from '../sandbox/seeds';
 const dims = { width: z.number().int().positive(), height: z.number().int().positive() };
 /** Asset shapes by kind; other kinds pass as given. */
 const assetSchemas: Record<string, z.ZodType> = {
-  video: z.object({ url: z.string().url(), ...dims, duration_ms: z.number().int().positive() }).passthrough(),
-  image: z.object({ url: z.string().url(), ...dims }).passthrough(),
+  video: z.object({ url: httpUrlInput, ...dims, duration_ms: z.number().int().positive() }).passthrough(),
+  image: z.object({ url: httpUrlInput, ...dims }).passthrough(),
   html: z.object({ content: z.string().min(1) }).passthrough(),
 };
 
@@ -29,7 +31,7 @@ const creativeInput = z
   .object({
     creative_id: z.string().regex(/^[\w.:-]{1,255}$/, 'must be 1-255 of A-Z a-z 0-9 _ . : -'),
     name: z.string().min(1).max(500),
-    format_id: z.object({ agent_url: z.string().url(), id: z.string().min(1) }).passthrough(),
+    format_id: z.object({ agent_url: httpUrlInput, id: z.string().min(1) }).passthrough(),
     assets: z.record(z.string(), z.unknown()),
   })
   .passthrough();
@@ -56,6 +58,11 @@ type Outcome = { creative_id: string; action: 'created' | 'updated' | 'unchanged
 function checkAssets(format: Format, assets: Record<string, unknown>, at: string): ItemError[] {
   const errors: ItemError[] = [];
   for (const [kind, value] of Object.entries(assets)) {
+    // Whatever its kind, an asset's `url` is where its file is fetched from and what a page links to.
+    if (isObject(value) && Object.hasOwn(value, 'url') && !isHttpUrl(value.url)) {
+      errors.push({ code: 'VALIDATION_ERROR', message: HTTP_URL_MESSAGE, field: `${at}.assets.${kind}.url` });
+      continue;
+    }
     // Own keys only: an asset named "constructor" or "toString" is just an unknown kind.
     if (!Object.hasOwn(assetSchemas, kind)) continue;
     const schema = assetSchemas[kind]!;
@@ -178,7 +185,9 @@ export async function applySync(ctx: TaskContext, input: z.infer<typeof syncInpu
       // Assignments named in this sync replace the old ones; otherwise they stay.
       assigned_to: assignedTo,
       assigned_at: Object.fromEntries(assignedTo.map((pkg) => [pkg, Object.hasOwn(before, pkg) ? before[pkg]! : now])),
-      ...(account?.sandbox || (state.status !== 'none' && state.content.sandbox) ? { sandbox: true } : {}),
+      // Live or sandbox is decided when a creative is first synced: a later sync under a sandbox
+      // account must not open a live creative to the compliance controller.
+      ...((state.status === 'none' ? account?.sandbox : state.content.sandbox) ? { sandbox: true } : {}),
     };
     const hash = createHash('sha256').update(JSON.stringify(content)).digest('hex');
     const action = syncAction(state, hash);

@@ -429,7 +429,9 @@ export const getMediaBuys = defineTask({
       const open = await impairmentQueries.openFor(ctx.app.readModels, ctx.principal.org, rows.slice(0, limit).map((r) => r.media_buy_id));
       impairmentsOf = (id) => open.filter((i) => i.media_buy_id === id);
     }
-    if (ids?.length === 1 && rows.length === 0) throw new AppError('MEDIA_BUY_NOT_FOUND', 'no media buy of yours has this media_buy_id', input.media_buy_id ? 'media_buy_id' : 'media_buy_ids[0]');
+    // `media_buy_ids` is a filter (AdCP): ids that are unknown or another buyer's list nothing, alike,
+    // however many are given. The spec's singular `media_buy_id` names one buy: 404 when it is not yours.
+    if (input.media_buy_ids === undefined && input.media_buy_id !== undefined && rows.length === 0) throw new AppError('MEDIA_BUY_NOT_FOUND', 'no media buy of yours has this media_buy_id', 'media_buy_id');
     const page = rows.slice(0, limit);
     const activityLimit = input.webhook_activity_limit ?? 50;
     const activity = input.include_webhook_activity

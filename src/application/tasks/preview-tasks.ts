@@ -9,11 +9,12 @@ import { resolveAccount } from '../accounts';
 import { formatsFor } from '../sandbox/seeds';
 import { defineTask, type TaskContext } from './context';
 import { resolveFormat } from '../formats';
+import { httpUrlInput } from '../validation';
 
 /** How long a preview URL keeps working. */
 const PREVIEW_TTL_MS = 24 * 3_600_000;
 
-const formatId = z.object({ agent_url: z.string().url(), id: z.string().regex(/^[A-Za-z0-9_-]{1,255}$/) }).passthrough();
+const formatId = z.object({ agent_url: httpUrlInput, id: z.string().regex(/^[A-Za-z0-9_-]{1,255}$/) }).passthrough();
 
 const input = z
   .object({

@@ -1,4 +1,4 @@
-import { GraphQLJSONObject } from 'graphql-scalars';
+import { GraphQLJSONObject } from '../json-object';
 import { Arg, Ctx, Mutation, Query, Resolver } from 'type-graphql';
 import { tasks } from '../../application/tasks';
 import type { Format } from '../../domain/catalog/catalog';

@@ -1,4 +1,4 @@
-import { GraphQLJSONObject } from 'graphql-scalars';
+import { GraphQLJSONObject } from '../json-object';
 import { Field, Float, InputType, Int, ObjectType } from 'type-graphql';
 
 @ObjectType({ description: 'A creative format reference: the creative agent that defines it and its id.' })

@@ -1,4 +1,4 @@
-import { GraphQLJSONObject } from 'graphql-scalars';
+import { GraphQLJSONObject } from '../json-object';
 import { Arg, Ctx, Mutation, Query, Resolver } from 'type-graphql';
 import { resolveEscalation } from '../../application/tasks/governance-tasks';
 import { AppError } from '../../shared/errors';

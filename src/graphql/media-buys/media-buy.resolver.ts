@@ -1,4 +1,4 @@
-import { GraphQLJSONObject } from 'graphql-scalars';
+import { GraphQLJSONObject } from '../json-object';
 import { Arg, Ctx, Float, ID, Int, Mutation, Query, Resolver } from 'type-graphql';
 import { approveTask, rejectTask, requestInput } from '../../application/approvals';
 import { tasks } from '../../application/tasks';

@@ -1,4 +1,4 @@
-import { GraphQLJSONObject } from 'graphql-scalars';
+import { GraphQLJSONObject } from '../json-object';
 import { Field, Int, ObjectType } from 'type-graphql';
 
 @ObjectType({ description: 'One attempt to deliver a webhook.' })

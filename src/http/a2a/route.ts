@@ -7,7 +7,7 @@ import { AppError } from '../../shared/errors';
 import { isObject } from '../../shared/objects';
 import { agentCaller, refuseAmbiguousSignedBody, registerProtectedResourceMetadata } from '../agent-auth';
 import { strictJsonParser } from '../json-body';
-import { publicOrigin } from '../well-known';
+import { originCaching, publicOrigin } from '../well-known';
 import { A2A_PATH, agentCard } from './card';
 import { CompletedTasks } from './completed-tasks';
 import { AdcpA2AHandler } from './handler';
@@ -33,7 +33,7 @@ export function registerA2aRoutes(fastify: FastifyInstance, app: App): void {
   });
   for (const url of CARD_PATHS) {
     fastify.get(url, async (req, reply) =>
-      reply.header('cache-control', 'public, max-age=300').header('access-control-allow-origin', '*').send(agentCard(app, publicOrigin(app, req))),
+      originCaching(app, reply, 300).header('access-control-allow-origin', '*').send(agentCard(app, publicOrigin(app, req))),
     );
   }
   // RFC 9728 metadata for the endpoint and for the agent's base URL (where A2A clients are pointed;

@@ -5,7 +5,7 @@ import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv
 import type { App } from '../../app';
 import { AppError } from '../../shared/errors';
 import { agentCaller, refuseAmbiguousSignedBody, registerProtectedResourceMetadata } from '../agent-auth';
-import { publicOrigin } from '../well-known';
+import { publicOrigin, requestOrigin } from '../well-known';
 import { callTool, toolList } from './tools';
 import { JsonExchangeTransport } from './json-exchange';
 import { strictJsonParser } from '../json-body';
@@ -84,7 +84,7 @@ export async function answerMcpPost(req: FastifyRequest, reply: FastifyReply, ha
   // We always answer JSON; a client that accepts only JSON (the runner's raw probes) gets it.
   const accept = req.headers.accept ?? '';
   const headers = !accept.includes('text/event-stream') && (accept === '' || /application\/json|\*\/\*/.test(accept)) ? { ...req.headers, accept: 'application/json, text/event-stream' } : req.headers;
-  const answer = await transport.exchange(headers, req.body, new URL(`http://${req.host}${req.url}`));
+  const answer = await transport.exchange(headers, req.body, new URL(`${requestOrigin(req.protocol, req.host, req.socket)}${req.url}`));
   // The server is dropped, not closed: every request it was given has been answered, and it holds
   // no timer, stream or outgoing request. close() would abort the answered handlers' signals and
   // build a ConnectionClosed error, two stack traces per call (~40 us of ~100 for the SDK's part).
