@@ -19,6 +19,7 @@ import { audiences } from './audiences';
 import { buyerCatalogs } from './buyer-catalogs';
 import { eventSources } from './event-sources';
 import { governancePlans } from './governance-plans';
+import { oauthRevokedGrants } from './oauth-grants';
 
 /** Every read model the gateway maintains. */
-export const allProjections: readonly Projection[] = [eventStats, apiKeys, accounts, catalog, mediaBuys, creatives, delivery, webhooks, impairments, receivedWebhooks, storyboards, brands, publishers, feed, sandboxCatalog, previews, audiences, buyerCatalogs, eventSources, governancePlans];
+export const allProjections: readonly Projection[] = [eventStats, apiKeys, accounts, catalog, mediaBuys, creatives, delivery, webhooks, impairments, receivedWebhooks, storyboards, brands, publishers, feed, sandboxCatalog, previews, audiences, buyerCatalogs, eventSources, governancePlans, oauthRevokedGrants];

@@ -145,7 +145,7 @@ function createMetrics(): Metrics {
 }
 
 /** Events that change rows QueryCache holds. */
-const CACHED_EVENT_TYPES = new Set(['ApiKeyIssued', 'ApiKeyRevoked', 'CatalogPublished']);
+const CACHED_EVENT_TYPES = new Set(['ApiKeyIssued', 'ApiKeyRevoked', 'CatalogPublished', 'OAuthTokenFamilyRevoked']);
 
 /** Opens the stores and the bus, starts projections. The caller owns `stopApp`. */
 export async function startApp(
@@ -205,7 +205,7 @@ export async function startApp(
   const rateLimiter = await openRateLimiter(readModels, config.redis, (err) => log.warn({ err }, 'redis error (rate limits)'));
   const budgets = config.limits && new SharedBudgets(rateLimiter, { syncMs: 100, onError: (err) => log.warn({ err }, 'rate-limit store unreachable: limits counted per instance meanwhile') });
   const authFailures = config.limits && budgets ? new AuthFailureThrottle(budgets, config.limits.authFailuresPerMinute) : undefined;
-  const oauth = new OAuthService({ config, store, readModels, cache, log, ...(authFailures ? { authFailures } : {}) });
+  const oauth = new OAuthService({ config, store, readModels, cache, log, settled: () => projections.waitFor(store.appendedUpTo()), ...(authFailures ? { authFailures } : {}) });
   const gatewayClock = new GatewayClock(store);
   await gatewayClock.load();
   const clock = options.clock ?? gatewayClock.now;

@@ -58,11 +58,21 @@ function shapeFor(url: string): Shape {
   return restShape;
 }
 
+/**
+ * RFC 6750 §3's challenge for an UNAUTHENTICATED error: `Bearer`, plus `error="invalid_token"`
+ * and its description when a credential was presented and did not verify.
+ */
+export function bearerChallenge(err: AppError): string {
+  if (err.details?.bearer_error !== 'invalid_token') return 'Bearer';
+  // A quoted-string of visible ASCII: the description is ours, but a header must never break on it.
+  return `Bearer error="invalid_token", error_description="${err.message.replace(/[^\x20-\x7e]/g, '?').replace(/["\\]/g, "'")}"`;
+}
+
 /** How the binding a URL belongs to answers an error. */
 export function errorAnswerFor(url: string, err: AppError): ErrorAnswer {
   const status = httpStatusOf[err.code];
   const headers: Record<string, string> = {};
-  if (err.code === 'UNAUTHENTICATED') headers['www-authenticate'] = 'Bearer';
+  if (err.code === 'UNAUTHENTICATED') headers['www-authenticate'] = bearerChallenge(err);
   // Something we depend on is down (a rate-limit store, an issuer's keys): worth a retry soon.
   if (err.code === 'UNAVAILABLE') headers['retry-after'] = '30';
   if (err.code === 'RATE_LIMITED') headers['retry-after'] = String(retryAfterOf(err));

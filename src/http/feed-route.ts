@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { App } from '../app';
 import { readFeed } from '../application/registry-reads';
-import { principalOrNull } from './auth';
+import { principalOrChallenge } from './auth';
 
 /**
  * `GET /api/registry/feed?cursor=&limit=&types=` (any valid key): the registry change feed in a
@@ -10,8 +10,8 @@ import { principalOrNull } from './auth';
  */
 export function registerFeedRoute(fastify: FastifyInstance, app: App): void {
   fastify.get<{ Querystring: Record<string, string | string[] | undefined> }>('/api/registry/feed', async (req, reply) => {
-    const principal = await principalOrNull(req, app);
-    if (!principal) return reply.status(401).header('www-authenticate', 'Bearer').send({ error: 'Authentication required' });
+    const principal = await principalOrChallenge(req, app);
+    if ('challenge' in principal) return reply.status(401).header('www-authenticate', principal.challenge).send({ error: 'Authentication required' });
     for (const name of ['cursor', 'types', 'limit']) {
       if (Array.isArray(req.query[name])) return reply.status(400).send({ error: `${name} must be provided only once` });
     }

@@ -15,6 +15,7 @@ import { preparedErrors, type GraphqlDocuments, type OperationParams } from '../
 import { formatError } from '../graphql/format-error';
 import { AppError } from '../shared/errors';
 import { authenticate, principalOf } from './auth';
+import { bearerChallenge } from './errors';
 import { clientAddressOf } from './client-address';
 import { budgetOwner } from './request-limits';
 import { publicOrigin, requestOrigin } from './well-known';
@@ -95,17 +96,19 @@ export function registerGraphqlLive(fastify: FastifyInstance, app: App, schema: 
         const given = ctx.connectionParams?.authorization ?? ctx.extra.request.headers.authorization;
         const credential = typeof given === 'string' ? given : undefined;
         const address = clientAddress(ctx.extra.request);
-        // The socket is a request like any other: an address whose credentials keep failing is
-        // refused before they are checked again, and opening one takes from the request rate.
-        const throttled = credential === undefined ? undefined : await app.authFailures?.blocked(address);
-        if (throttled) {
-          ctx.extra.socket.close(4429, `too many failed authentications from this address; try again in ${throttled.resetSeconds} s`);
-          return false;
-        }
+        // The socket is a request like any other: credentials that fail count against the address,
+        // which past its budget is answered 4429 for each further failure (credentials that verify
+        // always pass), and opening one takes from the request rate.
         let principal: Principal | null;
         try {
-          principal = await principalOf(credential, app);
-        } catch {
+          principal = await principalOf(credential, app, 'graphql');
+        } catch (err) {
+          if (!(err instanceof AppError && err.code === 'UNAUTHENTICATED')) return false;
+          const throttled = await app.authFailures?.blocked(address);
+          if (throttled) {
+            ctx.extra.socket.close(4429, `too many failed authentications from this address; try again in ${throttled.resetSeconds} s`);
+            return false;
+          }
           await app.authFailures?.record(address);
           return false; // 4403: the credentials do not verify
         }
@@ -185,7 +188,7 @@ export function registerGraphqlLive(fastify: FastifyInstance, app: App, schema: 
         principal = await authenticate(fastifyReq, app);
       } catch (err) {
         const message = err instanceof AppError ? err.message : 'credentials could not be checked';
-        return [JSON.stringify({ errors: [{ message, extensions: { code: err instanceof AppError ? err.code : 'UNAUTHENTICATED' } }] }), { status: 401, statusText: 'Unauthorized', headers: { 'content-type': 'application/json; charset=utf-8', 'www-authenticate': 'Bearer' } }];
+        return [JSON.stringify({ errors: [{ message, extensions: { code: err instanceof AppError ? err.code : 'UNAUTHENTICATED' } }] }), { status: 401, statusText: 'Unauthorized', headers: { 'content-type': 'application/json; charset=utf-8', 'www-authenticate': err instanceof AppError ? bearerChallenge(err) : 'Bearer' } }];
       }
       stalls.running(describe); // pricing and preparing the document come next
       const refusal = await guard(principal, fastifyReq.ip, params, true);

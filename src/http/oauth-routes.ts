@@ -9,11 +9,15 @@ import { AUTHORIZATION_SERVER_PATHS } from './errors';
  * unread, so the SDK's own parsers (and their limits) see it.
  */
 export async function registerOAuthRoutes(fastify: FastifyInstance, app: App): Promise<void> {
-  fastify.get('/.well-known/oauth-protected-resource/api', async (_req, reply) => {
-    const metadata = app.oauth.protectedResourceMetadata();
-    if (!metadata) return reply.status(503).header('retry-after', '1').send({ error: 'OAuth is not configured yet' });
-    return reply.header('cache-control', 'public, max-age=3600').header('access-control-allow-origin', '*').send(metadata);
-  });
+  // The registry's REST API and GraphQL are resources of their own (RFC 8707): a token asked for
+  // one is refused by the other. MCP's and A2A's documents are registered beside their routes.
+  for (const api of ['api', 'graphql'] as const) {
+    fastify.get(`/.well-known/oauth-protected-resource/${api}`, async (_req, reply) => {
+      const metadata = app.oauth.protectedResourceMetadata(api);
+      if (!metadata) return reply.status(503).header('retry-after', '1').send({ error: 'OAuth is not configured yet' });
+      return reply.header('cache-control', 'public, max-age=3600').header('access-control-allow-origin', '*').send(metadata);
+    });
+  }
 
   await fastify.register(async (scope) => {
     scope.removeAllContentTypeParsers();

@@ -85,8 +85,10 @@ export function rateLimitHeaderValues(name: string, v: BudgetVerdict, secondName
 
 /**
  * Credentials that fail to verify, counted per client address (shared by the instances): past
- * `perMinute`, that address's credentials are not checked again until the minute ends. The API
- * bindings and the OAuth sign-in form count into the same budget.
+ * `perMinute`, each further failure from that address is answered 429 (and no longer counted)
+ * until the minute ends, while a credential that verifies is still let through: many clients may
+ * share one address (a NAT, a platform's egress), and one client's bad key must not lock out the
+ * others. The API bindings and the OAuth sign-in form count into the same budget.
  */
 export class AuthFailureThrottle {
   constructor(
@@ -113,8 +115,9 @@ export function rateLimited(message: string, verdict: BudgetVerdict): AppError {
 /**
  * Request rates per client on every API binding, shared by the instances: each key may make its
  * role's requests per minute, an anonymous client its address's share; a client address whose
- * credentials keep failing to verify is refused before they are checked again. Over a limit the
- * answer is 429 with `Retry-After`; every counted answer carries the `RateLimit` headers.
+ * credentials keep failing to verify gets 429 for each further failure (a credential that
+ * verifies always counts against its own key instead). Over a limit the answer is 429 with
+ * `Retry-After`; every counted answer carries the `RateLimit` headers.
  */
 export function registerRequestLimits(
   fastify: FastifyInstance,
@@ -131,29 +134,30 @@ export function registerRequestLimits(
 
   // Callback style, chained on the credential's promise (which the route waits for anyway): an
   // async hook would add a promise and a turn of the microtask queue to every request, and the
-  // budgets nearly always answer at once.
+  // budgets nearly always answer at once. The credential is checked before the address's failures
+  // are looked at: checking one costs about what a 429 does (an `sk_` key: a lookup by its prefix,
+  // cached, and one SHA-256; a token: one signature), and a key that verifies must pass whatever
+  // else its address sent.
   fastify.addHook('onRequest', (req, reply, done) => {
     if (!isLimitedPath(req.url)) return done();
-    if (req.headers.authorization === undefined) return identify(req, reply, done);
-    const pending = authFailures.blocked(req.ip);
-    if (!(pending instanceof Promise)) return pending ? refuseFailing(req, reply, pending) : identify(req, reply, done);
-    pending.then((blocked) => (blocked ? refuseFailing(req, reply, blocked) : identify(req, reply, done)), done);
-  });
-
-  function refuseFailing(req: FastifyRequest, reply: FastifyReply, blocked: BudgetVerdict): void {
-    refuse(req, reply, `too many failed authentications from this address; try again in ${blocked.resetSeconds} s`, blocked);
-  }
-
-  function identify(req: FastifyRequest, reply: FastifyReply, done: HookDone): void {
     authenticate(req, app).then(
       (principal) => count(req, reply, principal, done),
-      (err: unknown) => {
-        // The route answers the failure in its own words; here it only counts.
-        const counted = err instanceof AppError && err.code === 'UNAUTHENTICATED' ? authFailures.record(req.ip) : undefined;
-        if (counted instanceof Promise) counted.then(() => done(), done);
-        else done();
-      },
+      (err: unknown) => (err instanceof AppError && err.code === 'UNAUTHENTICATED' ? failed(req, reply, done) : done()),
     );
+  });
+
+  /** A credential that does not verify: counted against the address, or, once it has spent its budget, answered 429 here. */
+  function failed(req: FastifyRequest, reply: FastifyReply, done: HookDone): void {
+    const decide = (blocked: BudgetVerdict | undefined) => {
+      if (blocked) return void refuse(req, reply, `too many failed authentications from this address; try again in ${blocked.resetSeconds} s`, blocked);
+      // The route answers the failure (401) in its own words; here it only counts.
+      const counted = authFailures.record(req.ip);
+      if (counted instanceof Promise) counted.then(() => done(), done);
+      else done();
+    };
+    const pending = authFailures.blocked(req.ip);
+    if (pending instanceof Promise) pending.then(decide, done);
+    else decide(pending);
   }
 
   function count(req: FastifyRequest, reply: FastifyReply, principal: Principal | null, done: HookDone): void {

@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { App } from '../app';
 import { revalidatePublisher } from '../application/publisher-revalidation';
-import { principalOrNull } from './auth';
+import { principalOrChallenge } from './auth';
 
 const tooMany = (reply: FastifyReply, error: string, retryAfter: number) => reply.status(429).header('retry-after', String(retryAfter)).send({ error, retry_after: retryAfter });
 
@@ -14,8 +14,8 @@ const tooMany = (reply: FastifyReply, error: string, retryAfter: number) => repl
  */
 export function registerRevalidateRoute(fastify: FastifyInstance, app: App): void {
   fastify.post<{ Params: { domain: string }; Querystring: { force?: string } }>('/api/registry/publisher/:domain/adagents/revalidate', async (req, reply) => {
-    const principal = await principalOrNull(req, app);
-    if (!principal) return reply.status(401).header('www-authenticate', 'Bearer').send({ error: 'Authentication required' });
+    const principal = await principalOrChallenge(req, app);
+    if ('challenge' in principal) return reply.status(401).header('www-authenticate', principal.challenge).send({ error: 'Authentication required' });
     if (principal.role !== 'admin') return reply.status(403).send({ error: 'Admin access required' });
     const answer = await revalidatePublisher(app, req.params.domain, principal.keyId);
     if (answer.done) return reply.send(answer.result);

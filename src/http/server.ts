@@ -10,7 +10,7 @@ import { AppError, httpStatusOf } from '../shared/errors';
 import { strictJsonParser } from './json-body';
 import { hasNulEscape } from '../shared/nul';
 import { authenticate } from './auth';
-import { errorSenderFor, fromFastifyError, internalErrorBody } from './errors';
+import { bearerChallenge, errorSenderFor, fromFastifyError, internalErrorBody } from './errors';
 import { docsPage, printOpenApi } from './openapi';
 import { publicOrigin, registerWellKnownRoutes } from './well-known';
 import { registerReceiverRoutes } from './receiver-route';
@@ -188,7 +188,7 @@ export async function buildServer(app: App): Promise<FastifyInstance> {
     } catch (err) {
       if (!(err instanceof AppError)) throw err;
       // Apollo answers a context failure with the status and headers carried in extensions.http.
-      const headers = new HeaderMap(err.code === 'UNAVAILABLE' ? [['retry-after', '30']] : err.code === 'UNAUTHENTICATED' ? [['www-authenticate', 'Bearer']] : []);
+      const headers = new HeaderMap(err.code === 'UNAVAILABLE' ? [['retry-after', '30']] : err.code === 'UNAUTHENTICATED' ? [['www-authenticate', bearerChallenge(err)]] : []);
       throw new GraphQLError(err.message, { extensions: { code: err.code, http: { status: httpStatusOf[err.code], headers } } });
     }
   };

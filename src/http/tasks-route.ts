@@ -7,7 +7,7 @@ import { answer3 } from '../wire/adcp3/answers';
 import { adcpErrorFor } from '../wire/adcp3/errors';
 import { canonicalRequest } from '../wire/requests';
 import { authenticate } from './auth';
-import { sendError } from './errors';
+import { bearerChallenge, sendError } from './errors';
 import { publicOrigin } from './well-known';
 import { isObject } from '../shared/objects';
 
@@ -41,7 +41,7 @@ export function registerTaskRoutes(fastify: FastifyInstance, app: App): void {
         return reply;
       }
       const error = adcpErrorFor(req.params.task, body, err);
-      if (err.code === 'UNAUTHENTICATED') reply.header('WWW-Authenticate', 'Bearer');
+      if (err.code === 'UNAUTHENTICATED') reply.header('WWW-Authenticate', bearerChallenge(err));
       return reply.status(httpStatusOf[err.code]).send({ adcp_error: error, errors: [error], ...echo });
     }
   });

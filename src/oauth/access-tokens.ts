@@ -13,11 +13,36 @@ export const looksLikeJwt = (token: string) => /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\
 /** Why a token was refused, in words safe to show the caller (never the token). */
 export class InvalidAccessToken extends Error {}
 
+/** The gateway's APIs, each an RFC 8707 resource of its own: `<origin>/<api>`. */
+export const API_RESOURCES = ['api', 'mcp', 'a2a', 'graphql'] as const;
+export type ApiResource = (typeof API_RESOURCES)[number];
+
+/**
+ * The API an audience is for, by the last segment of its path (`https://gw.example/mcp` → mcp),
+ * or undefined: an audience that names the gateway as a whole (`adcp-gateway`, an origin).
+ */
+export function apiOfAudience(audience: string): ApiResource | undefined {
+  if (!URL.canParse(audience)) return undefined;
+  const last = new URL(audience).pathname.replace(/\/+$/, '').split('/').pop() ?? '';
+  return (API_RESOURCES as readonly string[]).includes(last) ? (last as ApiResource) : undefined;
+}
+
+/** The audiences a verifier accepts, with the API each is bound to (undefined: every API). */
+export interface ExpectedAudiences {
+  issuer: string;
+  audiences: string[];
+  apiOf: ReadonlyMap<string, ApiResource | undefined>;
+  /** The resource identifier of an API, for saying which one a token is not for. */
+  resourceOf(api: ApiResource): string;
+}
+
 export interface VerifiedAccessToken {
   principal: Principal;
   claims: JWTPayload;
   clientId?: string;
   scopes: string[];
+  /** The embedded server's grant family the token was issued from (its `sid`), if it says. */
+  grant?: string;
 }
 
 /** Where verification keys come from: the embedded server's own keystore, or the issuer's JWKS. */
@@ -102,12 +127,16 @@ export class AccessTokenVerifier {
     private readonly config: OAuthConfig,
     private readonly keys: TokenKeys,
     /** The issuer and audiences are known once the server listens (its origin may be ephemeral). */
-    private readonly expected: () => { issuer: string; audiences: string[] } | undefined,
+    private readonly expected: () => ExpectedAudiences | undefined,
     private readonly embedded: boolean,
   ) {}
 
-  /** Throws InvalidAccessToken (a 401) or TokenKeysUnavailable (a 503). */
-  async verify(token: string): Promise<VerifiedAccessToken> {
+  /**
+   * Throws InvalidAccessToken (a 401) or TokenKeysUnavailable (a 503). `api`: the API the token is
+   * presented to; it must be among the token's audiences (RFC 8707), unless one of them names the
+   * gateway as a whole.
+   */
+  async verify(token: string, api?: ApiResource): Promise<VerifiedAccessToken> {
     const expected = this.expected();
     if (!expected) throw new InvalidAccessToken('the authorization server is not ready');
     let claims: JWTPayload;
@@ -125,6 +154,7 @@ export class AccessTokenVerifier {
       if (err instanceof TokenKeysUnavailable) throw err;
       throw new InvalidAccessToken(describe(err));
     }
+    if (api !== undefined) checkAudience(claims, api, expected);
     const sub = claims.sub!;
     const role = this.roleOf(claims);
     const principal: Principal = {
@@ -135,7 +165,13 @@ export class AccessTokenVerifier {
       role,
     };
     const scope = typeof claims.scope === 'string' ? claims.scope.split(' ').filter(Boolean) : [];
-    return { principal, claims, scopes: scope, ...(typeof claims.client_id === 'string' ? { clientId: claims.client_id } : {}) };
+    return {
+      principal,
+      claims,
+      scopes: scope,
+      ...(typeof claims.client_id === 'string' ? { clientId: claims.client_id } : {}),
+      ...(this.embedded && typeof claims.sid === 'string' ? { grant: claims.sid } : {}),
+    };
   }
 
   private roleOf(claims: JWTPayload): Role {
@@ -145,6 +181,16 @@ export class AccessTokenVerifier {
     const stated = claims.adcp_role;
     return typeof stated === 'string' && stated !== 'admin' && (ROLES as readonly string[]).includes(stated) ? (stated as Role) : 'buyer';
   }
+}
+
+/** The token is for `api` when one of its audiences (jose checked that some are ours) is bound to it or to no API in particular. */
+function checkAudience(claims: JWTPayload, api: ApiResource, expected: ExpectedAudiences): void {
+  const ours = (typeof claims.aud === 'string' ? [claims.aud] : (claims.aud ?? [])).filter((a) => expected.apiOf.has(a));
+  for (const audience of ours) {
+    const bound = expected.apiOf.get(audience);
+    if (bound === undefined || bound === api) return;
+  }
+  throw new InvalidAccessToken(`the token's audience (${ours.join(', ')}) does not include ${expected.resourceOf(api)}: ask for a token for this resource`);
 }
 
 function describe(err: unknown): string {

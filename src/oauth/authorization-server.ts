@@ -4,6 +4,7 @@ import express, { type NextFunction, type Request, type Response } from 'express
 import { SignJWT, jwtVerify } from 'jose';
 import type { OAuthRegisteredClientsStore } from '@modelcontextprotocol/sdk/server/auth/clients.js';
 import {
+  CustomOAuthError,
   InvalidClientMetadataError,
   InvalidGrantError,
   InvalidScopeError,
@@ -24,7 +25,6 @@ import {
   oauthFamilyStream,
   oauthGrantStream,
   type Grant,
-  type GrantSubject,
   type OAuthClientEvent,
   type RegisteredClient,
 } from '../domain/oauth/grants';
@@ -65,6 +65,8 @@ export interface AuthorizationServerDeps {
   audiences: string[];
   /** Failed sign-ins count per client address with the API's failed credentials (README: Limits). */
   authFailures?: SignInThrottle;
+  /** Resolves once the read models show this instance's appends: a revoked grant's access tokens are refused from then on. */
+  settled?: () => Promise<void>;
 }
 
 /** What the sign-in form needs of the per-address failed-credential budget (http/request-limits). */
@@ -138,8 +140,14 @@ export function createAuthorizationServer(deps: AuthorizationServerDeps): expres
   return ex;
 }
 
-/** What is wrong with an authorization request's parameters (beyond client and redirect_uri), if anything. */
+/**
+ * What is wrong with an authorization request's parameters, if anything (that client and
+ * redirect_uri are registered together, the SDK checks after this).
+ */
 export function authorizationRequestProblem(params: Record<string, unknown>, audiences: readonly string[]): string | undefined {
+  // The SDK lets a loopback redirect_uri differ from the registered one in its port, and compares
+  // no fragment: one given here would ride along on the redirect (RFC 6749 §3.1.2 forbids it).
+  if (typeof params.redirect_uri === 'string' && params.redirect_uri.includes('#')) return 'redirect_uri must not contain a fragment (#)';
   if (params.response_type !== 'code') return 'response_type must be code';
   if (typeof params.code_challenge !== 'string' || params.code_challenge.length === 0) return 'a PKCE code_challenge is required';
   if (params.code_challenge_method !== 'S256') return 'code_challenge_method must be S256';
@@ -185,6 +193,10 @@ class EventSourcedOAuthProvider implements OAuthServerProvider {
         const client = registration as OAuthClientInformationFull;
         const { client_id, client_secret, client_secret_expires_at, client_id_issued_at, ...metadata } = client;
         if (!Array.isArray(metadata.redirect_uris) || metadata.redirect_uris.length === 0) throw new InvalidClientMetadataError('redirect_uris is required');
+        for (const uri of metadata.redirect_uris) {
+          const problem = redirectUriProblem(uri);
+          if (problem) throw new CustomOAuthError('invalid_redirect_uri', problem);
+        }
         // This body skips the gateway's JSON parser: its depth and text limits apply here.
         const problem = unstorableMetadata(metadata);
         if (problem) throw new InvalidClientMetadataError(problem);
@@ -269,18 +281,22 @@ class EventSourcedOAuthProvider implements OAuthServerProvider {
       res.redirect(302, back.href);
       return;
     }
+    // A key that verifies signs in whatever else its address sent; once the address has spent its
+    // failures, every further failure is answered 429 (and no longer counted): see README, Limits.
     const address = req.ip ?? '';
-    const blocked = await this.deps.authFailures?.blocked(address);
-    if (blocked) {
-      res
-        .status(429)
-        .set({ ...PAGE_HEADERS, 'retry-after': String(blocked.resetSeconds) })
-        .send(errorPage(`Too many failed sign-ins from this address. Try again in ${blocked.resetSeconds} seconds.`));
-      return;
-    }
     const principal = typeof body.api_key === 'string' ? await verifyApiKey(this.deps.readModels, this.deps.cache, body.api_key.trim()) : null;
+    if (!principal) {
+      const blocked = await this.deps.authFailures?.blocked(address);
+      if (blocked) {
+        res
+          .status(429)
+          .set({ ...PAGE_HEADERS, 'retry-after': String(blocked.resetSeconds) })
+          .send(errorPage(`Too many failed sign-ins from this address. Try again in ${blocked.resetSeconds} seconds.`));
+        return;
+      }
+      await this.deps.authFailures?.record(address);
+    }
     const client = await this.loadClient(request.client_id);
-    if (!principal) await this.deps.authFailures?.record(address);
     if (!principal || !client) {
       res
         .status(401)
@@ -363,7 +379,7 @@ class EventSourcedOAuthProvider implements OAuthServerProvider {
     }
   }
 
-  /** Revoking a refresh token ends its whole family. Access tokens are short-lived JWTs: they run out. */
+  /** Revoking a refresh token ends its whole family, the access tokens issued from it included (RFC 7009 §2.1). */
   async revokeToken(client: OAuthClientInformationFull, request: OAuthTokenRevocationRequest): Promise<void> {
     const { state } = await loadState(this.deps.store, oauthGrantStream(sha256(request.token)), grantDecider);
     if (state.status === 'none' || state.grant.kind !== 'refresh_token' || state.grant.clientId !== client.client_id) return;
@@ -422,7 +438,7 @@ class EventSourcedOAuthProvider implements OAuthServerProvider {
       expiresAt: new Date(Date.now() + REFRESH_TTL_MS).toISOString(),
     });
     return {
-      access_token: await this.accessToken(client.client_id, grant.subject, scopes, resource),
+      access_token: await this.accessToken(client.client_id, grant, scopes, resource),
       token_type: 'Bearer',
       expires_in: this.deps.accessTokenTtlSeconds,
       refresh_token: refreshToken,
@@ -430,12 +446,18 @@ class EventSourcedOAuthProvider implements OAuthServerProvider {
     };
   }
 
-  /** RFC 9068 access token: `sub` is the API key, `org` and `adcp_role` its organization and role. */
-  private accessToken(clientId: string, subject: GrantSubject, scopes: readonly string[], resource: string | undefined): Promise<string> {
+  /**
+   * RFC 9068 access token: `sub` is the API key, `org` and `adcp_role` its organization and role,
+   * `sid` the grant family it comes from (the token check refuses it once the family is revoked).
+   * Without a resource its `aud` is every API of the gateway.
+   */
+  private accessToken(clientId: string, grant: Grant, scopes: readonly string[], resource: string | undefined): Promise<string> {
     const key = this.deps.keys.activeKey();
     const { claim, value } = this.deps.adminClaim;
+    const subject = grant.subject;
     return new SignJWT({
       client_id: clientId,
+      sid: grant.family,
       org: subject.org,
       adcp_role: subject.role,
       ...(subject.role === 'admin' && claim !== 'adcp_role' ? { [claim]: value } : {}),
@@ -456,12 +478,30 @@ class EventSourcedOAuthProvider implements OAuthServerProvider {
     await handleCommand(this.deps.store, oauthGrantStream(sha256(token)), grantDecider, { type: 'IssueGrant', grant, now }, { now, principal: grant.subject.keyId }, 0);
   }
 
+  /** Ends the grant: its codes and refresh tokens here, its access tokens at the token check, once the read models show it (awaited). */
   private async revokeFamily(family: string, reason: string): Promise<void> {
     await appendOnce(this.deps.store, oauthFamilyStream(family), [{ type: 'OAuthTokenFamilyRevoked', data: { family, reason, at: new Date().toISOString() } }]);
+    await this.deps.settled?.();
   }
 }
 
 const jwsAlg = (alg: 'ed25519' | 'ecdsa-p256-sha256') => (alg === 'ed25519' ? 'EdDSA' : 'ES256');
+
+/** Hosts a plain-http redirect URI may name (OAuth 2.1 §8.4.2, RFC 8252 §7.3); the URL parser spells IPv6 in brackets. */
+const LOOPBACK_HOSTS = new Set(['127.0.0.1', '[::1]', 'localhost']);
+
+/**
+ * Why a client may not register this redirect URI (RFC 7591 `invalid_redirect_uri`), or undefined:
+ * a fragment never (RFC 6749 §3.1.2), plain http only on loopback (OAuth 2.1). Other schemes are
+ * native apps' private-use schemes (RFC 8252 §7.1); the SDK already refuses javascript:, data: and vbscript:.
+ */
+export function redirectUriProblem(uri: unknown): string | undefined {
+  if (typeof uri !== 'string' || !URL.canParse(uri)) return `redirect URI ${JSON.stringify(uri)} is not a URL`;
+  if (uri.includes('#')) return `redirect URI ${uri} has a fragment (#), which a redirect URI may not`;
+  const url = new URL(uri);
+  if (url.protocol === 'http:' && !LOOPBACK_HOSTS.has(url.hostname)) return `redirect URI ${uri} is plain http off loopback: use https, or http on 127.0.0.1, [::1] or localhost`;
+  return undefined;
+}
 
 /** Why registered client metadata cannot be kept (the log's limits on any JSON it stores), or null. */
 function unstorableMetadata(metadata: object): string | null {

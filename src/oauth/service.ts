@@ -6,8 +6,11 @@ import type { Logger } from 'pino';
 import type { ReadModelStore } from '../readmodel/port';
 import type { QueryCache } from '../readmodel/query-cache';
 import { SigningKeystore } from '../signing/keystore';
-import { AccessTokenVerifier, discoverJwksUri, LocalTokenKeys, RemoteTokenKeys, type TokenKeys } from './access-tokens';
+import { AccessTokenVerifier, apiOfAudience, discoverJwksUri, LocalTokenKeys, RemoteTokenKeys, type ApiResource, type ExpectedAudiences, type TokenKeys } from './access-tokens';
 import { createAuthorizationServer, SCOPES } from './authorization-server';
+
+/** The default audiences, in order: the registry's REST API first (the SDK router's resource). */
+const API_ORDER: readonly ApiResource[] = ['api', 'mcp', 'a2a', 'graphql'];
 
 /**
  * OAuth for the registry API (spec §5): who issues user JWTs and how they are checked. With
@@ -23,7 +26,21 @@ export class OAuthService {
   private readonly keystore?: SigningKeystore;
   private readonly tokenKeys: TokenKeys;
 
-  constructor(private readonly deps: { config: Config; store: EventStore; readModels: ReadModelStore; cache: QueryCache; log: Logger; authFailures?: SignInThrottle }) {
+  /** What every token check needs, worked out once the origin is known. */
+  private expectedOnce?: ExpectedAudiences;
+
+  constructor(
+    private readonly deps: {
+      config: Config;
+      store: EventStore;
+      readModels: ReadModelStore;
+      cache: QueryCache;
+      log: Logger;
+      authFailures?: SignInThrottle;
+      /** Resolves once the read models show what this instance has appended (a revocation the next request must see). */
+      settled?: () => Promise<void>;
+    },
+  ) {
     const { oauth } = deps.config;
     this.embedded = oauth.issuer === undefined;
     if (this.embedded) {
@@ -47,6 +64,7 @@ export class OAuthService {
   /** Called once the server listens: PUBLIC_URL if set, else the address it listens on. */
   bindOrigin(listenUrl: string): void {
     this.origin = this.deps.config.publicUrl ?? listenUrl;
+    this.expectedOnce = undefined;
     if (!this.embedded) return;
     try {
       this.handler = createAuthorizationServer({
@@ -80,29 +98,41 @@ export class OAuthService {
     return this.origin === undefined ? undefined : new URL(this.origin).href;
   }
 
-  /** The `aud` values this gateway accepts; the first is what the registry API calls itself. */
+  /**
+   * The `aud` values this gateway accepts; the first is what the registry API calls itself. By
+   * default one resource per API (RFC 8707), each accepted only by its own API; a token asked for
+   * no resource carries them all.
+   */
   audiences(): string[] {
     // In URL-normal form (`https://a.example` → `https://a.example/`), as resource parameters are compared.
-    const configured = this.deps.config.oauth.audiences ?? (this.origin === undefined ? [] : [`${this.origin}/api`, `${this.origin}/mcp`, `${this.origin}/a2a`]);
+    const configured = this.deps.config.oauth.audiences ?? (this.origin === undefined ? [] : API_ORDER.map((api) => `${this.origin}/${api}`));
     return configured.map((a) => (URL.canParse(a) ? new URL(a).href : a));
   }
 
-  /** RFC 9728 metadata for the registry API (`/.well-known/oauth-protected-resource/api`). */
-  protectedResourceMetadata(): Record<string, unknown> | undefined {
+  /** RFC 9728 metadata for one of the APIs (`/.well-known/oauth-protected-resource/<api>`). */
+  protectedResourceMetadata(api: ApiResource = 'api'): Record<string, unknown> | undefined {
     const issuer = this.issuer();
     if (!issuer || this.origin === undefined) return undefined;
     return {
-      resource: `${this.origin}/api`,
+      resource: `${this.origin}/${api}`,
       authorization_servers: [issuer],
       bearer_methods_supported: ['header'],
       scopes_supported: SCOPES,
-      resource_name: 'adcp-gateway registry API',
+      resource_name: api === 'graphql' ? 'adcp-gateway GraphQL API' : 'adcp-gateway registry API',
     };
   }
 
-  private expected(): { issuer: string; audiences: string[] } | undefined {
+  private expected(): ExpectedAudiences | undefined {
+    if (this.expectedOnce) return this.expectedOnce;
     const issuer = this.issuer();
     const audiences = this.audiences();
-    return issuer && audiences.length ? { issuer, audiences } : undefined;
+    if (!issuer || audiences.length === 0 || this.origin === undefined) return undefined;
+    const origin = this.origin;
+    return (this.expectedOnce = {
+      issuer,
+      audiences,
+      apiOf: new Map(audiences.map((a) => [a, apiOfAudience(a)])),
+      resourceOf: (api) => `${origin}/${api}`,
+    });
   }
 }

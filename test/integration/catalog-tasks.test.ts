@@ -32,10 +32,12 @@ describe('catalog tasks over the REST shim (demo catalog)', () => {
   });
 
   it('requires a buyer key: none, unknown or another role → 401 with WWW-Authenticate', async () => {
-    for (const key of [undefined, 'sk_AAAAAAAA_BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB', seller]) {
+    const unknown = 'sk_AAAAAAAA_BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB';
+    for (const key of [undefined, unknown, seller]) {
       const r = await task(gw, 'get_products', {}, key);
       expect(r.status).toBe(401);
-      expect(r.headers.get('www-authenticate')).toBe('Bearer');
+      // RFC 6750: a credential that does not verify is an invalid_token; none, or the wrong role, is not.
+      expect(r.headers.get('www-authenticate')).toBe(key === unknown ? 'Bearer error="invalid_token", error_description="unknown or revoked API key"' : 'Bearer');
       expect(r.body.error.code).toBe('UNAUTHENTICATED');
     }
   });

@@ -111,7 +111,7 @@ describe('gateway over HTTP (embedded defaults)', () => {
   it('rejects an unknown Bearer key with 401 and WWW-Authenticate', async () => {
     const r = await graphql(gw.url, '{ __typename }', undefined, 'sk_AAAAAAAA_BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB');
     expect(r.status).toBe(401);
-    expect(r.headers.get('www-authenticate')).toBe('Bearer');
+    expect(r.headers.get('www-authenticate')).toBe('Bearer error="invalid_token", error_description="unknown or revoked API key"');
     expect(r.body.errors![0]!.extensions!.code).toBe('UNAUTHENTICATED');
   });
 

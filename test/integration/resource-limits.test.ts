@@ -45,7 +45,7 @@ describe('each limit answers in its binding’s shape with Retry-After and the R
     }
   });
 
-  it('anonymous requests count per client address; failed credentials are throttled per address before they are checked again', async () => {
+  it('anonymous requests count per client address; failed credentials are throttled per address (further failures 429)', async () => {
     const gw = await startTestGateway({ REQUESTS_PER_MINUTE: 'anonymous=10', AUTH_FAILURES_PER_MINUTE: '4' });
     try {
       // A failed sign-in on the OAuth form counts into the same per-address budget as the API's.
@@ -74,13 +74,13 @@ describe('each limit answers in its binding’s shape with Retry-After and the R
       expect(throttled.status).toBe(429);
       expect(throttled.body.errors![0]).toMatchObject({ message: expect.stringMatching(/too many failed authentications from this address/), extensions: { code: 'RATE_LIMITED' } });
       expect(Number(throttled.headers.get('retry-after'))).toBeGreaterThan(0);
-      // Past the throttle a socket is closed before its credentials are checked.
+      // Past the throttle a socket whose credentials fail is closed with 4429.
       expect(await socketClose('sk_not-a-key')).toEqual({ code: 4429, reason: expect.stringMatching(/too many failed authentications from this address/) });
       // The MCP binding says it in JSON-RPC, with AdCP's error under data.
       const mcp = await post(`${gw.url}/mcp`, { jsonrpc: '2.0', id: 1, method: 'tools/list' }, 'sk_not-a-key');
       expect(mcp.status).toBe(429);
       expect(((await mcp.json()) as { error: { data: { adcp_error: { code: string } } } }).error.data.adcp_error.code).toBe('RATE_LIMITED');
-      // And the sign-in form refuses the address before checking the key it sends.
+      // And the sign-in form answers a key that fails with a 429 page.
       const formThrottled = await signIn(await signInForm());
       expect(formThrottled.status).toBe(429);
       expect(Number(formThrottled.headers.get('retry-after'))).toBeGreaterThan(0);
