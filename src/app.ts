@@ -52,6 +52,18 @@ export interface Metrics {
   httpDuration: Histogram<'method' | 'route'>;
   projectionLag: Gauge<'projection'>;
   loopStalls: Histogram;
+  /**
+   * Registers a bounded structure (a cache, a buffer) whose size /metrics reports as
+   * `adcp_bounded_entries` and, where it counts them, `adcp_bounded_bytes` (estimated).
+   */
+  bounded(structure: string, measure: () => BoundedSize): void;
+}
+
+/** How much a bounded structure holds now. */
+export interface BoundedSize {
+  entries: number;
+  /** Estimated bytes, where the structure is bounded by them. */
+  bytes?: number;
 }
 
 /** Everything a binding needs, composed once from config. */
@@ -114,7 +126,32 @@ export async function openReadModels(config: Config): Promise<ReadModelStore> {
 function createMetrics(): Metrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
+  const bounded = new Map<string, () => BoundedSize>();
+  new Gauge({
+    name: 'adcp_bounded_entries',
+    help: 'Entries held by each bounded cache and buffer of this process',
+    labelNames: ['structure'],
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const [structure, measure] of bounded) this.set({ structure }, measure().entries);
+    },
+  });
+  new Gauge({
+    name: 'adcp_bounded_bytes',
+    help: 'Estimated bytes held by each bounded cache and buffer that is bounded by its bytes',
+    labelNames: ['structure'],
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const [structure, measure] of bounded) {
+        const { bytes } = measure();
+        if (bytes !== undefined) this.set({ structure }, bytes);
+      }
+    },
+  });
   return {
+    bounded: (structure, measure) => void bounded.set(structure, measure),
     registry,
     httpRequests: new Counter({
       name: 'adcp_http_requests_total',
@@ -159,7 +196,10 @@ export async function startApp(
     { file: config.webhookSigning.keysFile, inline: config.webhookSigning.inlineKeys },
     config.webhookSigning.purpose,
   );
-  const store = withAppendWatermark(await openEventStore(config));
+  const metrics = createMetrics();
+  const opened = await openEventStore(config);
+  if (opened instanceof SqliteEventStore) metrics.bounded('event_store_recent_events', () => opened.recentHeld());
+  const store = withAppendWatermark(opened);
   const readModels = await openReadModels(config);
   const bus: Bus = config.kafka
     ? new KafkaBus(store, readModels, {
@@ -173,6 +213,8 @@ export async function startApp(
   const projections = new ProjectionRunner(store, readModels, options.projections ?? allProjections, log, undefined, { leases: await Leases.open(readModels), ttlMs: 3000 });
   const cache = new QueryCache();
   const mediaBuyCache = new MediaBuyCache();
+  metrics.bounded('query_cache', () => ({ entries: cache.size }));
+  metrics.bounded('media_buy_cache', () => ({ entries: mediaBuyCache.size }));
   // Rows this instance writes drop their cached copies at once; rows another instance (or a
   // rebuild) writes, when the runner notices the read models moved under it.
   projections.onWritten((events) => {
@@ -214,7 +256,8 @@ export async function startApp(
   // The nonces of signed requests live beside the receiver's, in the shared database: every instance refuses a replay.
   const requestSigning = signers ? new RequestSigning(signers, await DatabaseReplayStore.open(readModels)) : undefined;
   const live = new LiveLog(store, (err) => log.warn({ err }, 'live log: reading the event store failed (retried)'));
-  const app: App = { config, store, readModels, cache, mediaBuyCache, bus, live, projections, metrics: createMetrics(), log, clock, gatewayClock, adServer, signingKeys, oauth, webhooks, receiver, brandCrawler, rateLimiter, ...(budgets ? { budgets } : {}), ...(authFailures ? { authFailures } : {}), ...(requestSigning ? { requestSigning } : {}) };
+  if (budgets) metrics.bounded('rate_limit_budgets', () => ({ entries: budgets.size }));
+  const app: App = { config, store, readModels, cache, mediaBuyCache, bus, live, projections, metrics, log, clock, gatewayClock, adServer, signingKeys, oauth, webhooks, receiver, brandCrawler, rateLimiter, ...(budgets ? { budgets } : {}), ...(authFailures ? { authFailures } : {}), ...(requestSigning ? { requestSigning } : {}) };
   // Delivery of governed buys, reported to the buyers' governance agents (it asks them as this app).
   await bus.consumer(governanceMonitor.group).start(governanceMonitor.governanceMonitor(app));
   await bus.consumer(sandboxApprover.group).start(

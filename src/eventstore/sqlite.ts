@@ -156,6 +156,10 @@ function toStored(r: Row): StoredEvent {
  * the write transaction, so commit order equals position order and readAll can never skip an
  * in-flight event.
  */
+/** The most recent events this process keeps for readers following the head: by count, and by their text's size. */
+const RECENT_MAX_EVENTS = 8192;
+const RECENT_MAX_CHARS = 8 * 1024 * 1024;
+
 export class SqliteEventStore implements EventStore {
   readonly kind = 'sqlite';
   readonly db: Database.Database;
@@ -168,6 +172,8 @@ export class SqliteEventStore implements EventStore {
    * between, and subscribers following the head (projections, consumers) skip a query per batch.
    */
   private recent: { row: Row; stored?: StoredEvent }[] = [];
+  /** Characters of data and metadata held in `recent`: bounded, as events may be large. */
+  private recentChars = 0;
   private groupTx: (fn: () => void) => void;
   private appendInGroup: (streamId: string, events: readonly EncodedEvent[], expected: ExpectedVersion) => { result: AppendResult; rows: Row[] };
   private stmts;
@@ -308,10 +314,34 @@ export class SqliteEventStore implements EventStore {
     for (const r of rows) {
       const last = this.recent.at(-1);
       // Another process appended in between (or this is the first): start a new contiguous run.
-      if (last && r.position !== last.row.position + 1) this.recent = [];
+      if (last && r.position !== last.row.position + 1) {
+        this.recent = [];
+        this.recentChars = 0;
+      }
       this.recent.push({ row: r }); // parsed on first read, then shared by every reader
+      this.recentChars += r.data.length + r.metadata.length;
     }
-    if (this.recent.length > 8192) this.recent = this.recent.slice(-4096);
+    // Bounded by count and by size: the newest half is kept (readers follow the head).
+    if (this.recent.length > RECENT_MAX_EVENTS || this.recentChars > RECENT_MAX_CHARS) {
+      let chars = 0;
+      let keep = 0;
+      while (keep < this.recent.length && keep < RECENT_MAX_EVENTS / 2) {
+        const r = this.recent[this.recent.length - 1 - keep]!.row;
+        if (chars + r.data.length + r.metadata.length > RECENT_MAX_CHARS / 2) break;
+        chars += r.data.length + r.metadata.length;
+        keep++;
+      }
+      this.recent = keep ? this.recent.slice(-keep) : [];
+      this.recentChars = chars;
+    }
+  }
+
+  /**
+   * The recent events held in memory: entries, and bytes estimated as their text twice over
+   * (UTF-16, then the parsed copy readers share).
+   */
+  recentHeld(): { entries: number; bytes: number } {
+    return { entries: this.recent.length, bytes: this.recentChars * 4 };
   }
 
   async readStream(streamId: string, options: ReadStreamOptions = {}): Promise<StoredEvent[]> {

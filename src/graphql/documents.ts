@@ -62,6 +62,11 @@ export class GraphqlDocuments {
     });
   }
 
+  /** What the cache holds now: entries, and the bytes it counts them as (for /metrics). */
+  held(): { entries: number; bytes: number } {
+    return { entries: this.byText.size, bytes: this.byText.calculatedSize };
+  }
+
   /** The document for this text, parsed and validated (from the cache when the text was seen). */
   prepare(text: string): PreparedDocument {
     const known = this.byText.get(text);

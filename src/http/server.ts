@@ -68,7 +68,11 @@ export async function buildServer(app: App): Promise<FastifyInstance> {
   fastify.addContentTypeParser('application/json', { parseAs: 'string' }, strictJsonParser(fastify));
 
   const stalls = new LoopStalls(app.log, app.metrics.loopStalls);
-  stalls.start();
+  // Watched once serving: starting up (building the schema, catching projections up) blocks by design.
+  fastify.addHook('onListen', (done) => {
+    stalls.start();
+    done();
+  });
   fastify.addHook('onClose', (_instance, done) => {
     stalls.stop();
     done();
@@ -154,6 +158,7 @@ export async function buildServer(app: App): Promise<FastifyInstance> {
   // Every transport's documents, parsed and validated once (./graphql/documents.ts); Apollo reads
   // them from here instead of parsing and validating again.
   const documents = new GraphqlDocuments(schema);
+  app.metrics.bounded('graphql_documents', () => documents.held());
   const apollo = new ApolloServer<GraphQLContext>({
     schema,
     plugins: apolloPlugins(),

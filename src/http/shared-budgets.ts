@@ -165,6 +165,11 @@ export class SharedBudgets {
     this.timer.unref();
   }
 
+  /** Budgets held on this instance (each ends with its window). */
+  get size(): number {
+    return this.entries.size;
+  }
+
   /** One exchange per touched bucket: add what was spent here, learn what all instances spent. */
   async flush(): Promise<void> {
     const now = this.options.now?.() ?? Date.now();

@@ -45,6 +45,11 @@ export class MediaBuyCache {
   }
 
   /** The caller's buys among `ids` (another owner's id reads as absent, like the SQL filter). */
+  /** Entries held now (for /metrics). */
+  get size(): number {
+    return this.entries.size;
+  }
+
   async get(rm: ReadModelStore, owner: string, ids: readonly string[]): Promise<Map<string, CachedBuy>> {
     const found = new Map<string, CachedBuy>();
     const missing: string[] = [];

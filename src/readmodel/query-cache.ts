@@ -14,6 +14,11 @@ export class QueryCache {
     this.entries = new LRUCache({ max: options.max ?? 10_000, ttl: options.ttlMs ?? 1000 });
   }
 
+  /** Entries held now (for /metrics). */
+  get size(): number {
+    return this.entries.size;
+  }
+
   async get<T>(key: string, load: () => Promise<T>): Promise<T> {
     const hit = this.entries.get(key);
     if (hit) return hit.value as T;
