@@ -15,6 +15,8 @@ export const INVALID_REQUEST = -32600;
 export const METHOD_NOT_FOUND = -32601;
 export const INVALID_PARAMS = -32602;
 export const INTERNAL_ERROR = -32603;
+/** The start of the range JSON-RPC leaves to servers (-32000 to -32099), for a refusal no other code names. */
+export const SERVER_ERROR = -32000;
 
 /**
  * AdCP's reserved codes for a request refused before any tool or task ran (transport-errors.mdx,

@@ -101,8 +101,18 @@ const hasNul = (body: Json) => JSON.stringify(body).includes('\\u0000');
 /** The codes a malformed A2A call may get: JSON-RPC's, and A2A's task-not-found. */
 const RPC_CODES = [-32700, -32600, -32601, -32602, -32001];
 
-/** The tools the corpus is sent to as arguments: reads, writes, and the generic tool. */
+/** The tools the corpus is sent to as arguments: reads and writes. */
 const REPRESENTATIVE = ['get_products', 'create_media_buy', 'update_media_buy', 'sync_creatives', 'get_media_buys', 'list_creatives', 'tasks_get'];
+const MUTATING = new Set(['create_media_buy', 'update_media_buy', 'sync_creatives']);
+
+/**
+ * A valid request of a mutating tool carries a placeholder idempotency_key (AdCP 3.0 requires one),
+ * replaced by a fresh key in each damaged copy that kept it: the damage, not a replay, is judged.
+ */
+const KEY_PLACEHOLDER = 'fuzz-rpc-idempotency-key';
+let keys = 0;
+const withFreshKey = (args: Json): Json => (isObject(args) && args.idempotency_key === KEY_PLACEHOLDER ? { ...args, idempotency_key: `fuzz-rpc-${++keys}-0123456789abcdef` } : args);
+const corpusFor = (valid: Record<string, Json>, tool: string) => damaged(MUTATING.has(tool) ? { ...valid, idempotency_key: KEY_PLACEHOLDER } : valid).map(withFreshKey);
 
 describe('MCP and A2A: the malformed-input corpus answers JSON-RPC 2.0 errors, never -32603, a 5xx or an internal message', () => {
   let gw: Gateway;
@@ -197,7 +207,7 @@ describe('MCP and A2A: the malformed-input corpus answers JSON-RPC 2.0 errors, n
     it('the corpus as tool arguments (damaged valid requests, arbitrary JSON): a tool result, the AdCP error of a domain fault, or -32602', async () => {
       for (const tool of REPRESENTATIVE) {
         await fc.assert(
-          fc.asyncProperty(damaged(valid[tool]!), async (args) => {
+          fc.asyncProperty(corpusFor(valid[tool]!, tool), async (args) => {
             const a = await mcp(call(tool, args, 'c'));
             expectNoFault({ tool, args }, a);
             if (a.json.error) expect({ tool, args, code: a.json.error.code }).toEqual({ tool, args, code: hasNul(args) ? -32600 : -32602 });
@@ -318,10 +328,21 @@ describe('MCP and A2A: the malformed-input corpus answers JSON-RPC 2.0 errors, n
       for (const [label, id] of TYPES.filter(([, v]) => typeof v !== 'string' || v === '')) expectRpcError({ taskId: label }, await a2a({ jsonrpc: '2.0', id: 'g', method: 'tasks/get', params: { id } }), -32602, 'g');
     });
 
+    it('tasks/get that AdCP refuses says why, with AdCP\'s error (was -32603): a __proto__ key -32602, a role that may not read tasks -32000', async () => {
+      const poisoned = await a2a({ raw: '{"jsonrpc":"2.0","id":"k","method":"tasks/get","params":{"id":"t","historyLength":{"__proto__":null}}}' });
+      expectRpcError('__proto__', poisoned, -32602, 'k');
+      expect(poisoned.json.error.data.adcp_error).toMatchObject({ code: 'INVALID_REQUEST' });
+      const seller = (await issueApiKey(gw.app.store, { org: 'fuzz-rpc-seller', role: 'seller' }, { now: new Date().toISOString(), principal: 'test' })).key;
+      await eventually(async () => (await a2a({ jsonrpc: '2.0', id: 0, method: 'tasks/get', params: { id: 't' } }, seller)).status !== 401, 10_000, 'the seller key');
+      const asSeller = await a2a({ jsonrpc: '2.0', id: 's', method: 'tasks/get', params: { id: 't' } }, seller);
+      expectRpcError('seller', asSeller, -32000, 's');
+      expect(asSeller.json.error.data.adcp_error).toMatchObject({ code: 'PERMISSION_DENIED' });
+    });
+
     it('the corpus as a task\'s input (damaged valid requests, arbitrary JSON): a completed Task carrying the answer or the AdCP error, or -32602', async () => {
       for (const tool of REPRESENTATIVE) {
         await fc.assert(
-          fc.asyncProperty(damaged(valid[tool]!), async (input) => {
+          fc.asyncProperty(corpusFor(valid[tool]!, tool), async (input) => {
             const a = await a2a(ask(tool, input, 'c'));
             expectNoFault({ tool, input }, a);
             if (a.json.error) expect({ tool, input, code: a.json.error.code }).toEqual({ tool, input, code: hasNul(input) ? -32600 : -32602 });

@@ -22,7 +22,7 @@ import { assertDeliverableUrl } from '../../webhooks/url-guard';
 import { pushNotificationConfigSchema } from '../../application/tasks/media-buy-tasks';
 import { newEventId, ownerScopedId } from '../../shared/ids';
 import { isObject } from '../../shared/objects';
-import { jsonTypeOf } from '../json-rpc';
+import { INTERNAL_ERROR, INVALID_PARAMS, jsonTypeOf, SERVER_ERROR } from '../json-rpc';
 import { callTool, type McpContext } from '../mcp/tools';
 import { liveEvents } from '../../bus/live-events';
 import type { CompletedTasks } from './completed-tasks';
@@ -130,11 +130,7 @@ export class AdcpA2AHandler implements A2ARequestHandler {
     if (kept) return withHistoryLength(kept, params.historyLength);
     const answer = await callTool('tasks_get', { task_id: id, include_result: true }, this.ctx);
     const data = (answer.structuredContent ?? {}) as Obj;
-    if (answer.isError) {
-      const code = (data.adcp_error as { code?: string } | undefined)?.code;
-      if (code === 'TASK_NOT_FOUND' || code === 'REFERENCE_NOT_FOUND') throw A2AError.taskNotFound(id);
-      throw A2AError.internalError(String((data.adcp_error as { message?: string } | undefined)?.message ?? 'the task could not be read'));
-    }
+    if (answer.isError) throw taskReadError(id, data.adcp_error);
     return taskOfAdcpTask(data, await this.contextIdOf(id));
   }
 
@@ -303,6 +299,18 @@ export class AdcpA2AHandler implements A2ARequestHandler {
     }
     return { url: raw.url, authentication: { schemes: auth.data.schemes, credentials: auth.data.credentials } };
   }
+}
+
+/**
+ * Why a task could not be read, as JSON-RPC says it: not found (A2A's -32001), a request at fault
+ * (-32602), or anything else AdCP refused (a role that may not read tasks) as a server error, each
+ * with AdCP's error under `data` as a transport error carries it; -32603 only for our own fault.
+ */
+function taskReadError(id: string, adcpError: unknown): A2AError {
+  const { code, message } = (isObject(adcpError) ? adcpError : {}) as { code?: string; message?: string };
+  if (code === 'TASK_NOT_FOUND' || code === 'REFERENCE_NOT_FOUND') return A2AError.taskNotFound(id);
+  const rpcCode = code === 'INVALID_REQUEST' || code === 'VALIDATION_ERROR' ? INVALID_PARAMS : code === 'SERVICE_UNAVAILABLE' ? INTERNAL_ERROR : SERVER_ERROR;
+  return new A2AError(rpcCode, message ?? 'the task could not be read', { adcp_error: adcpError });
 }
 
 function taskIdOf(params: TaskIdParams): string {
