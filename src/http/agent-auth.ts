@@ -4,6 +4,7 @@ import type { Principal } from '../application/api-keys';
 import { AppError } from '../shared/errors';
 import { hasSeveralValues, SignatureVerificationError } from '../signing/signature-verifier';
 import { authenticate } from './auth';
+import { ADCP_TRANSPORT_CODES, jsonRpcError, jsonRpcIdOf } from './json-rpc';
 import { originCaching, publicOrigin } from './well-known';
 
 /** Who calls the sales agent (MCP or A2A), or how the call is refused. */
@@ -25,7 +26,7 @@ export async function agentCaller(app: App, req: FastifyRequest, path: string, c
       if ('signer' in outcome) signer = outcome.signer;
     } catch (err) {
       if (!(err instanceof SignatureVerificationError)) throw err;
-      return { refused: (reply) => signatureRefused(reply, err) };
+      return { refused: (reply) => signatureRefused(reply, err, req.body) };
     }
   }
   let principal: Principal | null;
@@ -37,13 +38,13 @@ export async function agentCaller(app: App, req: FastifyRequest, path: string, c
   }
   if (signer && principal && principal.org !== signer.org) {
     const mismatch = new SignatureVerificationError('request_signature_key_unknown', '7', `the signing key is not one of ${principal.org}'s`);
-    return { refused: (reply) => signatureRefused(reply, mismatch) };
+    return { refused: (reply) => signatureRefused(reply, mismatch, req.body) };
   }
   principal ??= signer ?? null;
   if (!principal) return { refused: (reply) => unauthorized(app, req, reply, path, undefined, 'credentials are required: send an sk_ API key or an access token in the Authorization header') };
   if (!signer && app.requestSigning?.requiresSignature(principal.org)) {
     const unsigned = new SignatureVerificationError('request_signature_required', '0', `${principal.org} signs its calls: this one is unsigned`);
-    return { refused: (reply) => signatureRefused(reply, unsigned) };
+    return { refused: (reply) => signatureRefused(reply, unsigned, req.body) };
   }
   return { principal };
 }
@@ -59,13 +60,16 @@ export function refuseAmbiguousSignedBody(app: App, req: FastifyRequest, reply: 
   signatureRefused(reply, new SignatureVerificationError('request_signature_header_malformed', '1', 'Content-Type has more than one value'));
 }
 
-/** A signature that does not verify: 401 with `WWW-Authenticate: Signature error="<code>"` (security.mdx). */
-function signatureRefused(reply: FastifyReply, err: SignatureVerificationError): FastifyReply {
+/**
+ * A signature that does not verify: 401 with `WWW-Authenticate: Signature error="<code>"`
+ * (security.mdx), answering the request's id when its body was read.
+ */
+function signatureRefused(reply: FastifyReply, err: SignatureVerificationError, body?: unknown): FastifyReply {
   const message = `request signature refused: ${err.message}`;
   return reply
     .status(401)
     .header('www-authenticate', `Signature error="${err.code}"`)
-    .send({ jsonrpc: '2.0', error: { code: -32028, message, data: { adcp_error: { code: 'AUTH_REQUIRED', message, recovery: 'correctable', details: { signature_error: err.code } } } }, id: null });
+    .send(jsonRpcError(jsonRpcIdOf(body), ADCP_TRANSPORT_CODES.AUTH_REQUIRED, message, { adcp_error: { code: 'AUTH_REQUIRED', message, recovery: 'correctable', details: { signature_error: err.code } } }));
 }
 
 /** RFC 6750 / RFC 9728: where a client finds how to get a token for this resource. */
@@ -75,7 +79,7 @@ function unauthorized(app: App, req: FastifyRequest, reply: FastifyReply, path: 
   return reply
     .status(401)
     .header('www-authenticate', `Bearer ${params.join(', ')}`)
-    .send({ jsonrpc: '2.0', error: { code: -32028, message, data: { adcp_error: { code: 'AUTH_REQUIRED', message, recovery: 'correctable' } } }, id: null });
+    .send(jsonRpcError(jsonRpcIdOf(req.body), ADCP_TRANSPORT_CODES.AUTH_REQUIRED, message, { adcp_error: { code: 'AUTH_REQUIRED', message, recovery: 'correctable' } }));
 }
 
 /**

@@ -1,6 +1,7 @@
 import type { FastifyReply } from 'fastify';
 import { AppError, httpStatusOf, retryAfterOf } from '../shared/errors';
 import { adcpError as adcpErrorOf } from '../wire/adcp3/errors';
+import { adcpTransportCodeOf, INTERNAL_ERROR, INVALID_REQUEST, jsonRpcError, jsonRpcIdOf, jsonRpcIdOfUnreadBody, PARSE_ERROR, type JsonRpcId } from './json-rpc';
 
 /** An error as one binding answers it: status, headers and body. */
 export interface ErrorAnswer {
@@ -28,17 +29,29 @@ const graphqlShape: Shape = (err) => ({ errors: [{ message: err.message, extensi
 const oauthShape: Shape = (err, status) => ({ error: status >= 500 ? 'temporarily_unavailable' : 'invalid_request', error_description: err.message });
 
 /**
- * JSON-RPC's error shape, for what is refused before the MCP or A2A handler sees it (bad JSON, too large,
- * wrong content type, a limit): a parse error or an invalid request, with AdCP's error under `data`.
+ * JSON-RPC's error shape, for what is refused before the MCP or A2A handler sees it (bad JSON, too
+ * large, wrong content type, a limit): a parse error, an invalid request, or one of AdCP's reserved
+ * transport codes (a limit, a dependency down), with AdCP's error under `data.adcp_error`. It names
+ * the request's id when the body told it.
  */
-const jsonRpcShape: Shape = (err, status) => {
-  const rpcCode = err.message.includes('not valid JSON') ? -32700 : status >= 500 ? -32603 : -32600;
+const jsonRpcShape = (err: AppError, status: number, id?: JsonRpcId) => {
   const adcpError =
-    err.code === 'RATE_LIMITED'
+    err.code === 'RATE_LIMITED' || err.code === 'UNAVAILABLE' || err.code === 'UNAUTHENTICATED'
       ? adcpErrorOf(err)
       : { code: status >= 500 ? 'SERVICE_UNAVAILABLE' : 'INVALID_REQUEST', message: err.message, recovery: status >= 500 ? 'transient' : 'correctable' };
-  return { jsonrpc: '2.0', error: { code: rpcCode, message: err.message, data: { adcp_error: adcpError } }, id: null };
+  const rpcCode = err.message.includes('not valid JSON') ? PARSE_ERROR : (adcpTransportCodeOf(adcpError.code) ?? (status >= 500 ? INTERNAL_ERROR : INVALID_REQUEST));
+  return jsonRpcError(id, rpcCode, err.message, { adcp_error: adcpError });
 };
+
+/**
+ * AdCP's transport errors a client reads from the JSON-RPC answer to its request. MCP's and A2A's
+ * clients (the official SDKs, and @adcp/sdk over them) read no body from a non-2xx answer, so a
+ * refusal naming the request is answered 200, as every JSON-RPC response is there; its
+ * `Retry-After` and `RateLimit` headers stay. A credential refusal keeps its 401 (MCP
+ * authorization: the client starts its OAuth flow from it), and a refusal without an id (the body
+ * unread, too large, not JSON) keeps its HTTP status.
+ */
+const ANSWERED_IN_BAND: ReadonlySet<string> = new Set(['RATE_LIMITED', 'UNAVAILABLE']);
 
 /** Paths the embedded authorization server answers (the MCP SDK's router plus our sign-in form and JWKS). */
 export const AUTHORIZATION_SERVER_PATHS = ['/.well-known/oauth-authorization-server', '/authorize', '/token', '/register', '/revoke', '/oauth/login', '/oauth/jwks.json'];
@@ -49,10 +62,9 @@ export const isRegistryPath = (url: string) => /^\/api\/(registry|brands|storybo
 /** The JSON-RPC endpoints' paths: MCP's and A2A's (also at the agent's base URL). */
 export const isJsonRpcPath = (url: string) => /^\/((mcp|a2a)\/?)?(\?|$)/.test(url);
 
-/** The error shape of the binding a URL belongs to: registry, GraphQL, OAuth, MCP, or the REST shim's. */
+/** The error shape of the binding a URL belongs to: registry, GraphQL, OAuth, or the REST shim's (MCP's and A2A's: jsonRpcShape). */
 function shapeFor(url: string): Shape {
   if (isRegistryPath(url)) return registryShape;
-  if (isJsonRpcPath(url)) return jsonRpcShape;
   if (AUTHORIZATION_SERVER_PATHS.includes(url.split('?')[0]!)) return oauthShape;
   if (/^\/graphql(\?|$)/.test(url)) return graphqlShape;
   return restShape;
@@ -68,15 +80,20 @@ export function bearerChallenge(err: AppError): string {
   return `Bearer error="invalid_token", error_description="${err.message.replace(/[^\x20-\x7e]/g, '?').replace(/["\\]/g, "'")}"`;
 }
 
-/** How the binding a URL belongs to answers an error. */
-export function errorAnswerFor(url: string, err: AppError): ErrorAnswer {
+/**
+ * How the binding a URL belongs to answers an error. `requestBody`, when read, names the
+ * JSON-RPC request a refusal on MCP or A2A answers.
+ */
+export function errorAnswerFor(url: string, err: AppError, requestBody?: unknown): ErrorAnswer {
   const status = httpStatusOf[err.code];
   const headers: Record<string, string> = {};
   if (err.code === 'UNAUTHENTICATED') headers['www-authenticate'] = bearerChallenge(err);
   // Something we depend on is down (a rate-limit store, an issuer's keys): worth a retry soon.
   if (err.code === 'UNAVAILABLE') headers['retry-after'] = '30';
   if (err.code === 'RATE_LIMITED') headers['retry-after'] = String(retryAfterOf(err));
-  return { status, headers, body: shapeFor(url)(err, status) };
+  if (!isJsonRpcPath(url)) return { status, headers, body: shapeFor(url)(err, status) };
+  const id = jsonRpcIdOf(requestBody);
+  return { status: id !== undefined && ANSWERED_IN_BAND.has(err.code) ? 200 : status, headers, body: jsonRpcShape(err, status, id) };
 }
 
 function sendAnswer(reply: FastifyReply, answer: ErrorAnswer, extra: Record<string, unknown> = {}): FastifyReply {
@@ -93,9 +110,22 @@ export function sendRegistryError(reply: FastifyReply, err: AppError): FastifyRe
   return sendAnswer(reply, errorAnswerFor('/api/registry/', err));
 }
 
-/** Answers an error in the shape of the URL's binding. */
+/**
+ * Answers an error in the shape of the URL's binding. On MCP and A2A the answer names the
+ * request's id: from its body when read, else (a refusal before the body is read, as a rate limit
+ * answers) from the body read here, when small; the reply is then sent once it is.
+ */
 export function errorSenderFor(url: string): (reply: FastifyReply, err: AppError) => FastifyReply {
-  return (reply, err) => sendAnswer(reply, errorAnswerFor(url, err));
+  if (!isJsonRpcPath(url)) return (reply, err) => sendAnswer(reply, errorAnswerFor(url, err));
+  return (reply, err) => {
+    const req = reply.request;
+    if (req.body !== undefined || req.raw.readableDidRead || req.raw.readableEnded) return sendAnswer(reply, errorAnswerFor(url, err, req.body));
+    void jsonRpcIdOfUnreadBody(req.raw).then((id) => {
+      if (!reply.sent) sendAnswer(reply, errorAnswerFor(url, err, id === undefined ? undefined : { id }));
+    });
+    // Unsent for now: a reply is a thenable that settles once it is sent, so an error handler returning it waits.
+    return reply;
+  };
 }
 
 /** A fault of ours (logged by the caller), masked in the shape of the URL's binding. */
@@ -104,7 +134,7 @@ export function internalErrorBody(url: string): Record<string, unknown> {
   if (shape === registryShape) return { error: 'internal error' };
   if (shape === graphqlShape) return { errors: [{ message: 'internal error', extensions: { code: 'INTERNAL_SERVER_ERROR' } }] };
   if (shape === oauthShape) return { error: 'server_error', error_description: 'internal error' };
-  if (shape === jsonRpcShape) return { jsonrpc: '2.0', error: { code: -32603, message: 'internal error' }, id: null };
+  if (isJsonRpcPath(url)) return jsonRpcError(null, INTERNAL_ERROR, 'internal error');
   return { error: { code: 'INTERNAL_ERROR', message: 'internal error' } };
 }
 

@@ -205,17 +205,19 @@ describe('A2A binding', () => {
   it('answers every malformed request with a JSON-RPC error, never a 5xx', async () => {
     const cases: [unknown, number][] = [
       ['{"jsonrpc":"2.0","id":1,"method":"message/send"', -32700],
-      [[{ jsonrpc: '2.0', id: 1, method: 'tasks/get', params: { id: 'x' } }], -32600],
       [{ jsonrpc: '1.0', id: 1, method: 'tasks/get', params: { id: 'x' } }, -32600],
       [{ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'get_products' } }, -32601],
-      [{ jsonrpc: '2.0', id: 1, method: 'message/send', params: 'x' }, -32602],
+      // Params that are not structured make an invalid Request object (JSON-RPC 2.0 §4.2); an array is -32602 (A2A takes params by name).
+      [{ jsonrpc: '2.0', id: 1, method: 'message/send', params: 'x' }, -32600],
+      [{ jsonrpc: '2.0', id: 1, method: 'message/send', params: [] }, -32602],
       [{ jsonrpc: '2.0', id: 1, method: 'message/send', params: { message: { kind: 'message', role: 'user', parts: [] } } }, -32602],
       [{ jsonrpc: '2.0', id: 1, method: 'message/send', params: { message: { kind: 'message', role: 'user', messageId: 'm', parts: [{ kind: 'text', text: 'buy me ads' }] } } }, -32602],
       [{ jsonrpc: '2.0', id: 1, method: 'message/send', params: { message: { kind: 'message', role: 'user', messageId: 'm', parts: [{ kind: 'data', data: { skill: 7 } }] } } }, -32602],
       [{ jsonrpc: '2.0', id: 1, method: 'message/send', params: { message: { kind: 'message', role: 'user', messageId: 'm', parts: [{ kind: 'data', data: { skill: 'get_products', input: [1] } }] } } }, -32602],
       [{ jsonrpc: '2.0', id: 1, method: 'message/stream', params: { message: { kind: 'message', role: 'user', messageId: 'm', parts: [] } } }, -32602],
       [{ jsonrpc: '2.0', id: 1, method: 'tasks/resubscribe', params: { id: 'task_unknown' } }, -32001],
-      [{ jsonrpc: '2.0', id: 1, method: 'tasks/resubscribe', params: 'x' }, -32602],
+      [{ jsonrpc: '2.0', id: 1, method: 'tasks/resubscribe', params: 'x' }, -32600],
+      [{ jsonrpc: '2.0', id: 1, method: 'tasks/resubscribe', params: [1] }, -32602],
       [{ jsonrpc: '2.0', id: 1, method: 'tasks/get', params: {} }, -32602],
       [{ jsonrpc: '2.0', id: 1, method: 'tasks/get', params: { id: 'task_unknown' } }, -32001],
       [{ jsonrpc: '2.0', id: 1, method: 'tasks/pushNotificationConfig/set', params: { taskId: 'x', pushNotificationConfig: { url: 'https://buyer.example/hook' } } }, -32004],
@@ -228,6 +230,9 @@ describe('A2A binding', () => {
       expect({ body, status: res.status < 500, code: res.body.error?.code }).toEqual({ body, status: true, code });
       expect(res.body.jsonrpc).toBe('2.0');
     }
+    // A2A's body is one request: a batch is not served, each of its requests answered -32600 (JSON-RPC 2.0 §6).
+    const batch = await rpc([{ jsonrpc: '2.0', id: 1, method: 'tasks/get', params: { id: 'x' } }]);
+    expect({ status: batch.status, body: batch.body }).toEqual({ status: 200, body: [{ jsonrpc: '2.0', id: 1, error: { code: -32600, message: expect.stringMatching(/^Invalid Request: /) } }] });
     // An unknown skill is an AdCP error in the answer, as over MCP.
     const unknown = await rpc({ jsonrpc: '2.0', id: 1, method: 'message/send', params: ask('buy_everything', {}) });
     expect(answerOf(unknown.body.result as Task)).toMatchObject({ adcp_error: { code: 'INVALID_REQUEST' } });

@@ -6,6 +6,7 @@ import { gatewaySchema } from '../../src/graphql/schema';
 import { startTestGateway } from '../support/gateway';
 import { createTestDatabase, describeWith, eventually, freePort, PG_ADMIN_URL } from '../support/infra';
 import { signWebhook } from '../../src/signing/webhook-signer';
+import { anyJson, awkwardNumber, awkwardString, damaged, hostileBodies, isObject, safeJson, urlSafe, validCreateMediaBuy, validRequests, type Json } from '../support/malformed-corpus';
 
 /**
  * DESIGN §6: "malformed input never yields a 5xx or a crash". Property-based: valid requests of
@@ -15,99 +16,14 @@ import { signWebhook } from '../../src/signing/webhook-signer';
  * huge numbers, lone surrogates, proto keys, wrong content types, oversized bodies). Every answer
  * must be below 500 and in its binding's error shape; the gateway must still be up afterwards.
  * fast-check prints the seed and the shrunk counterexample of a failure, so it can be replayed.
+ * The corpus is test/support/malformed-corpus.ts; malformed-input-rpc.test.ts sends it over MCP and A2A.
  */
 
 type Gateway = Awaited<ReturnType<typeof startTestGateway>>;
-type Json = unknown;
-
 const RUNS = Number(process.env.FUZZ_RUNS ?? 60);
 if (!Number.isSafeInteger(RUNS) || RUNS < 1) throw new Error(`FUZZ_RUNS must be a positive integer, not ${process.env.FUZZ_RUNS}`);
-const AGENT = 'https://creative.adcontextprotocol.org';
 const HMAC_SECRET = 'hmac-fuzz-3f9c2a71d4e84b06a5c1e7d92b8f4a60';
 const BEARER_SECRET = 'bearer-fuzz-8d1e4c7a2f9b4e03b6a7c5d1e2f3a4b5';
-
-/** Any JSON value, with the awkward corners weighted in: big and negative numbers, odd strings, proto keys. */
-const awkwardString = fc.oneof(
-  fc.string({ unit: 'grapheme', maxLength: 40 }),
-  fc.constantFrom('', ' ', '\u0000', '\ud800', '__proto__', 'constructor', 'toString', '../../etc/passwd', "'; DROP TABLE events; --", 'https://127.0.0.1/x', '2026-13-45T99:99:99Z', 'x'.repeat(5000)),
-);
-/** Strings a URL can carry (a lone surrogate cannot be percent-encoded). */
-const urlSafe = awkwardString.filter((s) => {
-  try {
-    return encodeURIComponent(s).length >= 0;
-  } catch {
-    return false;
-  }
-});
-const awkwardNumber = fc.oneof(fc.integer(), fc.double({ noNaN: true, noDefaultInfinity: true }), fc.constantFrom(0, -1, 1e308, -1e308, 2 ** 53 + 1, 5e-324, 1e21));
-const anyJson: fc.Arbitrary<Json> = fc.letrec<{ value: Json }>((tie) => ({
-  value: fc.oneof(
-    { depthSize: 'small', withCrossShrink: true },
-    fc.constant(null),
-    fc.boolean(),
-    awkwardNumber,
-    awkwardString,
-    fc.array(tie('value'), { maxLength: 4 }),
-    fc.dictionary(awkwardString, tie('value'), { maxKeys: 4 }),
-  ),
-})).value;
-
-/** The paths to every value inside a JSON document (objects and arrays), the root excluded. */
-function pathsOf(value: Json, prefix: (string | number)[] = []): (string | number)[][] {
-  if (value === null || typeof value !== 'object') return [];
-  const entries: [string | number, Json][] = Array.isArray(value) ? value.map((v, i) => [i, v]) : Object.entries(value);
-  return entries.flatMap(([k, v]) => [[...prefix, k], ...pathsOf(v, [...prefix, k])]);
-}
-
-function clone<T>(value: T): T {
-  return JSON.parse(JSON.stringify(value)) as T;
-}
-
-function valueAt(doc: Json, path: (string | number)[]): Json {
-  return path.reduce<Json>((node, k) => (node as Record<string | number, Json>)[k], doc);
-}
-
-function isObject(value: Json): boolean {
-  return value !== null && typeof value === 'object' && !Array.isArray(value);
-}
-
-function parentOf(doc: Json, path: (string | number)[]): Record<string | number, Json> {
-  let node = doc as Record<string | number, Json>;
-  for (const k of path.slice(0, -1)) node = node[k] as Record<string | number, Json>;
-  return node;
-}
-
-/** A valid request with one kind of damage applied, chosen and placed at random. */
-function damaged(valid: Record<string, Json>): fc.Arbitrary<Json> {
-  const paths = pathsOf(valid);
-  const at = fc.constantFrom(...paths);
-  return fc.oneof(
-    // A value anywhere replaced by arbitrary JSON.
-    fc.tuple(at, anyJson).map(([path, v]) => {
-      const doc = clone(valid);
-      parentOf(doc, path)[path[path.length - 1]!] = v;
-      return doc;
-    }),
-    // A field (or array element) removed.
-    at.map((path) => {
-      const doc = clone(valid);
-      const parent = parentOf(doc, path);
-      const key = path[path.length - 1]!;
-      if (Array.isArray(parent)) parent.splice(key as number, 1);
-      else delete parent[key];
-      return doc;
-    }),
-    // Unknown keys beside the known ones, at the top or inside any object.
-    fc.tuple(fc.constantFrom<(string | number)[]>([], ...paths.filter((p) => isObject(valueAt(valid, p)))), awkwardString, anyJson).map(([path, k, v]) => {
-      const doc = clone(valid);
-      (valueAt(doc, path) as Record<string, Json>)[k] = v;
-      return doc;
-    }),
-    // The whole document as something else.
-    anyJson,
-    fc.constant([valid]),
-  );
-}
 
 /** The whole suite against one event store and read models (`env`), cleaned up afterwards. */
 function malformedInputSuite(setup: () => Promise<{ env: Record<string, string>; cleanup: () => Promise<void> }>) {
@@ -143,15 +59,7 @@ function malformedInputSuite(setup: () => Promise<{ env: Record<string, string>;
     buyer = (await issueApiKey(gw.app.store, { org: 'fuzz', role: 'buyer' }, ctx)).key;
     admin = (await issueApiKey(gw.app.store, { org: 'ops', role: 'admin' }, ctx)).key;
     await eventually(async () => (await fetch(`${gw.url}/readyz`)).status === 200, 15_000, 'readyz');
-    const create = {
-      buyer_ref: 'fuzz-base',
-      brand_manifest: { url: 'https://acme.example' },
-      packages: [{ buyer_ref: 'p1', product_id: 'news_display_run_of_site', pricing_option_id: 'cpm_usd_fixed', budget: 1000, targeting_overlay: { geo_country_any_of: ['US'] } }],
-      start_time: { type: 'asap' },
-      end_time: new Date(Date.now() + 30 * 86_400_000).toISOString(),
-      push_notification_config: { url: 'https://buyer.example/hooks', operation_id: 'op-1' },
-      context: { trace: 'fuzz' },
-    };
+    const create = validCreateMediaBuy();
     const created = await post('/api/tasks/create_media_buy', JSON.stringify(create), { authorization: `Bearer ${buyer}` });
     expect(created.status).toBe(200);
     const buy = created.json as { media_buy_id: string; packages: { package_id: string }[] };
@@ -162,53 +70,7 @@ function malformedInputSuite(setup: () => Promise<{ env: Record<string, string>;
     );
     const taskId = (pending.json as { task_id: string }).task_id;
     expect(taskId).toEqual(expect.any(String));
-    Object.assign(valid, {
-      get_products: { brief: 'video for sports fans', brand_manifest: { url: 'https://acme.example' }, filters: { format_types: ['video'], delivery_type: 'guaranteed' } },
-      list_authorized_properties: { adcp_version: '3.1', publisher_domains: ['news.example'] },
-      list_creative_formats: { format_types: ['video'], asset_types: ['image'] },
-      create_media_buy: create,
-      update_media_buy: {
-        media_buy_id: buy.media_buy_id,
-        updates: { budget_change: 10, end_time: new Date(Date.now() + 40 * 86_400_000).toISOString(), status: 'pause', packages: [{ package_id: buy.packages[0]!.package_id, budget: 900, creative_ids: ['ban-1'] }] },
-      },
-      get_media_buys: { media_buy_ids: [buy.media_buy_id], include_webhook_activity: true, status_filter: ['active'], limit: 5 },
-      sync_creatives: {
-        creatives: [{ creative_id: 'ban-1', name: 'MPU', format_id: { agent_url: AGENT, id: 'display_300x250' }, assets: { image: { url: 'https://cdn.acme.example/mpu.png', width: 300, height: 250 } } }],
-        assignments: { 'ban-1': [buy.packages[0]!.package_id] },
-        dry_run: true,
-      },
-      list_creatives: { filters: { status: ['approved'], format_types: ['display'] }, limit: 10, cursor: 'x' },
-      get_media_buy_delivery: { media_buy_id: buy.media_buy_id, granularity: 'daily', date_range: { start: '2026-01-01', end: '2026-12-31' } },
-      tasks_get: { task_id: taskId, include_result: true },
-      sync_accounts: { accounts: [{ brand: { domain: 'acme.example' }, operator: 'agency.example', billing: 'operator' }], idempotency_key: 'fuzz-sync-accounts-0001' },
-      list_accounts: { status: 'active', sandbox: true, pagination: { max_results: 5 } },
-      tasks_list: { filters: { statuses: ['submitted'], task_types: ['create_media_buy'], created_after: '2026-01-01T00:00:00Z' }, pagination: { max_results: 5 } },
-      preview_creative: {
-        request_type: 'single',
-        creative_manifest: { creative_id: 'ban-1', name: 'MPU', format_id: { agent_url: AGENT, id: 'display_300x250' }, assets: { image: { asset_type: 'image', url: 'https://cdn.acme.example/mpu.png', width: 300, height: 250 } } },
-        output_format: 'url',
-      },
-      sync_audiences: {
-        account: { brand: { domain: 'acme.example' }, operator: 'agency.example' },
-        audiences: [{ audience_id: 'aud-1', name: 'Loyal', audience_type: 'crm', add: [{ external_id: 'u1', hashed_email: 'a'.repeat(64), uids: [{ type: 'uid2', value: 'x' }] }], remove: [{ external_id: 'u2', hashed_phone: 'b'.repeat(64) }] }],
-        idempotency_key: 'fuzz-sync-audiences-0001',
-      },
-      sync_catalogs: {
-        account: { brand: { domain: 'acme.example' }, operator: 'agency.example' },
-        catalogs: [{ catalog_id: 'cat-1', type: 'product', content_id_type: 'sku', items: [{ item_id: 'i1', sku: 'a&b', title: 'Pack', url: 'https://acme.example/p', price: { amount: 10, currency: 'USD' } }] }],
-        validation_mode: 'lenient',
-      },
-      sync_event_sources: { account: { brand: { domain: 'acme.example' }, operator: 'agency.example' }, event_sources: [{ event_source_id: 'web', name: 'Web', event_types: ['purchase'], allowed_domains: ['acme.example'] }] },
-      log_event: { event_source_id: 'web', events: [{ event_id: 'e1', event_type: 'purchase', event_time: '2026-01-01T00:00:00Z', user_match: { hashed_email: 'a'.repeat(64) }, custom_data: { value: 1, currency: 'USD' } }] },
-      get_account_financials: { account: { brand: { domain: 'acme.example' }, operator: 'agency.example' }, period: { start: '2026-01-01', end: '2026-01-31' } },
-      provide_performance_feedback: { media_buy_id: buy.media_buy_id, measurement_period: { start: '2026-01-01T00:00:00Z', end: '2026-01-02T00:00:00Z' }, performance_index: 1.1, package_id: buy.packages[0]!.package_id },
-      sync_governance: { accounts: [{ account: { brand: { domain: 'acme.example' }, operator: 'agency.example' }, governance_agents: [{ url: `https://${new URL(gw.url).host}/mcp`, authentication: { schemes: ['Bearer'], credentials: 'g'.repeat(40) }, categories: ['budget_authority'] }] }] },
-      sync_plans: { plans: [{ plan_id: 'p1', brand: { domain: 'acme.example' }, objectives: 'Q3', budget: { total: 50_000, currency: 'USD' }, flight: { start: '2026-01-01T00:00:00Z', end: '2036-01-01T00:00:00Z' }, countries: ['US'], custom_policies: [{ policy_id: 'weekly', enforcement: 'must', policy: 'Weekly reporting.' }] }] },
-      check_governance: { plan_id: 'p1', caller: 'https://buyer.example/agent', tool: 'create_media_buy', payload: { total_budget: 1000, start_time: '2030-01-01T00:00:00Z', end_time: '2030-02-01T00:00:00Z' } },
-      report_plan_outcome: { plan_id: 'p1', outcome: 'completed', governance_context: 'gctx_x', seller_response: { seller_reference: 'mb_1', committed_budget: 1000 } },
-      get_plan_audit_logs: { plan_ids: ['p1'], include_entries: true },
-      build_creative: { message: 'Spring sale.', target_format_id: { agent_url: AGENT, id: 'display_300x250' }, creative_manifest: { assets: { pixel: { asset_type: 'url', url: 'https://t.acme.example/i?s={SKU}' } } }, include_preview: true, macro_values: { CACHEBUSTER: '1' } },
-    });
+    Object.assign(valid, validRequests({ create, mediaBuyId: buy.media_buy_id, packageId: buy.packages[0]!.package_id, taskId, gatewayHost: new URL(gw.url).host }));
   });
   afterAll(async () => {
     await gw?.stop();
@@ -483,25 +345,7 @@ function malformedInputSuite(setup: () => Promise<{ env: Record<string, string>;
   }, 120_000);
 
   it('hostile shapes on every POST path: deep nesting, non-JSON, wrong content types, oversized bodies, huge arrays', async () => {
-    const deep = '['.repeat(20_000) + ']'.repeat(20_000);
-    const deepObject = '{"a":'.repeat(5_000) + '1' + '}'.repeat(5_000);
-    const bodies: [string, string][] = [
-      ['deep array', deep],
-      ['deep object', deepObject],
-      ['deep request', JSON.stringify({ ...valid.create_media_buy, buyer_ref: 'fuzz-deep', context: 0 }).replace('"context":0', `"context":${deepObject}`)],
-      ['not JSON', '{"buyer_ref": '],
-      ['empty', ''],
-      ['a string', '"hello"'],
-      ['null', 'null'],
-      ['a huge number', '1' + '0'.repeat(400)],
-      ['proto pollution', '{"__proto__": {"role": "admin"}, "constructor": {"prototype": {"x": 1}}}'],
-      ['many packages', JSON.stringify({ ...valid.create_media_buy, buyer_ref: 'fuzz-many', packages: Array.from({ length: 5000 }, () => (valid.create_media_buy!.packages as Json[])[0]) })],
-      ['oversized', JSON.stringify({ brief: 'x'.repeat(3 * 1024 * 1024) })],
-      // Deep GraphQL documents: nesting inside a JSON string, which only the GraphQL parser sees.
-      ['deep selection', JSON.stringify({ query: '{ a '.repeat(5_000) + '}'.repeat(5_000) })],
-      ['deep literal', JSON.stringify({ query: `query { mediaBuys(request: {a: ${'['.repeat(10_000)}${']'.repeat(10_000)}}) }` })],
-      ['many tokens', JSON.stringify({ query: `{ ${'__typename '.repeat(100_000)}}` })],
-    ];
+    const bodies = hostileBodies(valid.create_media_buy!);
     const paths = [...Object.keys(tasks).map((t) => `/api/tasks/${t}`), '/graphql', '/api/brands/resolve/bulk', '/webhooks/create_media_buy/agent_x/route_x', '/token', '/register'];
     const contentTypes = ['application/json', 'text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/json; charset=latin1'];
     for (const path of paths) {
@@ -587,14 +431,6 @@ describeWith('PostgreSQL', Boolean(PG_ADMIN_URL), 'malformed input never yields 
   }),
 );
 
-
-function safeJson(text: string): Json {
-  try {
-    return JSON.parse(text) as Json;
-  } catch {
-    return undefined;
-  }
-}
 
 function expectRestShape(name: string, r: { status: number; text: string; json: Json }): void {
   const where = { name, status: r.status, body: r.text.slice(0, 400) };

@@ -54,7 +54,8 @@ describe('MCP binding (POST /mcp)', () => {
     const challenge = none.headers.get('www-authenticate')!;
     expect(challenge).toMatch(/^Bearer /);
     expect(challenge).toContain(`resource_metadata="${gw.url}/.well-known/oauth-protected-resource/mcp"`);
-    expect(none.json).toMatchObject({ jsonrpc: '2.0', id: null, error: { data: { adcp_error: { code: 'AUTH_REQUIRED' } } } });
+    // The refusal answers the request it refuses (AdCP's reserved -32028, AdCP's error beside it).
+    expect(none.json).toMatchObject({ jsonrpc: '2.0', id: 1, error: { code: -32028, data: { adcp_error: { code: 'AUTH_REQUIRED' } } } });
 
     const bad = await post({ jsonrpc: '2.0', id: 1, method: 'tools/list' }, { authorization: 'Bearer sk_AAAAAAAA_BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB' });
     expect(bad.status).toBe(401);

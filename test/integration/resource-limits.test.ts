@@ -31,9 +31,12 @@ describe('each limit answers in its binding’s shape with Retry-After and the R
       expect(gql.headers.get('retry-after')).toMatch(/^\d+$/);
       expect(gql.body.errors![0]!.extensions).toEqual({ code: 'RATE_LIMITED' });
       const mcp = await post(`${gw.url}/mcp`, { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'get_products', arguments: { brief: 'video' } } }, buyer);
-      expect(mcp.status).toBe(429);
+      // MCP answers the request it refuses in JSON-RPC (200: its clients read no body from a 429),
+      // AdCP's reserved -32029 with AdCP's error under data.
+      expect(mcp.status).toBe(200);
       expect(Number(mcp.headers.get('retry-after'))).toBeGreaterThan(0);
-      const rpc = (await mcp.json()) as { error: { data: { adcp_error: Record<string, unknown> } } };
+      const rpc = (await mcp.json()) as { id: unknown; error: { code: number; data: { adcp_error: Record<string, unknown> } } };
+      expect({ id: rpc.id, code: rpc.error.code }).toEqual({ id: 1, code: -32029 });
       expect(rpc.error.data.adcp_error).toMatchObject({ code: 'RATE_LIMITED', recovery: 'transient', retry_after: Number(mcp.headers.get('retry-after')) });
       expect(rateLimitState(mcp).requests).toEqual({ r: 0, t: expect.any(Number) });
       // Another key's budget is its own.
@@ -76,10 +79,11 @@ describe('each limit answers in its binding’s shape with Retry-After and the R
       expect(Number(throttled.headers.get('retry-after'))).toBeGreaterThan(0);
       // Past the throttle a socket whose credentials fail is closed with 4429.
       expect(await socketClose('sk_not-a-key')).toEqual({ code: 4429, reason: expect.stringMatching(/too many failed authentications from this address/) });
-      // The MCP binding says it in JSON-RPC, with AdCP's error under data.
+      // The MCP binding says it in JSON-RPC, answering the request (-32029, AdCP's error under data).
       const mcp = await post(`${gw.url}/mcp`, { jsonrpc: '2.0', id: 1, method: 'tools/list' }, 'sk_not-a-key');
-      expect(mcp.status).toBe(429);
-      expect(((await mcp.json()) as { error: { data: { adcp_error: { code: string } } } }).error.data.adcp_error.code).toBe('RATE_LIMITED');
+      expect(mcp.status).toBe(200);
+      expect(Number(mcp.headers.get('retry-after'))).toBeGreaterThan(0);
+      expect((await mcp.json()) as unknown).toMatchObject({ id: 1, error: { code: -32029, data: { adcp_error: { code: 'RATE_LIMITED' } } } });
       // And the sign-in form answers a key that fails with a 429 page.
       const formThrottled = await signIn(await signInForm());
       expect(formThrottled.status).toBe(429);

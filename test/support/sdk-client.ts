@@ -17,6 +17,8 @@ export interface ClientResult {
   status?: string;
   data?: Record<string, any>;
   error?: string;
+  /** The AdCP error the client found in a failure (its code, recovery, retry_after…), if any. */
+  adcpError?: Record<string, unknown>;
   submitted?: Record<string, unknown>;
 }
 
@@ -80,7 +82,7 @@ async function main(): Promise<void> {
     if (typeof method !== 'function') throw new Error(`the SDK client has no method ${step.method}`);
     // executeTask(name, params): any tool by its AdCP name (tasks_get has no typed method).
     const r = step.method === 'executeTask' ? await method.call(agent, step.params.task, step.params.params) : await method.call(agent, step.params);
-    out.push({ method: step.method, success: r?.success === true, status: r?.status, data: r?.data, error: r?.error === undefined ? undefined : String(typeof r.error === 'object' ? JSON.stringify(r.error) : r.error), submitted: r?.submitted });
+    out.push({ method: step.method, success: r?.success === true, status: r?.status, data: r?.data, error: r?.error === undefined ? undefined : String(typeof r.error === 'object' ? JSON.stringify(r.error) : r.error), adcpError: r?.adcpError, submitted: r?.submitted });
   }
   process.stdout.write(JSON.stringify(out));
   process.exit(0);

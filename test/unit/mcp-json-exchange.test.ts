@@ -2,12 +2,14 @@ import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import { CallToolRequestSchema, LATEST_PROTOCOL_VERSION, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { JsonExchangeTransport, type McpHttpAnswer } from '../../src/http/mcp/json-exchange';
+import { answerParamsErrorsAsJsonRpc } from '../../src/http/mcp/params-errors';
 
 /**
  * The MCP route carries each POST through JsonExchangeTransport instead of the SDK's
  * WebStandardStreamableHTTPServerTransport (to skip building a Web Request and Response per
  * call). The SDK's transport is the oracle: the same POSTs, to the same Server, must get the same
- * status and the same JSON-RPC body from both.
+ * status and the same JSON-RPC body from both, except where the SDK departs from JSON-RPC 2.0
+ * (the corrections, each checked against both).
  */
 function serverWithTools(): Server {
   const server = new Server({ name: 'oracle', version: '1.0.0' }, { capabilities: { tools: {} } });
@@ -37,8 +39,9 @@ async function viaSdk(headers: Record<string, string>, body: unknown): Promise<M
   }
 }
 
-async function viaExchange(headers: Record<string, string>, body: unknown): Promise<McpHttpAnswer> {
+async function viaExchange(headers: Record<string, string>, body: unknown, options: { paramsErrors?: boolean } = {}): Promise<McpHttpAnswer> {
   const server = serverWithTools();
+  if (options.paramsErrors) answerParamsErrorsAsJsonRpc(server, { error: () => {} });
   const transport = new JsonExchangeTransport();
   await server.connect(transport);
   try {
@@ -67,16 +70,9 @@ const cases: [string, Record<string, string>, unknown][] = [
   ['a notification alone', JSON_HEADERS, { jsonrpc: '2.0', method: 'notifications/initialized' }],
   ['a response alone', JSON_HEADERS, { jsonrpc: '2.0', id: 10, result: {} }],
   ['a batch of two calls, the first slower', JSON_HEADERS, [call(11, 'slow', { x: 1 }), call(12, 'echo', { y: 2 })]],
-  ['a batch repeating an id', JSON_HEADERS, [call(13, 'echo', { x: 1 }), call(13, 'echo', { x: 2 })]],
-  ['a batch of a call and a notification', JSON_HEADERS, [call(14, 'echo'), { jsonrpc: '2.0', method: 'notifications/initialized' }]],
   ['two initializes in a batch', JSON_HEADERS, [initialize(15), initialize(16)]],
   ['an initialize beside a call', JSON_HEADERS, [initialize(17), call(18, 'echo')]],
   ['a batch over the size limit', JSON_HEADERS, Array.from({ length: 101 }, (_, i) => call(i, 'echo'))],
-  ['not JSON-RPC', JSON_HEADERS, { hello: 'world' }],
-  ['a wrong jsonrpc version', JSON_HEADERS, { jsonrpc: '1.0', id: 19, method: 'ping' }],
-  ['a batch with one invalid message', JSON_HEADERS, [call(20, 'echo'), { id: 21 }]],
-  ['an empty batch', JSON_HEADERS, []],
-  ['a null body', JSON_HEADERS, null],
   ['Accept without text/event-stream', { ...JSON_HEADERS, accept: 'application/json' }, call(22, 'echo')],
   ['Accept without application/json', { ...JSON_HEADERS, accept: 'text/event-stream' }, call(23, 'echo')],
   ['a text/plain Content-Type', { ...JSON_HEADERS, 'content-type': 'text/plain; a=application/json' }, call(24, 'echo')],
@@ -85,6 +81,36 @@ const cases: [string, Record<string, string>, unknown][] = [
   ['an unsupported protocol version header', { ...JSON_HEADERS, 'mcp-protocol-version': '1999-01-01' }, call(27, 'echo')],
   ['an unsupported protocol version on initialize', { ...JSON_HEADERS, 'mcp-protocol-version': '1999-01-01' }, initialize(28)],
 ];
+
+const rpcError = (id: number | null, code: number, message: string) => ({ jsonrpc: '2.0', id, error: { code, message } });
+
+/**
+ * Where the SDK's transport departs from JSON-RPC 2.0, JsonExchangeTransport follows JSON-RPC:
+ * each case gives what JSON-RPC assigns (from the SDK's answer to what it does serve), and checks
+ * that the SDK still answers otherwise (when it no longer does, the case belongs with the others).
+ */
+const corrections: [name: string, body: unknown, expected: () => Promise<McpHttpAnswer>][] = [
+  // §5.1: -32700 is for text that is not JSON; valid JSON that is not a Request object is -32600 (naming a valid id).
+  ['not JSON-RPC', { hello: 'world' }, async () => ({ status: 400, body: rpcError(null, -32600, 'Invalid Request: jsonrpc must be "2.0"') })],
+  ['a wrong jsonrpc version', { jsonrpc: '1.0', id: 19, method: 'ping' }, async () => ({ status: 400, body: rpcError(19, -32600, 'Invalid Request: jsonrpc must be "2.0"') })],
+  ['a null body', null, async () => ({ status: 400, body: rpcError(null, -32600, 'Invalid Request: a JSON-RPC message is an object, not null') })],
+  ['params that are not structured', { jsonrpc: '2.0', id: 29, method: 'tools/list', params: 'all' }, async () => ({ status: 400, body: rpcError(29, -32600, 'Invalid Request: params must be an object, not a string') })],
+  // Valid JSON-RPC whose params MCP takes only by name: -32602 Invalid params, like any params MCP refuses.
+  ['params by position', { jsonrpc: '2.0', id: 30, method: 'tools/list', params: [] }, async () => ({ status: 200, body: rpcError(30, -32602, 'Invalid params: params must be an object, not an array') })],
+  // §6: an empty batch is one -32600; a batch is answered with an array, each invalid message with its own error.
+  ['an empty batch', [], async () => ({ status: 400, body: rpcError(null, -32600, 'Invalid Request: an empty batch (a batch holds at least one message)') })],
+  ['a batch with one invalid message', [call(20, 'echo'), { id: 21 }], async () => ({ status: 200, body: [(await viaSdk(JSON_HEADERS, call(20, 'echo'))).body, rpcError(21, -32600, 'Invalid Request: jsonrpc must be "2.0"')] })],
+  ['a batch repeating an id', [call(13, 'echo', { x: 1 }), call(13, 'echo', { x: 2 })], async () => ({ status: 200, body: [(await viaSdk(JSON_HEADERS, call(13, 'echo', { x: 1 }))).body] })],
+  ['a batch of a call and a notification', [call(14, 'echo'), { jsonrpc: '2.0', method: 'notifications/initialized' }], async () => ({ status: 200, body: [(await viaSdk(JSON_HEADERS, call(14, 'echo'))).body] })],
+];
+
+describe('JsonExchangeTransport answers as JSON-RPC 2.0 says where the SDK transport does not', () => {
+  test.each(corrections)('%s', async (_name, body, expected) => {
+    const wanted = await expected();
+    expect(await viaExchange(JSON_HEADERS, body)).toEqual(wanted);
+    expect(await viaSdk(JSON_HEADERS, body)).not.toEqual(wanted);
+  });
+});
 
 describe('JsonExchangeTransport answers as the SDK transport does', () => {
   test.each(cases)('%s', async (_name, headers, body) => {
@@ -97,5 +123,32 @@ describe('JsonExchangeTransport answers as the SDK transport does', () => {
     const statuses = new Set<number>();
     for (const [, headers, body] of cases) statuses.add((await viaSdk(headers, body)).status);
     expect([...statuses].sort()).toEqual([200, 202, 400, 406, 415]);
+  });
+});
+
+/**
+ * The route's servers answer params their method's schema refuses as JSON-RPC assigns it, -32602
+ * in a sentence; the SDK's server alone answers -32603 with the validator's JSON report (its
+ * Protocol parses params before any handler, and answers what the parse throws as an internal
+ * error). Anything else a handler throws is -32603 "Internal error", not the error's own words.
+ */
+describe('answerParamsErrorsAsJsonRpc', () => {
+  test.each([
+    ['arguments a string', call(40, 'echo', 'x'), 'Invalid params: params.arguments must be an object, not a string'],
+    ['arguments an array', call(41, 'echo', [1]), 'Invalid params: params.arguments must be an object, not an array'],
+    ['arguments null', call(42, 'echo', null), 'Invalid params: params.arguments must be an object, not null'],
+    ['a name that is a number', call(43, 123 as never, {}), 'Invalid params: params.name must be a string, not a number'],
+    ['no name', { jsonrpc: '2.0', id: 44, method: 'tools/call', params: {} }, 'Invalid params: params.name is required'],
+    ['initialize without its params', { jsonrpc: '2.0', id: 45, method: 'initialize', params: {} }, 'Invalid params: params.protocolVersion is required'],
+  ])('%s', async (_name, body, message) => {
+    const id = (body as { id: number }).id;
+    const sdk = await viaExchange(JSON_HEADERS, body);
+    expect(sdk).toMatchObject({ status: 200, body: { id, error: { code: -32603, message: expect.stringContaining('"code": "invalid_type"') } } });
+    expect(await viaExchange(JSON_HEADERS, body, { paramsErrors: true })).toEqual({ status: 200, body: rpcError(id, -32602, message) });
+  });
+
+  test("a handler's own fault is -32603 Internal error, not in its words", async () => {
+    expect((await viaExchange(JSON_HEADERS, call(46, 'throws'))).body).toMatchObject({ error: { code: -32603, message: 'tool blew up' } });
+    expect(await viaExchange(JSON_HEADERS, call(46, 'throws'), { paramsErrors: true })).toEqual({ status: 200, body: rpcError(46, -32603, 'Internal error') });
   });
 });

@@ -22,6 +22,7 @@ import { assertDeliverableUrl } from '../../webhooks/url-guard';
 import { pushNotificationConfigSchema } from '../../application/tasks/media-buy-tasks';
 import { newEventId, ownerScopedId } from '../../shared/ids';
 import { isObject } from '../../shared/objects';
+import { INTERNAL_ERROR, INVALID_PARAMS, jsonTypeOf, SERVER_ERROR } from '../json-rpc';
 import { callTool, type McpContext } from '../mcp/tools';
 import { liveEvents } from '../../bus/live-events';
 import type { CompletedTasks } from './completed-tasks';
@@ -39,19 +40,43 @@ export const STREAM_MAX_MS = 10 * 60_000;
 /** AdCP task statuses a call may answer with while the work goes on (the task id names it). */
 const PENDING: ReadonlySet<string> = new Set(['submitted', 'working', 'input-required']);
 
-/** What a message asks: the AdCP task (a skill of the agent card) and its input. */
-function invocationOf(message: Message): { skill: string; input: Obj } {
-  const data = (message.parts ?? []).filter((p) => p?.kind === 'data');
+/** Why a message part is not an A2A 0.3 Part (text, file or data), if it is not. */
+function partProblem(part: unknown, i: number): string | undefined {
+  const at = `message.parts[${i}]`;
+  if (!isObject(part)) return `${at} must be a Part object { kind: "text" | "file" | "data", … }, not ${jsonTypeOf(part)}`;
+  switch (part.kind) {
+    case 'text':
+      return typeof part.text === 'string' ? undefined : `${at}.text must be a string, not ${jsonTypeOf(part.text)}`;
+    case 'file':
+      return isObject(part.file) ? undefined : `${at}.file must be an object, not ${jsonTypeOf(part.file)}`;
+    case 'data':
+      // The DataPart's own payload is judged by invocationOf, where it names the task.
+      return undefined;
+    default:
+      return `${at}.kind must be "text", "file" or "data"`;
+  }
+}
+
+/**
+ * What a message asks: the AdCP task (a skill of the agent card) and its input. A message that is
+ * not A2A's Message (parts an array of Parts) is refused as invalid params, naming what is wrong.
+ */
+function invocationOf(message: Record<string, unknown>): { skill: string; input: Obj } {
+  const parts = message.parts ?? [];
+  if (!Array.isArray(parts)) throw A2AError.invalidParams(`message.parts must be an array of Parts, not ${jsonTypeOf(parts)}`);
+  const problem = parts.map(partProblem).find((p) => p !== undefined);
+  if (problem) throw A2AError.invalidParams(problem);
+  const data = parts.filter((p: { kind?: unknown }) => p.kind === 'data');
   if (data.length !== 1) {
     throw A2AError.invalidParams(`a message must carry exactly one DataPart { skill, input } (this one has ${data.length}); text is not routed to AdCP tasks`);
   }
   const payload = (data[0] as { data?: unknown }).data;
-  if (!isObject(payload)) throw A2AError.invalidParams('the DataPart data must be an object { skill, input }');
+  if (!isObject(payload)) throw A2AError.invalidParams(`the DataPart data must be an object { skill, input }, not ${jsonTypeOf(payload)}`);
   const { skill } = payload;
   // `parameters` is what @adcp/sdk's A2A client sends; `input` what its A2A server documents.
   const input = payload.input ?? payload.parameters;
   if (typeof skill !== 'string' || skill.length === 0) throw A2AError.invalidParams('the DataPart must name the AdCP task in a non-empty string `skill` (one of the agent card\'s skills)');
-  if (input !== undefined && !isObject(input)) throw A2AError.invalidParams('the DataPart `input` (or `parameters`) must be an object');
+  if (input !== undefined && !isObject(input)) throw A2AError.invalidParams(`the DataPart \`input\` (or \`parameters\`) must be an object, not ${jsonTypeOf(input)}`);
   return { skill, input: input ?? {} };
 }
 
@@ -82,8 +107,11 @@ export class AdcpA2AHandler implements A2ARequestHandler {
   }
 
   async sendMessage(params: MessageSendParams): Promise<Task> {
-    const message = params.message;
-    if (!isObject(message) || typeof message.messageId !== 'string' || message.messageId.length === 0) throw A2AError.invalidParams('message.messageId is required');
+    const message: unknown = params.message;
+    if (!isObject(message)) throw A2AError.invalidParams(`params.message must be a Message object, not ${jsonTypeOf(message)}`);
+    if (typeof message.messageId !== 'string' || message.messageId.length === 0) throw A2AError.invalidParams('message.messageId is required');
+    const configuration: unknown = params.configuration;
+    if (configuration !== undefined && !isObject(configuration)) throw A2AError.invalidParams(`params.configuration must be an object, not ${jsonTypeOf(configuration)}`);
     // A message naming a taskId is another call in that conversation: AdCP tasks move on through
     // the seller (approval) or a new call, never through a reply, and @adcp/sdk's client names
     // the last task it saw on every later call of a session.
@@ -91,7 +119,7 @@ export class AdcpA2AHandler implements A2ARequestHandler {
     const contextId = typeof message.contextId === 'string' && message.contextId.length > 0 ? message.contextId : newEventId();
     const push = await this.pushConfigOf(params.configuration?.pushNotificationConfig);
     const result = await callTool(skill, input, { ...this.ctx, a2a: { context_id: contextId, ...(push ? { push_notification_config: push } : {}) } });
-    const task = taskOfAnswer(result, { contextId, message, now: this.ctx.app.clock().toISOString(), task: skill === 'call_adcp_agent' && typeof input.task === 'string' ? input.task : skill });
+    const task = taskOfAnswer(result, { contextId, message: message as unknown as Message, now: this.ctx.app.clock().toISOString(), task: skill === 'call_adcp_agent' && typeof input.task === 'string' ? input.task : skill });
     this.completed.keep(this.ctx.principal.org, task);
     return task;
   }
@@ -102,11 +130,7 @@ export class AdcpA2AHandler implements A2ARequestHandler {
     if (kept) return withHistoryLength(kept, params.historyLength);
     const answer = await callTool('tasks_get', { task_id: id, include_result: true }, this.ctx);
     const data = (answer.structuredContent ?? {}) as Obj;
-    if (answer.isError) {
-      const code = (data.adcp_error as { code?: string } | undefined)?.code;
-      if (code === 'TASK_NOT_FOUND' || code === 'REFERENCE_NOT_FOUND') throw A2AError.taskNotFound(id);
-      throw A2AError.internalError(String((data.adcp_error as { message?: string } | undefined)?.message ?? 'the task could not be read'));
-    }
+    if (answer.isError) throw taskReadError(id, data.adcp_error);
     return taskOfAdcpTask(data, await this.contextIdOf(id));
   }
 
@@ -275,6 +299,18 @@ export class AdcpA2AHandler implements A2ARequestHandler {
     }
     return { url: raw.url, authentication: { schemes: auth.data.schemes, credentials: auth.data.credentials } };
   }
+}
+
+/**
+ * Why a task could not be read, as JSON-RPC says it: not found (A2A's -32001), a request at fault
+ * (-32602), or anything else AdCP refused (a role that may not read tasks) as a server error, each
+ * with AdCP's error under `data` as a transport error carries it; -32603 only for our own fault.
+ */
+function taskReadError(id: string, adcpError: unknown): A2AError {
+  const { code, message } = (isObject(adcpError) ? adcpError : {}) as { code?: string; message?: string };
+  if (code === 'TASK_NOT_FOUND' || code === 'REFERENCE_NOT_FOUND') return A2AError.taskNotFound(id);
+  const rpcCode = code === 'INVALID_REQUEST' || code === 'VALIDATION_ERROR' ? INVALID_PARAMS : code === 'SERVICE_UNAVAILABLE' ? INTERNAL_ERROR : SERVER_ERROR;
+  return new A2AError(rpcCode, message ?? 'the task could not be read', { adcp_error: adcpError });
 }
 
 function taskIdOf(params: TaskIdParams): string {

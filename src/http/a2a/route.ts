@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Readable } from 'node:stream';
 import type { MessageSendParams, TaskIdParams } from '@a2a-js/sdk';
-import { A2AError, JsonRpcTransportHandler } from '@a2a-js/sdk/server';
+import { A2AError, JsonRpcTransportHandler, type A2ARequestHandler } from '@a2a-js/sdk/server';
 import type { App } from '../../app';
 import { AppError } from '../../shared/errors';
 import { isObject } from '../../shared/objects';
@@ -10,6 +10,7 @@ import { strictJsonParser } from '../json-body';
 import { originCaching, publicOrigin } from '../well-known';
 import { A2A_PATH, agentCard } from './card';
 import { CompletedTasks } from './completed-tasks';
+import { judgeA2aEnvelope } from './envelope';
 import { AdcpA2AHandler } from './handler';
 
 /** Where A2A clients look for the agent card: the origin's well-known paths (both names in use), and under the endpoint. */
@@ -79,17 +80,42 @@ async function handlePost(app: App, state: { completed: CompletedTasks; streams:
     gone.abort();
     live.delete(gone);
   });
-  const handler = new AdcpA2AHandler(() => agentCard(app, origin), ctx, completed, gone.signal);
-  const body = req.body;
-  if (isObject(body) && body.jsonrpc === '2.0' && (body.method === 'message/stream' || body.method === 'tasks/resubscribe') && isObject(body.params)) {
-    const id = typeof body.id === 'string' || typeof body.id === 'number' ? body.id : null;
-    const events = body.method === 'message/stream' ? handler.sendMessageStream(body.params as unknown as MessageSendParams) : handler.resubscribe(body.params as unknown as TaskIdParams);
-    return stream(reply, streams, caller.principal.keyId, id, events);
-  }
-  // Everything else (and whatever is malformed) through @a2a-js/sdk's transport handler.
-  const answer = await new JsonRpcTransportHandler(handler).handle(body);
+  const envelope = judgeA2aEnvelope(req.body);
+  // Nothing to answer: the HTTP exchange succeeded, with no content.
+  if ('notification' in envelope) return reply.status(204).send();
   // JSON-RPC answers its own errors in the body; the HTTP exchange itself succeeded.
+  if ('answer' in envelope) return reply.status(200).type('application/json').send(envelope.answer);
+  const body = envelope.request;
+  const handler = new AdcpA2AHandler(() => agentCard(app, origin), ctx, completed, gone.signal);
+  if (body.method === 'message/stream' || body.method === 'tasks/resubscribe') {
+    const events = body.method === 'message/stream' ? handler.sendMessageStream(body.params as unknown as MessageSendParams) : handler.resubscribe(body.params as unknown as TaskIdParams);
+    return stream(reply, streams, caller.principal.keyId, body.id, events);
+  }
+  // The other methods through @a2a-js/sdk's transport handler.
+  const answer = await new JsonRpcTransportHandler(withFaultsMasked(handler, reply)).handle(body);
   return reply.status(200).type('application/json').send(answer);
+}
+
+/**
+ * @a2a-js/sdk's transport handler answers an error that is not an A2AError as -32603 in the
+ * error's own words (a TypeError's "… is not a function"): the handler's faults are answered as
+ * rpcErrorOf answers a stream's, logged and masked.
+ */
+function withFaultsMasked(handler: A2ARequestHandler, reply: FastifyReply): A2ARequestHandler {
+  return new Proxy(handler, {
+    get(target, prop, receiver) {
+      const value: unknown = Reflect.get(target, prop, receiver);
+      if (typeof value !== 'function') return value;
+      return (...args: unknown[]) => {
+        const result: unknown = value.apply(target, args);
+        if (!(result instanceof Promise)) return result;
+        return result.catch((err: unknown) => {
+          const { code, message } = rpcErrorOf(err, reply);
+          throw err instanceof A2AError ? err : new A2AError(code, message);
+        });
+      };
+    },
+  });
 }
 
 /** The most streams one key may hold open on an instance: each polls its task until it ends. */
@@ -148,10 +174,10 @@ async function stream(reply: FastifyReply, open: Map<string, number>, keyId: str
     .send(Readable.from(sse()));
 }
 
-/** A JSON-RPC error for what a stream threw: A2A's own, or an internal error (logged) that says nothing more. */
+/** A JSON-RPC error for what a call or a stream threw: A2A's own, or an internal error (logged) that says nothing more. */
 function rpcErrorOf(err: unknown, reply: FastifyReply): { code: number; message: string; data?: Record<string, unknown> } {
   if (err instanceof A2AError) return err.toJSONRPCError();
-  reply.log.error({ err }, 'A2A stream failed');
+  reply.log.error({ err }, 'A2A call failed');
   return { code: -32603, message: 'internal error' };
 }
 

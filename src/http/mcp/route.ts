@@ -8,6 +8,7 @@ import { agentCaller, refuseAmbiguousSignedBody, registerProtectedResourceMetada
 import { publicOrigin, requestOrigin } from '../well-known';
 import { callTool, toolList } from './tools';
 import { JsonExchangeTransport } from './json-exchange';
+import { answerParamsErrorsAsJsonRpc } from './params-errors';
 import { strictJsonParser } from '../json-body';
 import { isObject } from '../../shared/objects';
 
@@ -71,14 +72,15 @@ async function handlePost(app: App, req: FastifyRequest, reply: FastifyReply): P
 }
 
 /**
- * One POST answered by a fresh MCP Server whose handlers `handle` sets, over a JSON exchange for
- * this request alone. Every authenticated /mcp request runs this; so does the bench's MCP floor
+ * One POST answered by a fresh MCP Server whose handlers `handle` sets (params its schemas refuse
+ * answered -32602, see params-errors), over a JSON exchange for this request alone. Every authenticated /mcp request runs this; so does the bench's MCP floor
  * row, with a constant tool, to measure what it costs.
  */
 export async function answerMcpPost(req: FastifyRequest, reply: FastifyReply, handle: (server: Server) => void): Promise<FastifyReply> {
   sharedValidator ??= new AjvJsonSchemaValidator();
   const server = new Server({ name: 'adcp-gateway', version: '0.1.0' }, { capabilities: { tools: {} }, jsonSchemaValidator: sharedValidator });
   handle(server);
+  answerParamsErrorsAsJsonRpc(server, req.log);
   const transport = new JsonExchangeTransport();
   await server.connect(transport);
   // We always answer JSON; a client that accepts only JSON (the runner's raw probes) gets it.
