@@ -11,7 +11,7 @@ import { rebuildProjection } from '../../src/projections/runner';
 import { SqliteReadModelStore } from '../../src/readmodel/sqlite';
 import { newEventId } from '../../src/shared/ids';
 import { ROOMY_LIMITS } from '../support/gateway';
-import { rssOf } from './soak';
+import { rssOf, soak, type SoakResult } from './soak';
 
 /**
  * `npm run bench`: one JSON line per measurement, `{"name","value","unit","baseline","ratio"}`,
@@ -27,6 +27,8 @@ interface Result {
   baseline: number;
   ratio: number;
   target?: string;
+  /** What else the row measured (the soak's RSS and answers). */
+  detail?: Record<string, unknown>;
 }
 
 const SCALE = Number(process.env.BENCH_SCALE ?? '1') || 1;
@@ -1141,8 +1143,51 @@ async function scratchDatabase(adminUrl: string, prefix: string): Promise<{ name
   };
 }
 
+/**
+ * The soak (issue 33; `bench soak`, only when named: it takes SOAK_MINUTES, default 15, for each
+ * of its two SQLite runs, then SOAK_PG_MINUTES, default 5, on PostgreSQL + Kafka when they are
+ * reachable). Each run is one gateway with `--max-old-space-size=384` under the mixed load of
+ * ./soak.ts; the row is its live heap after a full GC at the end against its value at minute 3
+ * (a fifth of the run when shorter), with the RSS and the answers in `detail`.
+ */
+async function soakRows(dir: string): Promise<void> {
+  const minutes = Number(process.env.SOAK_MINUTES ?? 15);
+  const pgMinutes = Number(process.env.SOAK_PG_MINUTES ?? 5);
+  const run = async (name: string, env: Record<string, string>, ms: number) => {
+    const r = await soak({ durationMs: ms, settleMs: Math.min(3 * 60_000, ms / 5), env, verbose: !!process.env.BENCH_VERBOSE });
+    emitSoak(name, r);
+  };
+  await run('soak_sqlite_limits_off', { DATA_DIR: path.join(dir, 'soak-off'), RESOURCE_LIMITS: 'off' }, minutes * 60_000);
+  await run('soak_sqlite_limits_on', { DATA_DIR: path.join(dir, 'soak-on') }, minutes * 60_000);
+  const pgUrl = await postgresUrl();
+  const brokers = process.env.KAFKA_BROKERS;
+  if (!pgUrl || !brokers) {
+    process.stderr.write('bench: the PostgreSQL + Kafka soak needs PostgreSQL and KAFKA_BROKERS (scripts/kafka.sh start prints it); skipping\n');
+    return;
+  }
+  const db = await scratchDatabase(pgUrl, 'adcp_bench_soak');
+  try {
+    const topic = `adcp.bench.${db.name}`;
+    await run('soak_postgres_kafka', { DATA_DIR: path.join(dir, 'soak-pg'), EVENT_STORE_URL: db.url, KAFKA_BROKERS: brokers, KAFKA_TOPIC: topic, KAFKA_FEED_TOPIC: `${topic}.feed` }, pgMinutes * 60_000);
+  } finally {
+    await db.drop();
+  }
+}
+
+function emitSoak(name: string, r: SoakResult): void {
+  emit({
+    name,
+    value: r.heapEndMb,
+    unit: 'MB live heap at the end',
+    baseline: r.heapSettledMb,
+    ratio: r.heapEndMb / r.heapSettledMb,
+    target: 'lives, ratio <= 1.1 (baseline: the live heap at minute 3)',
+    detail: { lived: r.lived, rssEndMb: Math.round(r.rssEndMb), rssPeakMb: Math.round(r.rssPeakMb), answers: r.answers, unexpected: r.unexpected },
+  });
+}
+
 /** What `bench <name>` selects by substring (one benchmark may emit several lines). */
-export const BENCH_NAMES = ['append', 'create_media_buy', 'mcp', 'graphql_media_buy_by_id', 'limits', 'webhook_signed_delivery', 'webhook_verification', 'webhook_signing', 'brand_bulk_resolve_100_p99', 'readall', 'rebuild', 'memory', 'postgres', 'scale_out'];
+export const BENCH_NAMES = ['append', 'create_media_buy', 'mcp', 'graphql_media_buy_by_id', 'limits', 'webhook_signed_delivery', 'webhook_verification', 'webhook_signing', 'brand_bulk_resolve_100_p99', 'readall', 'rebuild', 'memory', 'postgres', 'scale_out', 'soak'];
 
 export async function runBenchmarks(args: string[]): Promise<void> {
   const only = args.find((a) => !a.startsWith('-'));
@@ -1172,6 +1217,8 @@ export async function runBenchmarks(args: string[]): Promise<void> {
       else process.stderr.write('bench: no PostgreSQL reachable; skipping postgres_append_single_event\n');
     }
     if (want('scale_out')) await scaleOut();
+    // Only when asked for by name: it runs for tens of minutes.
+    if (only === 'soak') await soakRows(dir);
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }

@@ -11,7 +11,8 @@ import { ROOMY_LIMITS } from '../support/gateway';
  * grows with the work done kills it. Four clients, one request at a time each: creates over
  * REST, each new buy read by id over GraphQL with the id written into the query text (as simple
  * buyer UIs do, so every read is a new document), `get_products` over MCP, and a graphql-ws
- * subscription opened for 3 s at a time. The live heap (after a full collection, asked over the
+ * subscription opened for 3 s at a time, and a hostile fifth sending a new GraphQL document that
+ * fails validation on every request (refusals are cached too). The live heap (after a full collection, asked over the
  * inspector protocol) is read once the gateway has warmed up and again at the end: a bounded
  * process ends where it settled.
  */
@@ -68,7 +69,8 @@ export async function soak(options: SoakOptions): Promise<SoakResult> {
       const res = await fetch(`${gw.url}${pathName}`, { method: 'POST', headers: { ...headers, ...extra }, body: JSON.stringify(body) });
       const text = await res.text();
       const json = res.status === 200 ? (JSON.parse(text) as Record<string, unknown>) : {};
-      count(client, res.status, res.status === 200 && ok(json) ? undefined : text);
+      const expected = res.status === 200 ? ok(json) : res.status === 400 && client.endsWith('(400)');
+      count(client, res.status, expected ? undefined : text);
       return json;
     } catch (err) {
       count(client, 0, (err as Error).message);
@@ -100,6 +102,11 @@ export async function soak(options: SoakOptions): Promise<SoakResult> {
       await post('mcp get_products', '/mcp', { jsonrpc: '2.0', id: i, method: 'tools/call', params: { name: 'get_products', arguments: { brief: `news and sports video ${i % 100}` } } }, (j) => !j.error && !(j.result as { isError?: boolean })?.isError, { accept: 'application/json, text/event-stream' });
     }
   };
+  const invalid = async () => {
+    for (let i = 0; running(); i++) {
+      await post('graphql invalid documents (400)', '/graphql', { query: `{ mediaBuy(id: "nope-${i}") { id noSuchField } }` }, () => false);
+    }
+  };
   const subscriptions = async () => {
     while (running()) {
       const client = createClient({ url: `${gw.url.replace(/^http/, 'ws')}/graphql`, webSocketImpl: WebSocket, connectionParams: { authorization: `Bearer ${key}` }, retryAttempts: 0, lazy: true });
@@ -127,7 +134,7 @@ export async function soak(options: SoakOptions): Promise<SoakResult> {
   const underLoad = options.snapshotFile && options.snapshotAtMs !== undefined ? setTimeout(() => void gw.snapshot(options.snapshotFile!).then(() => log(`heap snapshot written to ${options.snapshotFile}`)), options.snapshotAtMs) : undefined;
   const progress = setInterval(() => log(`RSS ${gw.rss()?.rss.toFixed(0)} MB, answers ${JSON.stringify(answers)}`), 30_000);
   try {
-    await Promise.all([creates(), reads(), products(), subscriptions(), settle]);
+    await Promise.all([creates(), reads(), products(), invalid(), subscriptions(), settle]);
   } finally {
     clearInterval(progress);
     clearTimeout(underLoad);
