@@ -11,7 +11,7 @@ import { rebuildProjection } from '../../src/projections/runner';
 import { SqliteReadModelStore } from '../../src/readmodel/sqlite';
 import { newEventId } from '../../src/shared/ids';
 import { ROOMY_LIMITS } from '../support/gateway';
-import { rssOf, soak, type SoakResult } from './soak';
+import { createMediaBuyBody, rssOf, soak, type SoakResult } from './soak';
 
 /**
  * `npm run bench`: one JSON line per measurement, `{"name","value","unit","baseline","ratio"}`,
@@ -270,15 +270,6 @@ export async function runLoad(job: { url: string; key: string; path: string; cou
   return result.rate;
 }
 
-/** A create_media_buy request in the spec's shape (the load generator adds a buyer_ref per request). */
-function createMediaBuyBody() {
-  return {
-    brand_manifest: { url: 'https://acme.example' },
-    packages: [{ product_id: 'news_display_run_of_site', pricing_option_id: 'cpm_usd_fixed', budget: 1000 }],
-    start_time: { type: 'asap' },
-    end_time: new Date(Date.now() + 30 * 86_400_000).toISOString(),
-  };
-}
 
 /** create_media_buy over the REST shim on SQLite (16 concurrent clients) vs raw single-event appends. */
 async function createMediaBuyRest(dir: string): Promise<void> {

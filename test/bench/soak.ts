@@ -80,7 +80,7 @@ export async function soak(options: SoakOptions): Promise<SoakResult> {
 
   const creates = async () => {
     for (let i = 0; running(); i++) {
-      const json = await post('rest create_media_buy', '/api/tasks/create_media_buy', { ...createBody(), buyer_ref: `soak-${i}` }, (j) => typeof j.media_buy_id === 'string');
+      const json = await post('rest create_media_buy', '/api/tasks/create_media_buy', { ...createMediaBuyBody(), buyer_ref: `soak-${i}` }, (j) => typeof j.media_buy_id === 'string');
       if (typeof json.media_buy_id === 'string') {
         created.push(json.media_buy_id);
         if (created.length > 1000) created.splice(0, 500);
@@ -148,7 +148,8 @@ export async function soak(options: SoakOptions): Promise<SoakResult> {
   return { lived, heapSettledMb, heapEndMb, rssEndMb: rss?.rss ?? NaN, rssPeakMb: rss?.peak ?? NaN, answers, unexpected };
 }
 
-function createBody() {
+/** A create_media_buy request in the spec's shape (the load adds a buyer_ref per request). */
+export function createMediaBuyBody() {
   return {
     brand_manifest: { url: 'https://acme.example' },
     packages: [{ product_id: 'news_display_run_of_site', pricing_option_id: 'cpm_usd_fixed', budget: 1000 }],

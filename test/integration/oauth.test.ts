@@ -1,22 +1,12 @@
-import { createHash, generateKeyPairSync, randomBytes } from 'node:crypto';
+import { generateKeyPairSync } from 'node:crypto';
 import { SignJWT, exportJWK } from 'jose';
 import { issueApiKey, revokeApiKey } from '../../src/application/api-keys';
 import { startTestGateway } from '../support/gateway';
 import { eventually } from '../support/infra';
+import { form, pkce, REDIRECT } from '../support/oauth';
 import { startOrigins } from '../support/origins';
 import { mcpClientOAuth } from '../support/sdk-oracle';
 
-const REDIRECT = 'http://127.0.0.1:1/callback';
-const pkce = () => {
-  const verifier = randomBytes(32).toString('base64url');
-  return { verifier, challenge: createHash('sha256').update(verifier).digest('base64url') };
-};
-const form = (fields: Record<string, string>) => ({
-  method: 'POST',
-  headers: { 'content-type': 'application/x-www-form-urlencoded' },
-  body: new URLSearchParams(fields).toString(),
-  redirect: 'manual' as const,
-});
 
 describe('OAuth: the embedded authorization server (authorization code + PKCE) and user JWTs', () => {
   let gw: Awaited<ReturnType<typeof startTestGateway>>;

@@ -1,24 +1,13 @@
-import { createHash, randomBytes } from 'node:crypto';
 import WebSocket from 'ws';
 import path from 'node:path';
 import { issueApiKey } from '../../src/application/api-keys';
 import { startTestGateway, tempDir } from '../support/gateway';
 import { PG_ADMIN_URL, createTestDatabase, describeWith, eventually } from '../support/infra';
+import { form, pkce, REDIRECT } from '../support/oauth';
 
 type Gateway = Awaited<ReturnType<typeof startTestGateway>>;
 type Json = Record<string, any>;
 
-const REDIRECT = 'http://127.0.0.1:1/callback';
-const pkce = () => {
-  const verifier = randomBytes(32).toString('base64url');
-  return { verifier, challenge: createHash('sha256').update(verifier).digest('base64url') };
-};
-const form = (fields: Record<string, string>) => ({
-  method: 'POST',
-  headers: { 'content-type': 'application/x-www-form-urlencoded' },
-  body: new URLSearchParams(fields).toString(),
-  redirect: 'manual' as const,
-});
 
 /** One call on each API binding with `credential`, answered as status, headers and body. */
 function bindings(gw: Gateway) {
