@@ -61,8 +61,10 @@ export interface AuthorizationServerDeps {
   adminClaim: { claim: string; value: string };
   /** `https://host/` (the SDK's spelling of the issuer, trailing slash included). */
   issuer: string;
-  /** The resources tokens may name (`aud`); the first is the default. */
+  /** The resources a token carries when it is asked for none (`aud`); the first is the registry API's. */
   audiences: string[];
+  /** The resources a client may ask for (RFC 8707): the audiences, and the base URL A2A is served at. */
+  resources: string[];
   /** Failed sign-ins count per client address with the API's failed credentials (README: Limits). */
   authFailures?: SignInThrottle;
   /** Resolves once the read models show this instance's appends: a revoked grant's access tokens are refused from then on. */
@@ -115,7 +117,7 @@ export function createAuthorizationServer(deps: AuthorizationServerDeps): expres
   // §4.11.2): a malformed request gets an error page here instead, and never leaves this origin.
   ex.use('/authorize', express.urlencoded({ extended: false, limit: '16kb' }), (req, res, next) => {
     const params = ((req.method === 'POST' ? req.body : req.query) ?? {}) as Record<string, unknown>;
-    const problem = authorizationRequestProblem(params, deps.audiences);
+    const problem = authorizationRequestProblem(params, deps.resources);
     if (!problem) return next();
     res.status(400).set(PAGE_HEADERS).send(errorPage(`This sign-in link is not valid: ${problem}.`));
   });
@@ -235,7 +237,7 @@ class EventSourcedOAuthProvider implements OAuthServerProvider {
 
   async authorize(client: OAuthClientInformationFull, params: AuthorizationParams, res: Response): Promise<void> {
     // Refuse now what the code could never be exchanged for.
-    if (params.resource && !this.deps.audiences.includes(params.resource.href)) throw new InvalidTargetError(`resource must be one of ${this.deps.audiences.join(', ')}`);
+    if (params.resource && !this.deps.resources.includes(params.resource.href)) throw new InvalidTargetError(`resource must be one of ${this.deps.resources.join(', ')}`);
     const key = this.deps.keys.activeKey();
     const request = await new SignJWT({
       client_id: client.client_id,
@@ -360,7 +362,7 @@ class EventSourcedOAuthProvider implements OAuthServerProvider {
   private audienceFor(grant: Grant, resource: URL | undefined): string | undefined {
     if (resource && grant.resource && resource.href !== grant.resource) throw new InvalidTargetError('resource does not match the one this grant is for');
     const audience = resource?.href ?? grant.resource;
-    if (audience !== undefined && !this.deps.audiences.includes(audience)) throw new InvalidTargetError(`resource must be one of ${this.deps.audiences.join(', ')}`);
+    if (audience !== undefined && !this.deps.resources.includes(audience)) throw new InvalidTargetError(`resource must be one of ${this.deps.resources.join(', ')}`);
     return audience;
   }
 

@@ -77,6 +77,7 @@ export class OAuthService {
         adminClaim: this.deps.config.oauth.adminClaim,
         issuer: this.issuer()!,
         audiences: this.audiences(),
+        resources: this.resources(),
       });
     } catch (err) {
       // The SDK refuses a plain-http issuer other than localhost: say so once, keep serving API keys.
@@ -109,6 +110,17 @@ export class OAuthService {
     return configured.map((a) => (URL.canParse(a) ? new URL(a).href : a));
   }
 
+  /**
+   * The resources a client may ask a token for: the audiences and, by default, the base URL,
+   * where A2A is served too (its RFC 9728 metadata at `/.well-known/oauth-protected-resource`
+   * names the origin, so a client following it asks for that); a token for it serves A2A.
+   */
+  resources(): string[] {
+    const audiences = this.audiences();
+    if (this.deps.config.oauth.audiences || this.origin === undefined) return audiences;
+    return [...audiences, new URL(this.origin).href];
+  }
+
   /** RFC 9728 metadata for one of the APIs (`/.well-known/oauth-protected-resource/<api>`). */
   protectedResourceMetadata(api: ApiResource = 'api'): Record<string, unknown> | undefined {
     const issuer = this.issuer();
@@ -125,13 +137,14 @@ export class OAuthService {
   private expected(): ExpectedAudiences | undefined {
     if (this.expectedOnce) return this.expectedOnce;
     const issuer = this.issuer();
-    const audiences = this.audiences();
+    const audiences = this.resources();
     if (!issuer || audiences.length === 0 || this.origin === undefined) return undefined;
     const origin = this.origin;
+    const base = new URL(origin).href;
     return (this.expectedOnce = {
       issuer,
       audiences,
-      apiOf: new Map(audiences.map((a) => [a, apiOfAudience(a)])),
+      apiOf: new Map(audiences.map((a) => [a, apiOfAudience(a) ?? (a === base && !this.deps.config.oauth.audiences ? 'a2a' : undefined)])),
       resourceOf: (api) => `${origin}/${api}`,
     });
   }

@@ -142,6 +142,16 @@ describe('issue 32: an OAuth token ends with its grant and works only on the res
     expect(mcp).toMatchObject({ status: 401, body: { error: { code: -32028, data: { adcp_error: { code: 'AUTH_REQUIRED' } } } } });
     expect(mcp.challenge).toContain('error="invalid_token"');
 
+    // A2A at the base URL: its metadata names the origin, which a client may then ask for; the
+    // token serves A2A (at / and /a2a) only.
+    const base = await fetch(`${gw.url}/.well-known/oauth-protected-resource`);
+    const baseResource = ((await base.json()) as { resource: string }).resource;
+    const forBase = (await tokenFor(baseResource)).tokens.access_token;
+    expect((await api.a2a(forBase, '/')).status).toBe(200);
+    expect((await api.a2a(forBase)).status).toBe(200);
+    expect((await api.mcp(forBase)).status).toBe(401);
+    expect((await api.graphql(forBase)).status).toBe(401);
+
     const forApi = (await tokenFor(`${gw.url}/api`)).tokens.access_token;
     expect((await api.rest(forApi)).status).toBe(200);
     expect((await api.graphql(forApi)).status).toBe(401);
