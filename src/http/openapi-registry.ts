@@ -113,13 +113,14 @@ export const registryPaths: Record<string, unknown> = {
     post: {
       operationId: 'resolveBrandsBulk',
       tags: ['Brand Resolution'],
-      summary: 'Canonical brand identities for up to 100 domains (unknown → null). 20 requests a minute per client address.',
+      summary: 'Canonical brand identities for up to 100 domains (unknown → null, and crawled in the background in the caller’s share of the crawl queue). 20 requests a minute per client address.',
       requestBody: { required: true, content: json({ type: 'object', required: ['domains'], properties: { domains: { type: 'array', minItems: 1, maxItems: 100, items: { type: 'string' } } } }) },
       responses: {
         200: { description: 'results keyed by normalized domain', content: json({ type: 'object', required: ['results'], properties: { results: { type: 'object', additionalProperties: { oneOf: [{ type: 'object' }, { type: 'null' }] } } } }) },
         400: { description: 'Bad JSON, content type or domain list', content: json(registryError) },
         413: { description: 'Body over 16 KB', content: json(registryError) },
-        429: { description: 'Rate limited (Retry-After header too)', content: json(rateLimited) },
+        429: { description: 'Rate limited, or past the caller’s share of the crawl queue (Retry-After header too)', content: json(rateLimited) },
+        503: { description: 'The crawl queue is full: the unknown domains were not queued (Retry-After header too)', content: json(rateLimited) },
       },
     },
   },
