@@ -29,6 +29,18 @@ export const feed: Projection = {
 
 type Row = Omit<FeedEntry, 'payload'> & { payload: string; position: number };
 
+/**
+ * `event_type` matching any of the LIKE patterns, as one condition over one parameter (the
+ * patterns as a JSON array): the statement is the same size however many patterns there are (an
+ * OR per pattern made SQLite refuse a long list as "Expression tree is too large").
+ */
+function matchesAnyPattern(rm: ReadModelStore, patterns: readonly string[]): { sql: string; param: string } {
+  const param = JSON.stringify(patterns);
+  return rm.dialect === 'postgres'
+    ? { sql: "EXISTS (SELECT 1 FROM json_array_elements_text(?::json) AS p(pattern) WHERE event_type LIKE p.pattern ESCAPE '\\')", param }
+    : { sql: "EXISTS (SELECT 1 FROM json_each(?) AS p WHERE event_type LIKE p.value ESCAPE '\\')", param };
+}
+
 export const feedQueries = {
   /** The position of a cursor still inside retention; undefined when unknown or too old. */
   cursorPosition: async (rm: ReadModelStore, cursor: string, oldest: string) =>
@@ -37,8 +49,9 @@ export const feedQueries = {
     const where = ['position > ?', 'created_at >= ?'];
     const params: unknown[] = [opts.after, opts.oldest];
     if (opts.patterns.length > 0) {
-      where.push(`(${opts.patterns.map(() => "event_type LIKE ? ESCAPE '\\'").join(' OR ')})`);
-      params.push(...opts.patterns);
+      const match = matchesAnyPattern(rm, opts.patterns);
+      where.push(match.sql);
+      params.push(match.param);
     }
     params.push(opts.limit + 1);
     // Newest: the last entries (read backwards, answered oldest first), for a reader that starts at the end.
@@ -47,7 +60,7 @@ export const feedQueries = {
     return rows.map(({ payload, ...r }) => ({ ...r, position: Number(r.position), payload: JSON.parse(payload) as Record<string, unknown> }));
   },
   latest: async (rm: ReadModelStore, patterns: string[]) => {
-    const where = patterns.length > 0 ? `WHERE ${patterns.map(() => "event_type LIKE ? ESCAPE '\\'").join(' OR ')}` : '';
-    return (await rm.query<{ at: string | null }>(`SELECT MAX(created_at) AS at FROM feed_entries ${where}`, patterns))[0]?.at ?? null;
+    const match = patterns.length > 0 ? matchesAnyPattern(rm, patterns) : undefined;
+    return (await rm.query<{ at: string | null }>(`SELECT MAX(created_at) AS at FROM feed_entries ${match ? `WHERE ${match.sql}` : ''}`, match ? [match.param] : []))[0]?.at ?? null;
   },
 };

@@ -1,7 +1,7 @@
 import { validateAdagents, type ValidationError, type ValidationWarning } from '../domain/adagents/validate';
 import { fetchDocument, type FetchedDocument } from '../shared/document-fetch';
 import type { OriginOverrides } from '../shared/guarded-fetch';
-import { parseStorableJson } from '../shared/storable-json';
+import { parseFetchedJson, UnstorableJsonError } from '../shared/storable-json';
 
 /** How the file was found. */
 export type DiscoveryMethod = 'direct' | 'authoritative_location' | 'ads_txt_manager';
@@ -37,6 +37,9 @@ interface Found {
 
 const err = (field: string, message: string): ValidationError => ({ field, message, severity: 'error' });
 
+/** What makes a parsed file unacceptable (a duplicate key, bytes that are not UTF-8, …), after a colon; nothing for text that is not JSON. */
+const why = (e: unknown) => (e instanceof UnstorableJsonError ? `: ${e.message}` : '');
+
 /** Finds a domain's adagents.json: the well-known file (≤ 3 same-site https redirects), then its authoritative_location. */
 async function find(domain: string, overrides: OriginOverrides): Promise<Found> {
   const url = `https://${domain}/.well-known/adagents.json`;
@@ -47,9 +50,9 @@ async function find(domain: string, overrides: OriginOverrides): Promise<Found> 
   }
   let doc: Doc;
   try {
-    doc = parseStorableJson(fetched.body.toString('utf8')) as Doc;
-  } catch {
-    return { errors: [err('json', `Invalid JSON response from ${url}`)], warnings: [], fetched, method: 'direct' };
+    doc = parseFetchedJson(fetched.body) as Doc;
+  } catch (e) {
+    return { errors: [err('json', `Invalid JSON response from ${url}${why(e)}`)], warnings: [], fetched, method: 'direct' };
   }
   if (!doc || typeof doc !== 'object' || typeof doc.authoritative_location !== 'string') return { doc, errors: [], warnings: [], fetched, method: 'direct' };
 
@@ -70,9 +73,9 @@ async function find(domain: string, overrides: OriginOverrides): Promise<Found> 
   if (auth.status !== 200) return fail(`HTTP ${auth.status} error fetching ${location}`);
   let authDoc: Doc;
   try {
-    authDoc = parseStorableJson(auth.body.toString('utf8')) as Doc;
-  } catch {
-    return fail(`Invalid JSON at authoritative location ${location}`);
+    authDoc = parseFetchedJson(auth.body) as Doc;
+  } catch (e) {
+    return fail(`Invalid JSON at authoritative location ${location}${why(e)}`);
   }
   if (authDoc && typeof authDoc === 'object' && typeof authDoc.authoritative_location === 'string') return fail('Authoritative file cannot be another URL reference (nested references not allowed)');
   return { doc: authDoc, errors: [], warnings: [], fetched: auth, method: 'authoritative_location' };

@@ -17,6 +17,7 @@ export type Revalidation = { done: true; result: RevalidationResult } | { done: 
  */
 export async function revalidatePublisher(app: Pick<App, 'config' | 'rateLimiter' | 'store' | 'projections'>, rawDomain: string, keyId: string): Promise<Revalidation> {
   const domain = rawDomain.trim().toLowerCase();
+  if (domain.length > 253) return { done: false, status: 400, error: 'domain is longer than 253 characters, the most DNS allows' };
   if (!DOMAIN.test(domain)) return { done: false, status: 400, error: 'Invalid domain' };
   if (!app.config.originOverrides.has(domain)) {
     const addresses = await lookup(domain, { all: true }).catch(() => undefined);

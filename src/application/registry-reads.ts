@@ -62,7 +62,11 @@ export async function listStoryboards(app: App, target: string | undefined): Pro
   return { status: 200, body: { adcp_version: bundle.version, storyboards: await storyboardQueries.list(app.readModels, bundle.version) } };
 }
 
+/** The longest storyboard id looked up (bundled ids are a few dozen characters). */
+export const MAX_STORYBOARD_ID_LENGTH = 256;
+
 export async function getStoryboard(app: App, id: string, target: string | undefined): Promise<Answer> {
+  if (id.length > MAX_STORYBOARD_ID_LENGTH) return { status: 400, body: { error: `id is longer than ${MAX_STORYBOARD_ID_LENGTH} characters` } };
   const requested = target?.trim() || undefined;
   const bundle = await bundleFor(app, requested);
   if ('refused' in bundle) return bundle.refused;
@@ -83,6 +87,8 @@ export async function getStoryboard(app: App, id: string, target: string | undef
 }
 
 const TYPE = /^[a-z][a-z0-9_.]*(\*)?$/;
+/** Type filters one feed read may name (README: the change feed); there are fewer than a dozen types. */
+export const MAX_FEED_TYPES = 100;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** `publisher.*` → a LIKE pattern with the literal part escaped. */
@@ -101,6 +107,7 @@ export async function readFeed(app: App, q: { cursor?: string; limit?: string; t
   const limit = q.limit === undefined ? 100 : Number(q.limit);
   if (limit < 1 || limit > 10_000) return { status: 400, body: { error: 'limit must be between 1 and 10000' } };
   const filters = q.types ? q.types.split(',').map((t) => t.trim()).filter(Boolean) : [];
+  if (filters.length > MAX_FEED_TYPES) return { status: 400, body: { error: `types holds ${filters.length} filters; at most ${MAX_FEED_TYPES} are allowed` } };
   const badType = filters.find((t) => !TYPE.test(t));
   if (badType) return { status: 400, body: { error: `Invalid type filter: ${badType}` } };
   const patterns = filters.map(likePattern);

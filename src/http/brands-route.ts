@@ -1,5 +1,7 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { AppError } from '../shared/errors';
+import { BRAND_CRAWL_SHARE, type CrawlRequester } from '../application/brands';
+import { authenticate } from './auth';
 import { sendRegistryError } from './errors';
 import { brandQueries } from '../../projections/brands';
 import type { App } from '../app';
@@ -11,9 +13,11 @@ export const MAX_BULK_DOMAINS = 100;
 /**
  * `POST /api/brands/resolve/bulk` `{domains}` → `{results: {domain: identity | null}}` from the
  * brands read model. Domains are trimmed, lowercased and deduplicated (first occurrence kept);
- * an unknown one is null now and crawled in the background. Errors are `{error}`: 400 for bad
- * JSON, content type or domain list, 413 over 16 KB, 429 `{error, retry_after}` past
- * BRAND_RESOLVE_RATE_LIMIT requests a minute per client address.
+ * an unknown one is null now and crawled in the background, in the caller's share of the crawl
+ * queue (its key's, else its address's). Errors are `{error}`: 400 for bad JSON, content type or
+ * domain list, 413 over 16 KB, 429 `{error, retry_after}` past BRAND_RESOLVE_RATE_LIMIT requests a
+ * minute per client address or past the caller's share of the crawl queue, 503 `{error,
+ * retry_after}` when the crawl queue is full (the unknown domains were not queued: ask again later).
  */
 export async function registerBrandRoutes(fastify: FastifyInstance, app: App): Promise<void> {
   await fastify.register(async (scope) => {
@@ -51,8 +55,26 @@ export async function registerBrandRoutes(fastify: FastifyInstance, app: App): P
         if (!domains.includes(n)) domains.push(n);
       }
       const known = await brandQueries.resolve(app.readModels, domains);
-      app.brandCrawler.request(domains.filter((d) => !known.has(d)));
+      const crawls = app.brandCrawler.request(domains.filter((d) => !known.has(d)), await crawlRequester(req, app));
+      if (!crawls.queued) {
+        const wait = crawls.retryAfterSeconds;
+        const error =
+          crawls.reason === 'share'
+            ? `Too many brand crawls pending for this client: at most ${BRAND_CRAWL_SHARE} domains may wait for their crawl at once; try again in ${wait} s`
+            : `Brand resolution is busy: too many brand crawls are queued; try again in ${wait} s`;
+        return reply.status(crawls.reason === 'share' ? 429 : 503).header('retry-after', String(wait)).send({ error, retry_after: wait });
+      }
       return reply.send({ results: Object.fromEntries(domains.map((d) => [d, known.get(d)?.identity ?? null])) });
     });
   });
+}
+
+/**
+ * Whose share of the crawl queue a request's crawls take: a caller presenting a valid credential
+ * its key's (so clients behind one address with their own keys do not share), anyone else its
+ * address's. The route is public: a credential that does not verify only makes the caller anonymous.
+ */
+async function crawlRequester(req: FastifyRequest, app: App): Promise<CrawlRequester> {
+  const principal = req.headers.authorization === undefined ? null : await authenticate(req, app).catch(() => null);
+  return principal ? { id: `key:${principal.keyId}`, anonymous: false } : { id: `ip:${req.ip}`, anonymous: true };
 }

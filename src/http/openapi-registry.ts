@@ -48,12 +48,12 @@ export const registryPaths: Record<string, unknown> = {
       tags: ['Agent Compliance'],
       summary: 'A compliance storyboard with its phases and steps, and its test kit when it names one',
       parameters: [
-        { name: 'id', in: 'path', required: true, schema: { type: 'string' }, description: 'Storyboard id; ids with / are URL-encoded' },
+        { name: 'id', in: 'path', required: true, schema: { type: 'string', maxLength: 256 }, description: 'Storyboard id; ids with / are URL-encoded' },
         { name: 'compliance_target', in: 'query', required: false, schema: { type: 'string' }, description: '3.1, 3.0, 3.1-rc, 3.1-beta or an exact bundled version' },
       ],
       responses: {
         200: { description: 'The storyboard', content: json({ type: 'object', required: ['adcp_version', 'requested_compliance_target', 'storyboard'], properties: { adcp_version: { type: 'string' }, requested_compliance_target: { type: 'string' }, storyboard: { type: 'object' }, test_kit: {} } }) },
-        400: { description: 'Unresolvable compliance_target', content: json(registryError) },
+        400: { description: 'Unresolvable compliance_target, or an id over 256 characters', content: json(registryError) },
         404: { description: 'Storyboard not found', content: json(registryError) },
         500: { description: 'A bundle that could not be read', content: json(registryError) },
       },
@@ -66,12 +66,12 @@ export const registryPaths: Record<string, unknown> = {
       summary: 'Fetch and validate a publisher’s adagents.json now (admin). Once per 5 minutes per domain, 30 per admin per hour.',
       security: [{ bearer: [] }, { oauth2: [] }],
       parameters: [
-        { name: 'domain', in: 'path', required: true, schema: { type: 'string' } },
+        { name: 'domain', in: 'path', required: true, schema: { type: 'string', maxLength: 253 } },
         { name: 'force', in: 'query', required: false, schema: { type: 'string', enum: ['1', 'true'] } },
       ],
       responses: {
         200: { description: 'The verdict and fetch metadata', content: json(revalidation) },
-        400: { description: 'Invalid domain (IP literal, port, single label) or one resolving to a private address', content: json(registryError) },
+        400: { description: 'Invalid domain (IP literal, port, single label, over 253 characters) or one resolving to a private address', content: json(registryError) },
         401: { description: 'No valid Bearer credential', content: json(registryError) },
         403: { description: 'Not an admin', content: json(registryError) },
         429: { description: 'Rate limited (Retry-After header too)', content: json(rateLimited) },
@@ -86,7 +86,7 @@ export const registryPaths: Record<string, unknown> = {
       security: [{ bearer: [] }, { oauth2: [] }],
       parameters: [
         { name: 'cursor', in: 'query', required: false, schema: { type: 'string', format: 'uuid' }, description: 'event_id of the last entry read' },
-        { name: 'types', in: 'query', required: false, schema: { type: 'string' }, description: 'Comma-separated event types; a trailing * matches a prefix' },
+        { name: 'types', in: 'query', required: false, schema: { type: 'string' }, description: 'Comma-separated event types (at most 100); a trailing * matches a prefix' },
         { name: 'limit', in: 'query', required: false, schema: { type: 'integer', minimum: 1, maximum: 10000, default: 100 } },
       ],
       responses: {
@@ -103,7 +103,7 @@ export const registryPaths: Record<string, unknown> = {
             },
           }),
         },
-        400: { description: 'Bad cursor, limit or type filter', content: json(registryError) },
+        400: { description: 'Bad cursor, limit or type filter, or more than 100 type filters', content: json(registryError) },
         401: { description: 'No valid Bearer credential', content: json(registryError) },
         410: { description: 'Cursor unknown or past the 90-day retention', content: json(registryError) },
       },
@@ -113,13 +113,14 @@ export const registryPaths: Record<string, unknown> = {
     post: {
       operationId: 'resolveBrandsBulk',
       tags: ['Brand Resolution'],
-      summary: 'Canonical brand identities for up to 100 domains (unknown → null). 20 requests a minute per client address.',
+      summary: 'Canonical brand identities for up to 100 domains (unknown → null, and crawled in the background in the caller’s share of the crawl queue). 20 requests a minute per client address.',
       requestBody: { required: true, content: json({ type: 'object', required: ['domains'], properties: { domains: { type: 'array', minItems: 1, maxItems: 100, items: { type: 'string' } } } }) },
       responses: {
         200: { description: 'results keyed by normalized domain', content: json({ type: 'object', required: ['results'], properties: { results: { type: 'object', additionalProperties: { oneOf: [{ type: 'object' }, { type: 'null' }] } } } }) },
         400: { description: 'Bad JSON, content type or domain list', content: json(registryError) },
         413: { description: 'Body over 16 KB', content: json(registryError) },
-        429: { description: 'Rate limited (Retry-After header too)', content: json(rateLimited) },
+        429: { description: 'Rate limited, or past the caller’s share of the crawl queue (Retry-After header too)', content: json(rateLimited) },
+        503: { description: 'The crawl queue is full: the unknown domains were not queued (Retry-After header too)', content: json(rateLimited) },
       },
     },
   },

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import http from 'node:http';
 import { ApolloServer, HeaderMap } from '@apollo/server';
 import { ApolloServerPluginCacheControlDisabled, ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyRequest } from 'fastify';
@@ -44,12 +45,24 @@ import { registerConsoleRoutes } from './console-route';
  */
 export const apolloPlugins = () => [ApolloServerPluginCacheControlDisabled(), ApolloServerPluginLandingPageDisabled()];
 
+/** Without the resource limits, the longest a request may take to arrive (headers and body). */
+const SLOW_REQUEST_MS = 60_000;
+
 export async function buildServer(app: App): Promise<FastifyInstance> {
+  const limits = app.config.limits;
   const fastify = Fastify({
     loggerInstance: app.log.child({ component: 'http' }) as unknown as FastifyBaseLogger,
     // Access is counted in /metrics; per-request log lines would dominate the log volume.
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: app.config.bodyLimitBytes,
+    // Path parameters as long as a URL may be: each route bounds its own (a domain at DNS's 253,
+    // a storyboard id) and says which one is too long, where the router's default (100) answered
+    // a legal 101-character domain "no route".
+    routerOptions: { maxParamLength: http.maxHeaderSize },
+    // A request whose headers and body have not all arrived by then is answered 408 and its
+    // connection closed (Fastify turns Node's limit off). With the limits on, the time budget
+    // answers it first (503, connection closed: ./work-caps.ts).
+    requestTimeout: (limits?.requestTimeBudgetMs ?? SLOW_REQUEST_MS) + 10_000,
     // A hop count becomes a function: this Fastify treats a bare number as "trust nothing".
     trustProxy: typeof app.config.trustProxy === 'number' ? ((hops: number) => (_addr: string, i: number) => i < hops)(app.config.trustProxy) : app.config.trustProxy,
     // Errors Fastify raises before routing (a URL that does not decode, a bad Content-Type
@@ -106,7 +119,6 @@ export async function buildServer(app: App): Promise<FastifyInstance> {
     return reply.status(500).send(internalErrorBody(req.url));
   });
 
-  const limits = app.config.limits;
   const budgets = app.budgets;
   if (limits && budgets && app.authFailures) {
     registerWorkCaps(fastify, limits);

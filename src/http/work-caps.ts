@@ -27,8 +27,9 @@ declare module 'fastify' {
  * Caps on the work one request may make the gateway do, on every binding:
  *
  * - **time**: a request still unanswered after `requestTimeBudgetMs` is answered 503 with
- *   Retry-After, so a client never waits on a stalled dependency without end (the late answer,
- *   if one comes, is dropped and logged);
+ *   Retry-After and its connection closed, so a client never waits on a stalled dependency
+ *   without end, nor holds a socket by sending slowly (the late answer, if one comes, is dropped
+ *   and logged);
  * - **size**: an answer larger than `maxResponseBytes` is replaced by an error asking for less
  *   (RESPONSE_TOO_LARGE, 422), so one request cannot make the gateway stream gigabytes.
  */
@@ -53,6 +54,9 @@ export function registerWorkCaps(fastify: FastifyInstance, limits: Pick<Resource
       // Answered without onSend (a hijacked reply, a socket gone): nothing left to time.
       if (reply.sent || reply.raw.headersSent) continue;
       req.log.warn({ url: req.url, budgetMs: limits.requestTimeBudgetMs }, 'request over its time budget: answered 503');
+      // The connection ends with the answer: a body still trickling in (a slow upload) would
+      // otherwise hold the socket open for as long as its sender likes.
+      reply.header('connection', 'close');
       errorSenderFor(req.url)(reply, new AppError('UNAVAILABLE', `the request took longer than ${limits.requestTimeBudgetMs} ms, the most one request may take; try again later`));
     }
   }, SWEEP_MS);

@@ -1,5 +1,5 @@
 import { fetchDocument } from './document-fetch';
-import { parseStorableJson, UnstorableJsonError } from './storable-json';
+import { parseFetchedJson, UnstorableJsonError } from './storable-json';
 
 /**
  * `REGISTRY_ORIGIN_OVERRIDES` (a test seam, DESIGN.md §4): `domain=http://127.0.0.1:8080,…` sends
@@ -28,15 +28,16 @@ export class FetchError extends Error {
 
 /**
  * GETs a JSON document from a counterparty (brand.json, a JWKS): https only, public addresses
- * only (checked at connect time, after DNS), no redirects, a byte cap and a deadline. Throws a
- * FetchError saying what failed, without echoing the response.
+ * only (checked at connect time, after DNS), no redirects, a byte cap and a deadline, and the
+ * document as strict as a webhook body (parseFetchedJson). Throws a FetchError saying what
+ * failed, without echoing the response.
  */
 export async function fetchJson(url: string, options: { overrides?: OriginOverrides; maxBytes: number; timeoutMs?: number }): Promise<unknown> {
   const answer = await fetchDocument(url, { ...options, maxRedirects: 0 });
   if (answer.error) throw new FetchError(`${url}: ${answer.error.message}`);
   if (answer.status !== 200) throw new FetchError(`${url}: HTTP ${answer.status}`, answer.status);
   try {
-    return parseStorableJson(answer.body.toString('utf8'));
+    return parseFetchedJson(answer.body);
   } catch (err) {
     throw new FetchError(`${url}: ${err instanceof UnstorableJsonError ? err.message : 'not JSON'}`);
   }

@@ -1,5 +1,6 @@
 import { jsonNestingDepth, MAX_JSON_DEPTH } from './json-depth';
 import { hasUnstorableEscape } from './nul';
+import { duplicateKeys } from '../signing/strict-json';
 
 /** JSON that parses but holds what the gateway refuses to keep or walk. */
 export class UnstorableJsonError extends SyntaxError {}
@@ -14,5 +15,28 @@ export function parseStorableJson(text: string): unknown {
   if (jsonNestingDepth(text) > MAX_JSON_DEPTH) throw new UnstorableJsonError(`nests deeper than ${MAX_JSON_DEPTH} levels`);
   const doc = JSON.parse(text) as unknown;
   if (hasUnstorableEscape(JSON.stringify(doc))) throw new UnstorableJsonError('contains U+0000 (NUL) or an unpaired surrogate');
+  return doc;
+}
+
+/** Fails on bytes that are not UTF-8 instead of reading them as U+FFFD; a BOM is kept (JSON.parse refuses it). */
+const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
+/**
+ * A counterparty's JSON document as fetched (adagents.json, brand.json, a JWKS), held to what the
+ * webhook receiver demands of a body: UTF-8 bytes (not silently repaired), no object naming a key
+ * twice (a last-wins parser and a strict one would read it differently: AdCP verifier step 14),
+ * and storable (parseStorableJson). Refusals are UnstorableJsonError saying what is wrong ("is not
+ * valid UTF-8"); text that is not JSON throws SyntaxError.
+ */
+export function parseFetchedJson(bytes: Uint8Array): unknown {
+  let text: string;
+  try {
+    text = utf8.decode(bytes);
+  } catch {
+    throw new UnstorableJsonError('is not valid UTF-8');
+  }
+  const doc = parseStorableJson(text);
+  const [repeated] = duplicateKeys(text, 1);
+  if (repeated !== undefined) throw new UnstorableJsonError(`has the key ${JSON.stringify(repeated.slice(0, 64))} more than once in one object`);
   return doc;
 }

@@ -1,4 +1,6 @@
 import { randomBytes } from 'node:crypto';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { issueApiKey } from '../../src/application/api-keys';
 import { graphql, startTestGateway } from '../support/gateway';
 import { PG_ADMIN_URL, REDIS_URL, createTestDatabase, describeWith, eventually } from '../support/infra';
@@ -23,6 +25,11 @@ describe('POST /api/brands/resolve/bulk', () => {
       'leaf.example': { [wk]: { body: { id: 'leaf', names: [{ en: 'Leaf' }], house_domain: 'house.example' } } },
       'loop.example': { [wk]: { body: { authoritative_location: 'https://loop.example/.well-known/brand.json' } } },
       'empty.example': { [wk]: { body: { version: '1.0' } } },
+      'gone.example': {},
+      'found.example': { [wk]: { body: { id: 'found', names: [{ en: 'Found' }] } } },
+      // What the webhook receiver refuses in a body, refused in a fetched document too.
+      'dupe.example': { [wk]: { raw: '{"id":"real","names":[{"en":"Real"}],"id":"shadow"}' } },
+      'latin1.example': { [wk]: { raw: Buffer.concat([Buffer.from('{"id":"caf'), Buffer.from([0xe9]), Buffer.from('","names":[{"en":"Caf'), Buffer.from([0xe9]), Buffer.from('"}]}')]) } },
     });
     gw = await startTestGateway({ REGISTRY_ORIGIN_OVERRIDES: origins.overrides, BRAND_RESOLVE_RATE_LIMIT: '1000' });
     admin = (await issueApiKey(gw.app.store, { org: 'ops', role: 'admin' }, { now: new Date().toISOString() })).key;
@@ -60,6 +67,31 @@ describe('POST /api/brands/resolve/bulk', () => {
     expect(r['nowhere.example']).toBeNull();
   });
 
+  it('a background crawl that finds no brand records nothing (no permanent event per unresolvable domain) and is not repeated within the hour', async () => {
+    expect((await bulk({ domains: ['gone.example', 'found.example'] })).status).toBe(200);
+    await gw.app.brandCrawler.drained();
+    expect(origins.hits.filter((h) => h.host === 'gone.example')).toHaveLength(1);
+    expect(await gw.app.store.readStream('brand-gone.example')).toEqual([]);
+    expect((await gw.app.store.readStream('brand-found.example')).map((e) => e.type)).toEqual(['BrandCrawled']);
+    // Asked again: still null, and not fetched again (its back-off), nor recorded.
+    expect((await bulk({ domains: ['gone.example'] })).body.results).toEqual({ 'gone.example': null });
+    await gw.app.brandCrawler.drained();
+    expect(origins.hits.filter((h) => h.host === 'gone.example')).toHaveLength(1);
+    expect(await gw.app.store.readStream('brand-gone.example')).toEqual([]);
+  });
+
+  it('a brand.json with a duplicate key or bytes that are not UTF-8 names no brand, and the recorded crawl says why', async () => {
+    for (const [domain, why] of [
+      ['dupe.example', 'has the key "id" more than once in one object'],
+      ['latin1.example', 'is not valid UTF-8'],
+    ] as const) {
+      const crawled = await graphql(gw.url, 'mutation($d: String!) { crawlBrand(domain: $d) { found name } }', { d: domain }, admin);
+      expect({ domain, data: crawled.body.data }).toEqual({ domain, data: { crawlBrand: { found: false, name: null } } });
+      const [event] = await gw.app.store.readStream(`brand-${domain}`);
+      expect((event!.data as { error?: string }).error).toBe(`https://${domain}/.well-known/brand.json: ${why}`);
+    }
+  });
+
   it('an operator registration outranks the crawl (GraphQL, admin only)', async () => {
     const denied = await graphql(gw.url, 'mutation { registerBrand(domain: "acme.example", identity: {brandName: "X"}) { domain } }');
     expect(denied.body.errors![0]!.extensions).toMatchObject({ code: 'UNAUTHENTICATED' });
@@ -86,6 +118,85 @@ describe('POST /api/brands/resolve/bulk', () => {
     expect((await bulk({ domains: Array.from({ length: 100 }, (_, i) => `d${i}.example`) })).status).toBe(200);
     expect((await bulk({ domains: ['a.example'], pad: 'x'.repeat(17 * 1024) })).status).toBe(413);
   });
+});
+
+/** An origin that takes every request and never answers (a wildcard-DNS domain pointed at a tarpit). */
+async function startTarpit() {
+  const hits: string[] = [];
+  const server = http.createServer((req) => void hits.push((req.headers.host ?? '').toLowerCase()));
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return {
+    port: (server.address() as AddressInfo).port,
+    hits,
+    close: () => {
+      server.closeAllConnections();
+      return new Promise<void>((r) => server.close(() => r()));
+    },
+  };
+}
+
+describe('brand crawls are fair per requester', () => {
+  let gw: Awaited<ReturnType<typeof startTestGateway>>;
+  let origins: Awaited<ReturnType<typeof startOrigins>>;
+  let tarpit: Awaited<ReturnType<typeof startTarpit>>;
+  const hanging = (tag: string, n: number) => Array.from({ length: n }, (_, i) => `${tag}${i}.tarpit.example`);
+
+  beforeAll(async () => {
+    origins = await startOrigins({ 'fair.example': { [wk]: { body: { id: 'fair', names: [{ en: 'Fair' }] } } } });
+    tarpit = await startTarpit();
+    const hostile = [...hanging('a', 100), ...hanging('c', 300), ...hanging('q', 10_500)].map((d) => `${d}=http://127.0.0.1:${tarpit.port}`);
+    // Clients told apart by X-Forwarded-For (one trusted proxy hop), each as an address would be.
+    gw = await startTestGateway({ REGISTRY_ORIGIN_OVERRIDES: [origins.overrides, ...hostile].join(','), BRAND_RESOLVE_RATE_LIMIT: '1000', TRUST_PROXY: '1', PUBLIC_URL: 'https://registry.example' });
+  }, 60_000);
+  afterAll(async () => {
+    await gw?.stop();
+    await tarpit?.close();
+    await origins?.close();
+  });
+
+  const bulkFrom = async (client: string, domains: string[]) => {
+    const r = await fetch(`${gw.url}/api/brands/resolve/bulk`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-forwarded-for': client }, body: JSON.stringify({ domains }) });
+    return { status: r.status, body: (await r.json()) as Record<string, any>, retryAfter: r.headers.get('retry-after') };
+  };
+
+  it("one client's 100 domains that never answer do not hold back another client's domain: it is fetched within the anonymous deadline", async () => {
+    expect((await bulkFrom('198.51.100.1', hanging('a', 100))).status).toBe(200);
+    await eventually(() => tarpit.hits.length >= 4, 5000, 'the hanging crawls running');
+    const asked = Date.now();
+    expect((await bulkFrom('203.0.113.2', ['fair.example'])).status).toBe(200);
+    // First come first served, it would wait for 100 crawls of 10 s, 4 at a time (~250 s).
+    await eventually(() => origins.hits.some((h) => h.host === 'fair.example'), 9000, 'fair.example fetched');
+    expect(Date.now() - asked).toBeLessThan(9000);
+    const resolved = await eventually(async () => (await bulkFrom('203.0.113.2', ['fair.example'])).body.results['fair.example'], 5000, 'fair.example resolved');
+    expect(resolved).toMatchObject({ canonical_id: 'fair', brand_name: 'Fair' });
+  }, 30_000);
+
+  it('a client past its share of the queue is told so (429 with retry_after), not silently dropped; what it already queued stays pending', async () => {
+    const domains = hanging('c', 300);
+    expect((await bulkFrom('198.51.100.3', domains.slice(0, 100))).status).toBe(200);
+    expect((await bulkFrom('198.51.100.3', domains.slice(100, 200))).status).toBe(200);
+    const refused = await bulkFrom('198.51.100.3', domains.slice(200, 300));
+    expect(refused.status).toBe(429);
+    expect(refused.body).toEqual({ error: expect.stringContaining('brand crawls'), retry_after: expect.any(Number) });
+    expect(refused.body.retry_after).toBeGreaterThan(0);
+    expect(Number(refused.retryAfter)).toBe(refused.body.retry_after);
+    // Domains already waiting for their crawl are pending, not new work: asking again is fine.
+    expect(await bulkFrom('198.51.100.3', domains.slice(0, 100))).toMatchObject({ status: 200, body: { results: Object.fromEntries(domains.slice(0, 100).map((d) => [d, null])) } });
+    // Another client is not affected.
+    expect((await bulkFrom('203.0.113.4', ['fair.example'])).status).toBe(200);
+  });
+
+  it('a full queue answers 503 with retry_after for the domains it cannot take, never a silent 200', async () => {
+    const domains = hanging('q', 10_500);
+    let busy: Awaited<ReturnType<typeof bulkFrom>> | undefined;
+    for (let i = 0; i < 105 && !busy; i++) {
+      const r = await bulkFrom(`10.1.${Math.floor(i / 2)}.1`, domains.slice(i * 100, (i + 1) * 100));
+      if (r.status === 503) busy = r;
+      else expect({ i, status: r.status }).toEqual({ i, status: 200 });
+    }
+    expect(busy).toMatchObject({ status: 503, body: { error: expect.stringContaining('busy'), retry_after: expect.any(Number) } });
+    expect(Number(busy!.retryAfter)).toBe(busy!.body.retry_after);
+  }, 60_000);
 });
 
 /** Fixed one-minute windows: start a burst well inside one, so it is counted in one window. */

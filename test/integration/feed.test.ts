@@ -2,8 +2,9 @@ import { issueApiKey } from '../../src/application/api-keys';
 import { graphql, startTestGateway } from '../support/gateway';
 import { randomBytes } from 'node:crypto';
 import { Kafka, logLevel } from 'kafkajs';
-import { KAFKA_BROKERS, describeWith, eventually } from '../support/infra';
+import { KAFKA_BROKERS, PG_ADMIN_URL, createTestDatabase, describeWith, eventually } from '../support/infra';
 import { startOrigins } from '../support/origins';
+import { overSse } from '../support/subscriptions';
 
 const WK = '/.well-known/adagents.json';
 const agent = (url: string) => ({ url, authorized_for: 'Display', authorization_type: 'property_tags', property_tags: ['all'] });
@@ -86,6 +87,67 @@ describe('GET /api/registry/feed', () => {
     } finally {
       await gw.stop();
       await origins.close();
+    }
+  }, 60_000);
+});
+
+/**
+ * `types` on both bindings: at most 100 filters (a longer list is 400 naming `types`, not a 500
+ * from the database), and a list at the maximum filters as a short one does.
+ */
+async function typeListBounds(env: Record<string, string>): Promise<void> {
+  const origins = await startOrigins({ 'typesbrand.example': { '/.well-known/brand.json': { body: { id: 'tb', names: [{ en: 'Types Brand' }] } } } });
+  const gw = await startTestGateway({ ...env, REGISTRY_ORIGIN_OVERRIDES: origins.overrides });
+  try {
+    const reader = (await issueApiKey(gw.app.store, { org: 'reader', role: 'buyer' }, { now: new Date().toISOString() })).key;
+    await gw.app.brandCrawler.crawl('typesbrand.example');
+    const feed = async (types: string[]) => {
+      const r = await fetch(`${gw.url}/api/registry/feed?types=${types.join(',')}`, { headers: { authorization: `Bearer ${reader}` } });
+      return { status: r.status, body: (await r.json()) as Record<string, any> };
+    };
+    const gql = (types: string[]) => graphql(gw.url, 'query($t: [String!]) { registryFeed(types: $t) { entries { eventType entityId } } }', { t: types }, reader);
+    const noise = (n: number) => Array.from({ length: n }, (_, i) => `n${i}.x*`);
+
+    const atMost = [...noise(99), 'brand.updated'];
+    const page = (await eventually(async () => {
+      const f = await feed(atMost);
+      return f.body.events?.length > 0 ? f : undefined;
+    }, 15_000, 'the brand entry'))!;
+    expect(page.status).toBe(200);
+    expect(page.body.events.map((e: { event_type: string; entity_id: string }) => `${e.event_type} ${e.entity_id}`)).toEqual(['brand.updated typesbrand.example']);
+    expect((await gql(atMost)).body.data).toEqual({ registryFeed: { entries: [{ eventType: 'brand.updated', entityId: 'typesbrand.example' }] } });
+
+    for (const n of [1000, 101]) {
+      expect({ n, ...(await feed([...noise(n - 1), 'brand.updated'])) }).toEqual({ n, status: 400, body: { error: `types holds ${n} filters; at most 100 are allowed` } });
+      const refused = await gql([...noise(n - 1), 'brand.updated']);
+      expect({ n, error: refused.body.errors?.[0] }).toMatchObject({ n, error: { message: `types holds ${n} filters; at most 100 are allowed`, extensions: { code: 'VALIDATION_ERROR', field: 'types' } } });
+    }
+    // The live feed looks each entry up in its list: bounded alike.
+    const live = overSse(gw.url)(reader, 'subscription($t: [String!]) { registryFeed(types: $t) { eventType } }', { t: noise(101) });
+    try {
+      await eventually(() => live.errors.length > 0, 10_000, 'the refusal');
+      expect(JSON.stringify(live.errors)).toContain('types holds 101 filters; at most 100 are allowed');
+      expect(JSON.stringify(live.errors)).toContain('VALIDATION_ERROR');
+    } finally {
+      live.stop();
+    }
+  } finally {
+    await gw.stop();
+    await origins.close();
+  }
+}
+
+describe('GET /api/registry/feed: long type lists (SQLite)', () => {
+  it('over 100 types is 400 naming types on REST and GraphQL; 100 filter as a short list does', () => typeListBounds({}), 60_000);
+});
+
+describeWith('PostgreSQL', Boolean(PG_ADMIN_URL), 'GET /api/registry/feed: long type lists (PostgreSQL)', () => {
+  it('over 100 types is 400 naming types on REST and GraphQL; 100 filter as a short list does', async () => {
+    const db = await createTestDatabase('adcp_feedtypes');
+    try {
+      await typeListBounds({ EVENT_STORE_URL: db.url });
+    } finally {
+      await db.drop();
     }
   }, 60_000);
 });

@@ -43,4 +43,23 @@ describe("the receiver's sender keys (brand.json → jwks_uri over real HTTP)", 
       await origins.close();
     }
   });
+
+  it('a JWKS or brand.json with a duplicate key, or bytes that are not UTF-8, is refused as the receiver refuses such a body, saying why', async () => {
+    const key = JSON.stringify(jwk('k1'));
+    const brand = (jwks: string) => ({ body: { agents: [{ id: 'agent_1', url: 'https://x.example/mcp', jwks_uri: `https://${jwks}/keys.json` }] } });
+    const origins = await startOrigins({
+      // Last-wins parsing would find k1 in each of these.
+      'dupkeys.example': { '/.well-known/brand.json': brand('dupkeys.example'), '/keys.json': { raw: `{"keys":[],"keys":[${key}]}` } },
+      'latin1keys.example': { '/.well-known/brand.json': brand('latin1keys.example'), '/keys.json': { raw: Buffer.concat([Buffer.from(`{"keys":[${key}],"note":"caf`), Buffer.from([0xe9]), Buffer.from('"}')]) } },
+      'dupbrand.example': { '/.well-known/brand.json': { raw: `{"agents":[],"agents":[{"id":"agent_1","jwks_uri":"https://dupkeys2.example/keys.json"}]}` } },
+    });
+    try {
+      const resolver = new JwksResolver(parseOriginOverrides(origins.overrides));
+      await expect(resolver.resolve('dupkeys.example', 'agent_1', 'k1')).rejects.toThrow('https://dupkeys.example/keys.json: has the key "keys" more than once in one object');
+      await expect(resolver.resolve('latin1keys.example', 'agent_1', 'k1')).rejects.toThrow('https://latin1keys.example/keys.json: is not valid UTF-8');
+      await expect(resolver.resolve('dupbrand.example', 'agent_1', 'k1')).rejects.toThrow('https://dupbrand.example/.well-known/brand.json: has the key "agents" more than once in one object');
+    } finally {
+      await origins.close();
+    }
+  });
 });

@@ -7,6 +7,9 @@ import { startOrigins } from '../support/origins';
 
 const WK = '/.well-known/adagents.json';
 const agent = { url: 'https://sales.example/mcp', authorized_for: 'Display', authorization_type: 'property_tags', property_tags: ['all'] };
+// Labels of at most 63 characters, names of up to 253: what DNS allows.
+const LONG_DOMAIN = `${'a'.repeat(63)}.${'b'.repeat(63)}.example`;
+const LONGEST_DOMAIN = `${'a'.repeat(63)}.${'b'.repeat(63)}.${'c'.repeat(63)}.${'d'.repeat(53)}.example`;
 const valid = (extra: Record<string, unknown> = {}) => ({ $schema: 'https://adcontextprotocol.org/schemas/v3/adagents.json', last_updated: '2026-11-23T10:00:00Z', authorized_agents: [agent], properties: [{ property_id: 'home', publisher_domain: 'pub.example', tags: ['all'] }], ...extra });
 
 describe('POST /api/registry/publisher/{domain}/adagents/revalidate', () => {
@@ -34,6 +37,11 @@ describe('POST /api/registry/publisher/{domain}/adagents/revalidate', () => {
       'lone.example': { [WK]: { raw: '{"authorized_agents":[],"contact":{"name":"a\\ud800b"}}' } },
       'deep.example': { [WK]: { raw: `{"authorized_agents":[],"x":${'['.repeat(100)}${']'.repeat(100)}}` } },
       'gone.example': {},
+      // What the webhook receiver refuses in a body, refused in a publisher's file too.
+      'dupe.example': { [WK]: { raw: `{"authorized_agents":[],"authorized_agents":${JSON.stringify([agent])}}` } },
+      'latin1.example': { [WK]: { raw: Buffer.concat([Buffer.from('{"authorized_agents":[],"contact":{"name":"Caf'), Buffer.from([0xe9]), Buffer.from('"}}')]) } },
+      [LONG_DOMAIN]: { [WK]: { body: valid() } },
+      [LONGEST_DOMAIN]: { [WK]: { body: valid() } },
       'slow.example': { [WK]: { body: valid(), delayMs: 12_000 } },
     });
     gw = await startTestGateway({ REGISTRY_ORIGIN_OVERRIDES: origins.overrides });
@@ -82,11 +90,27 @@ describe('POST /api/registry/publisher/{domain}/adagents/revalidate', () => {
   it('oversize, not JSON (or JSON holding NUL, a lone surrogate or 100 levels of nesting), missing', async () => {
     expect((await revalidate('huge.example')).body).toMatchObject({ adagents_valid: false, issues: { errors: [{ field: 'network', message: 'Response exceeded 10485760 bytes' }] } });
     expect((await revalidate('notjson.example')).body).toMatchObject({ adagents_valid: false, issues: { errors: [{ field: 'json' }] } });
-    for (const domain of ['nul.example', 'lone.example', 'deep.example']) {
+    const unstorable = { 'nul.example': 'contains U+0000 (NUL) or an unpaired surrogate', 'lone.example': 'contains U+0000 (NUL) or an unpaired surrogate', 'deep.example': 'nests deeper than 64 levels' };
+    for (const [domain, why] of Object.entries(unstorable)) {
       const r = await revalidate(domain);
-      expect({ domain, status: r.status, body: r.body }).toMatchObject({ domain, status: 200, body: { adagents_valid: false, issues: { errors: [{ field: 'json', message: `Invalid JSON response from https://${domain}/.well-known/adagents.json` }] } } });
+      expect({ domain, status: r.status, body: r.body }).toMatchObject({ domain, status: 200, body: { adagents_valid: false, issues: { errors: [{ field: 'json', message: `Invalid JSON response from https://${domain}/.well-known/adagents.json: ${why}` }] } } });
     }
     expect((await revalidate('gone.example')).body).toMatchObject({ adagents_valid: false, status_code: 404, error: 'File not found at https://gone.example/.well-known/adagents.json' });
+  });
+
+  it('a file with a duplicate key, or bytes that are not UTF-8, is invalid JSON to the validator, which says why', async () => {
+    expect((await revalidate('dupe.example')).body).toMatchObject({ adagents_valid: false, issues: { errors: [{ field: 'json', message: 'Invalid JSON response from https://dupe.example/.well-known/adagents.json: has the key "authorized_agents" more than once in one object' }] } });
+    expect((await revalidate('latin1.example')).body).toMatchObject({ adagents_valid: false, issues: { errors: [{ field: 'json', message: 'Invalid JSON response from https://latin1.example/.well-known/adagents.json: is not valid UTF-8' }] } });
+  });
+
+  it('a domain as long as DNS allows (253 characters) is revalidated; a longer one is 400 naming the domain', async () => {
+    expect(LONGEST_DOMAIN).toHaveLength(253);
+    for (const domain of [LONG_DOMAIN, LONGEST_DOMAIN]) {
+      const r = await revalidate(domain);
+      expect({ status: r.status, domain: r.body.domain, valid: r.body.adagents_valid }).toEqual({ status: 200, domain, valid: true });
+    }
+    expect(await revalidate(`e${LONGEST_DOMAIN}`)).toMatchObject({ status: 400, body: { error: 'domain is longer than 253 characters, the most DNS allows' } });
+    expect(await revalidate(`${'x'.repeat(2000)}.example`)).toMatchObject({ status: 400, body: { error: 'domain is longer than 253 characters, the most DNS allows' } });
   });
 
   it('a slow origin is cut off by the 10 s deadline and reported as a timeout', async () => {

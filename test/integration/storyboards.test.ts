@@ -64,6 +64,16 @@ describe('GET /api/storyboards/{id}', () => {
     expect(await get('capability_discovery', '3.1.19')).toEqual({ status: 500, body: { error: 'Failed to get storyboard' } });
   });
 
+  it('an id past the framework’s 100-character path limit is looked up (404); one over 256 characters is 400 naming the id, on REST and GraphQL', async () => {
+    expect(await get('x'.repeat(150))).toEqual({ status: 404, body: { error: 'Storyboard not found' } });
+    expect(await get(`media_buy_seller/${'y'.repeat(239)}`)).toEqual({ status: 404, body: { error: 'Storyboard not found' } });
+    expect(await get('x'.repeat(257))).toEqual({ status: 400, body: { error: 'id is longer than 256 characters' } });
+    expect(await get('x'.repeat(5000))).toEqual({ status: 400, body: { error: 'id is longer than 256 characters' } });
+    const r = await fetch(`${gw.url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query: 'query($id: String!) { storyboard(id: $id) { id } }', variables: { id: 'x'.repeat(257) } }) });
+    const body = (await r.json()) as { errors: { message: string; extensions: Record<string, unknown> }[] };
+    expect(body.errors[0]).toMatchObject({ message: 'id is longer than 256 characters', extensions: { code: 'VALIDATION_ERROR', field: 'id' } });
+  });
+
   it('imports each bundle once: a restart with unchanged bundles appends nothing', async () => {
     const before = (await gw.app.store.readAll({ limit: 100_000 })).filter((e) => e.type === 'StoryboardBundleImported').length;
     const env = { COMPLIANCE_DIRS: [path.join(ROOT, 'test', 'fixtures', 'compliance', '3.1.18'), rc].join(','), DATA_DIR: path.join(dir, 'data') };

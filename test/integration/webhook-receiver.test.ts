@@ -1,5 +1,6 @@
 import { generateKeyPairSync } from 'node:crypto';
 import http from 'node:http';
+import net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { issueApiKey } from '../../src/application/api-keys';
 import { graphql, startTestGateway } from '../support/gateway';
@@ -208,4 +209,32 @@ describeWith('PostgreSQL', Boolean(PG_ADMIN_URL), 'webhook receiver on PostgreSQ
     const db = await createTestDatabase('adcp_rx');
     return { env: { EVENT_STORE_URL: db.url }, cleanup: db.drop };
   });
+});
+
+describe('a slow upload to the receiver', () => {
+  it('is answered 503 when its time budget runs out, and the connection is closed with that answer', async () => {
+    const gw = await startTestGateway({ REQUEST_TIME_BUDGET_MS: '1000' });
+    const socket = net.connect(Number(new URL(gw.url).port), '127.0.0.1');
+    let trickle: NodeJS.Timeout | undefined;
+    try {
+      let answer = '';
+      socket.on('data', (chunk: Buffer) => void (answer += chunk.toString('latin1')));
+      socket.on('error', () => {}); // writing into a socket the gateway closed
+      const closed = new Promise<number>((resolve) => socket.once('close', () => resolve(Date.now())));
+      await new Promise<void>((resolve) => socket.once('connect', resolve));
+      const started = Date.now();
+      socket.write('POST /webhooks/sync_creatives/some_agent/slowroutetoken00001 HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{"a":"');
+      // A byte every 100 ms: the body would take almost three hours.
+      trickle = setInterval(() => socket.writable && socket.write('x'), 100);
+      const at = await Promise.race([closed, new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), 6000))]);
+      expect(answer).toMatch(/^HTTP\/1\.1 503 /);
+      expect(answer.toLowerCase()).toContain('connection: close');
+      expect({ closedWithin6s: at !== undefined }).toEqual({ closedWithin6s: true });
+      expect(at! - started).toBeLessThan(4000);
+    } finally {
+      clearInterval(trickle);
+      socket.destroy();
+      await gw.stop();
+    }
+  }, 30_000);
 });

@@ -3,6 +3,7 @@ import type { Principal } from '../../application/api-keys';
 import type { StoredEvent } from '../../eventstore/port';
 import { AppError } from '../../shared/errors';
 import { publicId } from '../../shared/ids';
+import { MAX_FEED_TYPES } from '../../application/registry-reads';
 import type { GraphQLContext } from '../context';
 import { liveEvents } from '../../bus/live-events';
 import { mayRead, mediaBuyChange } from '../buys/media-buy-change';
@@ -186,18 +187,22 @@ export class LiveResolver {
 
   @Subscription(() => RegistryFeedEntry, {
     description: 'The registry’s change feed as entries are recorded (any signed-in caller, like the REST feed).',
-    subscribe: (data: SubscribeResolverData<unknown, Record<string, unknown>, GraphQLContext>) =>
-      follow(data, (event) => {
+    subscribe: (data: SubscribeResolverData<unknown, Record<string, unknown>, GraphQLContext>) => {
+      // Each entry is looked up in the list: bounded as the feed query's is.
+      const types = data.args.types as string[] | null | undefined;
+      if (types && types.length > MAX_FEED_TYPES) throw new AppError('VALIDATION_ERROR', `types holds ${types.length} filters; at most ${MAX_FEED_TYPES} are allowed`, 'types');
+      return follow(data, (event) => {
         if (event.type !== 'FeedEntryRecorded') return undefined;
         const d = event.data as Record<string, string>;
         if (!oneOf(data.args.types, d.entity_type!) && !oneOf(data.args.types, d.event_type!)) return undefined;
         const entry: RegistryFeedEntry = { position: event.position, eventId: d.event_id!, eventType: d.event_type!, entityType: d.entity_type!, entityId: d.entity_id!, actor: d.actor!, createdAt: d.created_at! };
         return entry;
-      }),
+      });
+    },
   })
   registryFeed(
     @Root() entry: RegistryFeedEntry,
-    @Arg('types', () => [String], { nullable: true, description: 'Only these entity types (publisher, authorization, brand, storyboards) or event types (default: all).' }) _types?: string[],
+    @Arg('types', () => [String], { nullable: true, description: 'Only these entity types (publisher, authorization, brand, storyboards) or event types (default: all; at most 100).' }) _types?: string[],
     @Arg('after', () => Float, { nullable: true, description: 'Resume after this log position (from an earlier payload).' }) _after?: number,
   ): RegistryFeedEntry {
     return entry;

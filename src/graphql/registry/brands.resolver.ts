@@ -13,6 +13,7 @@ export function requireAdmin(ctx: GraphQLContext) {
 }
 
 export function domainArg(value: string, field = 'domain'): string {
+  if (value.trim().length > 253) throw new AppError('VALIDATION_ERROR', `${field} is longer than 253 characters, the most DNS allows`, field);
   const d = normalizeDomain(value);
   if (!d) throw new AppError('VALIDATION_ERROR', `${field} must be a bare multi-label DNS name`, field);
   return d;

@@ -72,7 +72,8 @@ export class RegistryResolver {
     @Arg('id') id: string,
     @Arg('complianceTarget', () => String, { nullable: true, description: '3.1, 3.0, 3.1-rc, 3.1-beta or an exact bundled version (default: the newest line).' }) complianceTarget?: string,
   ): Promise<Storyboard> {
-    return toStoryboard(unwrap(await getStoryboard(ctx.app, id, complianceTarget ?? undefined), { 400: 'complianceTarget', 404: 'id' }));
+    const answer = await getStoryboard(ctx.app, id, complianceTarget ?? undefined);
+    return toStoryboard(unwrap(answer, { 400: String(answer.body.error).startsWith('id ') ? 'id' : 'complianceTarget', 404: 'id' }));
   }
 
   @Query(() => [StoryboardSummary], { description: 'The storyboards of the bundle a compliance target names, in bundle order. Public.' })
@@ -106,7 +107,7 @@ export class RegistryResolver {
     @Ctx() ctx: GraphQLContext,
     @Arg('cursor', () => String, { nullable: true, description: 'The cursor of the page before (an eventId): entries after it.' }) cursor?: string,
     @Arg('limit', () => Int, { nullable: true, defaultValue: 100, description: 'Entries per page, 1 to 10000 (each entry is priced as a point).' }) limit?: number,
-    @Arg('types', () => [String], { nullable: true, description: 'Event types, a trailing * matching a prefix (publisher.*, brand.updated); default: all.' }) types?: string[],
+    @Arg('types', () => [String], { nullable: true, description: 'Event types, a trailing * matching a prefix (publisher.*, brand.updated); default: all. At most 100.' }) types?: string[],
     @Arg('newest', () => Boolean, { nullable: true, description: 'The last `limit` entries after the cursor instead of the first (hasMore is then false): where a live view starts.' }) newest?: boolean,
   ): Promise<RegistryFeedPage> {
     if (!ctx.principal) throw new AppError('UNAUTHENTICATED', 'a Bearer API key is required');
