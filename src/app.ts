@@ -244,6 +244,7 @@ export async function startApp(
   await webhooks.start();
   const receiver = await WebhookReceiver.open(store, readModels, { overrides: config.originOverrides });
   const brandCrawler = new BrandCrawler(store, config.originOverrides, log);
+  metrics.bounded('brand_crawl_queue', () => ({ entries: brandCrawler.waiting }));
   const rateLimiter = await openRateLimiter(readModels, config.redis, (err) => log.warn({ err }, 'redis error (rate limits)'));
   const budgets = config.limits && new SharedBudgets(rateLimiter, { syncMs: 100, onError: (err) => log.warn({ err }, 'rate-limit store unreachable: limits counted per instance meanwhile') });
   const authFailures = config.limits && budgets ? new AuthFailureThrottle(budgets, config.limits.authFailuresPerMinute) : undefined;

@@ -57,6 +57,11 @@ export class BrandCrawler {
   private idle: (() => void)[] = [];
   private stopped = false;
 
+  /** Domains waiting to be crawled (for /metrics). */
+  get waiting(): number {
+    return this.queue.waiting;
+  }
+
   constructor(
     private readonly store: EventStore,
     private readonly overrides: OriginOverrides,
