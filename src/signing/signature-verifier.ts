@@ -360,9 +360,22 @@ function keyMisfit(jwk: JsonWebKey & { adcp_use?: string; key_ops?: string[] }, 
   return fits ? undefined : `the key does not fit alg ${alg}`;
 }
 
-/** Whether a single-valued field arrived as several (a comma outside quoted strings). */
+/**
+ * Whether a single-valued field arrived as several: a comma followed by an even number of quotes
+ * (outside quoted strings when they pair up). Counted in two passes: the lookahead regex this
+ * replaces re-read the rest of the value from every comma (15,000 commas and a quote: 179 ms).
+ */
 export function hasSeveralValues(value: string): boolean {
-  return /,(?=(?:[^"]*"[^"]*")*[^"]*$)/.test(value);
+  const first = value.indexOf(',');
+  if (first === -1) return false;
+  let quotesAfter = 0;
+  for (let q = value.indexOf('"', first); q !== -1; q = value.indexOf('"', q + 1)) quotesAfter++;
+  for (let i = first; i < value.length; i++) {
+    const c = value.charCodeAt(i);
+    if (c === 0x22 /* " */) quotesAfter--;
+    else if (c === 0x2c /* , */ && quotesAfter % 2 === 0) return true;
+  }
+  return false;
 }
 
 /** A Content-Digest of one sha-256 member (what every signer sends), its value captured. */

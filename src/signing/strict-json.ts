@@ -15,17 +15,21 @@ export function duplicateKeys(text: string, limit = 4): string[] {
   return scanDuplicateKeys(text, limit);
 }
 
-/** The members of every object in a valid JSON text: the colons outside strings. */
+/**
+ * The members of every object in a valid JSON text: the colons outside strings, in one pass (a
+ * string is skipped to its closing quote). Not a search for the next colon from each string,
+ * which ran to the end of a text without one: a 1 MB ["a","a",…] took a second. (Nor a colon
+ * found once and carried from string to string: V8, having optimized that for small bodies, ran
+ * it as slowly on a large one.)
+ */
 export function memberCount(text: string): number {
   let count = 0;
-  let i = 0;
-  for (;;) {
-    const q = text.indexOf('"', i);
-    const end = q === -1 ? text.length : q;
-    for (let c = text.indexOf(':', i); c !== -1 && c < end; c = text.indexOf(':', c + 1)) count++;
-    if (q === -1) return count;
-    i = closingQuote(text, q) + 1;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0x22 /* " */) i = closingQuote(text, i);
+    else if (c === 0x3a /* : */) count++;
   }
+  return count;
 }
 
 /**
