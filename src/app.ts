@@ -200,7 +200,7 @@ export async function startApp(
     log,
   });
   await webhooks.start();
-  const receiver = await WebhookReceiver.open(store, readModels, { overrides: config.originOverrides });
+  const receiver = await WebhookReceiver.open(store, readModels, { overrides: config.originOverrides, noncesPerKey: config.webhookNoncesPerKey });
   const brandCrawler = new BrandCrawler(store, config.originOverrides, log);
   const rateLimiter = await openRateLimiter(readModels, config.redis, (err) => log.warn({ err }, 'redis error (rate limits)'));
   const budgets = config.limits && new SharedBudgets(rateLimiter, { syncMs: 100, onError: (err) => log.warn({ err }, 'rate-limit store unreachable: limits counted per instance meanwhile') });

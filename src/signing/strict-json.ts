@@ -6,13 +6,18 @@
  * parsers with duplicate hooks are streaming libraries far larger than this scan.
  */
 export function duplicateKeys(text: string, limit = 4): string[] {
+  return parseStrictJson(text, limit).duplicates;
+}
+
+/** duplicateKeys, with what JSON.parse made of the text (for a caller that would parse it again). */
+export function parseStrictJson(text: string, limit = 4): { value: unknown; duplicates: string[] } {
   const value: unknown = JSON.parse(text); // well-formedness (and the error message) from the real parser
   // JSON.parse keeps one property per distinct (unescaped) key, so an object holding fewer
   // properties than its text has members had a duplicate, and one holding as many had none.
   // Summed over every object the counts are equal exactly when no object lost a member; only
   // then is the naming scan below skipped.
-  if (memberCount(text) === propertyCount(value)) return [];
-  return scanDuplicateKeys(text, limit);
+  if (memberCount(text) === propertyCount(value)) return { value, duplicates: [] };
+  return { value, duplicates: scanDuplicateKeys(text, limit) };
 }
 
 /**
