@@ -242,7 +242,7 @@ export async function startApp(
     log,
   });
   await webhooks.start();
-  const receiver = await WebhookReceiver.open(store, readModels, { overrides: config.originOverrides });
+  const receiver = await WebhookReceiver.open(store, readModels, { overrides: config.originOverrides, noncesPerKey: config.webhookNoncesPerKey });
   const brandCrawler = new BrandCrawler(store, config.originOverrides, log);
   metrics.bounded('brand_crawl_queue', () => ({ entries: brandCrawler.waiting }));
   const rateLimiter = await openRateLimiter(readModels, config.redis, (err) => log.warn({ err }, 'redis error (rate limits)'));

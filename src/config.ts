@@ -100,6 +100,8 @@ const envSchema = z.object({
   GRAPHQL_POINTS_PER_MINUTE: perRole('anonymous=5000,buyer=50000,seller=50000,admin=100000'),
   GRAPHQL_MAX_DEPTH: z.coerce.number().int().min(2).max(64).default(10),
   AUTH_FAILURES_PER_MINUTE: z.coerce.number().int().min(1).max(1_000_000).default(30),
+  WEBHOOK_REQUESTS_PER_MINUTE: z.coerce.number().int().min(1).max(100_000_000).default(3000),
+  WEBHOOK_NONCES_PER_KEY: z.coerce.number().int().min(1).max(100_000_000).default(100_000),
   MAX_RESPONSE_BYTES: z.coerce.number().int().min(4096).max(256 * 1024 * 1024).default(8 * 1024 * 1024),
   REQUEST_TIME_BUDGET_MS: z.coerce.number().int().min(100).max(600_000).default(30_000),
   ALLOW_PRIVATE_WEBHOOK_URLS: z.enum(['0', '1']).default('0'),
@@ -170,6 +172,8 @@ export interface Config {
   limits?: ResourceLimits;
   /** Test seam: live fetches (brand.json, JWKS, adagents.json) for these domains go to these origins. */
   originOverrides: ReadonlyMap<string, string>;
+  /** Live nonces one sender key may hold at one receiver endpoint before its webhooks are refused (rate_abuse). */
+  webhookNoncesPerKey: number;
   webhookSigning: { purpose: 'request-signing' | 'webhook-signing'; keysFile: string; inlineKeys?: string };
   /** Buyers whose agents sign their calls (RFC 9421), and which calls must be signed; unset: not offered. */
   requestSignersFile?: string;
@@ -209,6 +213,8 @@ export interface ResourceLimits {
   };
   /** Requests with a credential that fails to verify, per client address per minute. */
   authFailuresPerMinute: number;
+  /** Requests to the webhook receiver (`/webhooks/*`) per sender address per minute. */
+  webhookRequestsPerMinute: number;
   /** The largest answer any binding sends; above it the client gets an error asking for less. */
   maxResponseBytes: number;
   /** How long a request may take before it is answered 503 (its work is abandoned where it waits). */
@@ -298,6 +304,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
             requestsPerMinute: e.REQUESTS_PER_MINUTE,
             graphql: { maxCost: e.GRAPHQL_MAX_COST, pointsPerMinute: e.GRAPHQL_POINTS_PER_MINUTE, maxDepth: e.GRAPHQL_MAX_DEPTH },
             authFailuresPerMinute: e.AUTH_FAILURES_PER_MINUTE,
+            webhookRequestsPerMinute: e.WEBHOOK_REQUESTS_PER_MINUTE,
             maxResponseBytes: e.MAX_RESPONSE_BYTES,
             requestTimeBudgetMs: e.REQUEST_TIME_BUDGET_MS,
           },
@@ -305,6 +312,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       : {}),
     complianceDirs: (e.COMPLIANCE_DIRS ?? '').split(',').map((d) => d.trim()).filter(Boolean).map((d) => path.resolve(d)),
     originOverrides: parseOriginOverrides(e.REGISTRY_ORIGIN_OVERRIDES),
+    webhookNoncesPerKey: e.WEBHOOK_NONCES_PER_KEY,
     webhookSigning: {
       purpose: e.WEBHOOK_KEY_PURPOSE,
       keysFile: path.resolve(e.WEBHOOK_SIGNING_KEYS_FILE ?? path.join(dataDir, 'webhook-signing-keys.json')),

@@ -48,14 +48,10 @@ export class RequestSigning {
   private readonly keys = new Map<string, { jwk: JsonWebKey; org: string }>();
   private readonly revoked = new Set<string>();
   private readonly requiredOrgs = new Set<string>();
-  /** Request keys and webhook keys share the nonce table: scoped apart by a prefix. */
-  private readonly replay: ReplayStore;
-
   constructor(
     private readonly file: SignersFile,
-    replay: ReplayStore,
+    private readonly replay: ReplayStore,
   ) {
-    this.replay = scopedReplay(replay, 'request:');
     this.capability = {
       supported: true,
       covers_content_digest: file.covers_content_digest,
@@ -101,6 +97,9 @@ export class RequestSigning {
         ...call,
         resolveKey: async (kid) => this.keys.get(kid)?.jwk,
         replay: this.replay,
+        // Request keys and webhook keys share the nonce table: scoped apart by a prefix (a kid
+        // names one key of one signer: REQUEST_SIGNERS_FILE refuses it twice).
+        replayScope: 'request:',
         revocation: { revokedKids: this.revoked, stale: false },
         perKeyidCap: this.file.per_keyid_cap,
       },
@@ -109,14 +108,6 @@ export class RequestSigning {
     const org = this.keys.get(verified.keyid)!.org;
     return { signer: { keyId: `signer:${verified.keyid}`, org, role: 'buyer' } };
   }
-}
-
-function scopedReplay(store: ReplayStore, prefix: string): ReplayStore {
-  return {
-    count: (keyid, now) => store.count(prefix + keyid, now),
-    has: (keyid, nonce, now) => store.has(prefix + keyid, nonce, now),
-    insert: (keyid, nonce, expiresAt, now) => store.insert(prefix + keyid, nonce, expiresAt, now),
-  };
 }
 
 declare module 'fastify' {

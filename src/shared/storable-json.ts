@@ -11,9 +11,11 @@ export class UnstorableJsonError extends SyntaxError {}
  * U+0000 or an unpaired surrogate: the log cannot store either (PostgreSQL would refuse it, or
  * silently replace it), and no AdCP document needs them. Invalid JSON throws SyntaxError.
  */
-export function parseStorableJson(text: string): unknown {
+export function parseStorableJson(text: string, parsed?: { value: unknown }): unknown {
   if (jsonNestingDepth(text) > MAX_JSON_DEPTH) throw new UnstorableJsonError(`nests deeper than ${MAX_JSON_DEPTH} levels`);
-  const doc = JSON.parse(text) as unknown;
+  // `parsed`: what JSON.parse(text) already answered (the webhook verifier's strict-JSON step),
+  // not parsed a second time.
+  const doc = parsed ? parsed.value : (JSON.parse(text) as unknown);
   if (hasUnstorableEscape(JSON.stringify(doc))) throw new UnstorableJsonError('contains U+0000 (NUL) or an unpaired surrogate');
   return doc;
 }

@@ -3,7 +3,7 @@ import { parseDictionary, serializeInnerList, type InnerList } from 'structured-
 import { LRUCache } from 'lru-cache';
 import { cachedCanonicalTarget, MalformedTargetUriError } from './canonical-url';
 import { sha256 } from './content-digest';
-import { duplicateKeys } from './strict-json';
+import { parseStrictJson } from './strict-json';
 import { MAX_SIGNATURE_VALIDITY_SECONDS, type SignatureAlgorithm } from './webhook-signer';
 
 /**
@@ -41,48 +41,64 @@ export class SignatureVerificationError<C extends string = string> extends Error
   }
 }
 
-/** Seen (keyid, nonce) pairs for the validity window; shared by every endpoint of a receiver. */
+/**
+ * Seen nonces for the validity window, per scope: one signing key (keyid) of one verified sender
+ * at one receiver (VerifierOptions.replayScope), so senders that publish the same kid, or one
+ * sender at two endpoints, never share nonces or a cap. Shared by every instance of a receiver.
+ */
 export interface ReplayStore {
-  /** How many live nonces this keyid holds (the per-keyid cap, step 9a). */
-  count(keyid: string, now: number): Promise<number>;
-  has(keyid: string, nonce: string, now: number): Promise<boolean>;
-  /** Records the pair until `expiresAt` (unix seconds); false when it was already there. */
-  insert(keyid: string, nonce: string, expiresAt: number, now: number): Promise<boolean>;
+  /** How many live nonces the scope holds (the per-keyid cap, step 9a), answered without a scan of them. */
+  count(scope: string, now: number): Promise<number>;
+  has(scope: string, nonce: string, now: number): Promise<boolean>;
+  /** Records the nonce until `expiresAt` (unix seconds); false when it was already there. */
+  insert(scope: string, nonce: string, expiresAt: number, now: number): Promise<boolean>;
+}
+
+/** One scope's nonces by value and by the second they expire (the expired are dropped by the second, not found by a scan). */
+interface MemoryScope {
+  expiries: Map<string, number>;
+  byExpiry: Map<number, string[]>;
+  sweptAt: number;
 }
 
 /** A single-process replay store (the CLI, tests). Receivers that run as several instances use the database one. */
 export class MemoryReplayStore implements ReplayStore {
-  private seen = new Map<string, Map<string, number>>();
-  private sweptAt = new Map<string, number>();
-  async count(keyid: string, now: number): Promise<number> {
-    return this.countNow(keyid, now);
+  private scopes = new Map<string, MemoryScope>();
+  async count(scope: string, now: number): Promise<number> {
+    return this.countNow(scope, now);
   }
-  async has(keyid: string, nonce: string, now: number): Promise<boolean> {
-    const exp = this.seen.get(keyid)?.get(nonce);
+  async has(scope: string, nonce: string, now: number): Promise<boolean> {
+    const exp = this.scopes.get(scope)?.expiries.get(nonce);
     return exp !== undefined && exp > now;
   }
-  async insert(keyid: string, nonce: string, expiresAt: number, now: number): Promise<boolean> {
-    return this.insertNow(keyid, nonce, expiresAt, now);
+  async insert(scope: string, nonce: string, expiresAt: number, now: number): Promise<boolean> {
+    return this.insertNow(scope, nonce, expiresAt, now);
   }
   /** count, answered synchronously (verifySignature calls it directly, without a promise to await). */
-  countNow(keyid: string, now: number): number {
-    const m = this.seen.get(keyid);
-    if (!m) return 0;
-    // Expired entries are dropped at most once a second per keyid, not on every count.
-    if ((this.sweptAt.get(keyid) ?? 0) < now) {
-      this.sweptAt.set(keyid, now);
-      for (const [n, exp] of m) if (exp <= now) m.delete(n);
+  countNow(scope: string, now: number): number {
+    const s = this.scopes.get(scope);
+    if (!s) return 0;
+    // Once a second at most: the seconds gone by are dropped with their nonces, each nonce once.
+    if (s.sweptAt < now) {
+      s.sweptAt = now;
+      for (const [exp, nonces] of s.byExpiry) {
+        if (exp > now) continue;
+        for (const n of nonces) if (s.expiries.get(n) === exp) s.expiries.delete(n);
+        s.byExpiry.delete(exp);
+      }
     }
-    return m.size;
+    return s.expiries.size;
   }
   /** insert, answered synchronously. */
-  insertNow(keyid: string, nonce: string, expiresAt: number, now: number): boolean {
-    // Looked up here rather than through has(): the same check without a second lookup.
-    let m = this.seen.get(keyid);
-    const exp = m?.get(nonce);
+  insertNow(scope: string, nonce: string, expiresAt: number, now: number): boolean {
+    let s = this.scopes.get(scope);
+    const exp = s?.expiries.get(nonce);
     if (exp !== undefined && exp > now) return false;
-    if (!m) this.seen.set(keyid, (m = new Map<string, number>()));
-    m.set(nonce, expiresAt);
+    if (!s) this.scopes.set(scope, (s = { expiries: new Map(), byExpiry: new Map(), sweptAt: 0 }));
+    s.expiries.set(nonce, expiresAt);
+    const second = s.byExpiry.get(expiresAt);
+    if (second) second.push(nonce);
+    else s.byExpiry.set(expiresAt, [nonce]);
     return true;
   }
 }
@@ -101,8 +117,26 @@ export interface VerifierOptions {
   replay: ReplayStore;
   /** Revoked kids and whether the revocation list is past its refresh deadline. */
   revocation?: { revokedKids: ReadonlySet<string>; stale: boolean };
-  /** Live nonces one keyid may hold before it is refused (the profile's default otherwise). */
+  /** Live nonces one keyid may hold (in its scope) before it is refused (the profile's default otherwise). */
   perKeyidCap?: number;
+  /**
+   * Whose nonces these are, prefixed to the keyid in the replay store: the verified sender and the
+   * endpoint receiving (`webhook:<endpoint>:`), so a sender publishing another's kid can neither
+   * spend that sender's nonces nor fill its cap. Default: none (one receiver, one sender).
+   */
+  replayScope?: string;
+  /**
+   * Leave the nonce unspent: the caller checks what else the request must pass (the receiver's
+   * envelope) and then spends it with spendNonce, so a request refused for anything does not use
+   * up its nonce. Default: spent as the checklist's last step.
+   */
+  deferNonce?: boolean;
+  /**
+   * Awaited once the signature verified, before the body's own checks (its digest, strict JSON):
+   * a receiver queues large bodies there, so their milliseconds of CPU come one at a time, each
+   * in a turn of the event loop of its own (src/shared/cpu-lane.ts).
+   */
+  beforeBodyChecks?: () => Promise<void>;
   /** Unix seconds (default: now). */
   now?: number;
 }
@@ -121,6 +155,8 @@ export interface VerifiedSignature {
   nonce: string;
   created: number;
   expires: number;
+  /** What JSON.parse made of the body, when the profile checked its JSON (webhooks, step 14). */
+  parsedBody?: { value: unknown };
 }
 
 const SKEW_SECONDS = 60;
@@ -360,9 +396,22 @@ function keyMisfit(jwk: JsonWebKey & { adcp_use?: string; key_ops?: string[] }, 
   return fits ? undefined : `the key does not fit alg ${alg}`;
 }
 
-/** Whether a single-valued field arrived as several (a comma outside quoted strings). */
+/**
+ * Whether a single-valued field arrived as several: a comma followed by an even number of quotes
+ * (outside quoted strings when they pair up). Counted in two passes: the lookahead regex this
+ * replaces re-read the rest of the value from every comma (15,000 commas and a quote: 179 ms).
+ */
 export function hasSeveralValues(value: string): boolean {
-  return /,(?=(?:[^"]*"[^"]*")*[^"]*$)/.test(value);
+  const first = value.indexOf(',');
+  if (first === -1) return false;
+  let quotesAfter = 0;
+  for (let q = value.indexOf('"', first); q !== -1; q = value.indexOf('"', q + 1)) quotesAfter++;
+  for (let i = first; i < value.length; i++) {
+    const c = value.charCodeAt(i);
+    if (c === 0x22 /* " */) quotesAfter--;
+    else if (c === 0x2c /* , */ && quotesAfter % 2 === 0) return true;
+  }
+  return false;
 }
 
 /** A Content-Digest of one sha-256 member (what every signer sends), its value captured. */
@@ -381,10 +430,13 @@ function multiValued(headers: Map<string, string>, components: readonly unknown[
 /**
  * The AdCP verifier checklist (security.mdx, "Verifier checklist" for requests and for webhooks),
  * in its order: header parsing (1), parameters (2–5), covered components (6), key resolution and
- * purpose (7–8), revocation and the per-keyid cap before any signature work (9, 9a), the signature
- * over a base rebuilt from canonical components (10), the digest of the received bytes (11),
- * replay (12–13, the nonce recorded only once everything else passed) and, for webhooks,
- * duplicate JSON keys (14). Throws SignatureVerificationError with the spec's code.
+ * purpose (7–8), revocation and the per-keyid cap before any signature work (9, 9a: a counter
+ * read, never a scan of the nonces), the signature over a base rebuilt from canonical components
+ * (10), the digest of the received bytes (11), for webhooks duplicate JSON keys (14), and last
+ * replay (12–13): the nonce is spent only once everything else passed (with `deferNonce`, once the
+ * caller's own checks passed too: spendNonce), so a refused request never uses one up.
+ * Nonces and the cap are counted per `replayScope` and keyid. Throws SignatureVerificationError
+ * with the spec's code.
  */
 export async function verifySignature(req: SignedRequest, profile: SignatureProfile, options: VerifierOptions): Promise<VerifiedSignature> {
   const now = options.now ?? Math.floor(Date.now() / 1000);
@@ -459,8 +511,11 @@ export async function verifySignature(req: SignedRequest, profile: SignatureProf
   // 9, 9a. Revocation and the per-keyid cap, before spending anything on crypto.
   if (options.revocation?.revokedKids.has(keyid!)) fail(code('key_revoked'), '9', `key ${keyid} is revoked`);
   if (options.revocation?.stale) fail(code('revocation_stale'), '9', 'the revocation list is stale');
+  // The spec puts the cap before the crypto (an abusive signer past it costs no verify), so this
+  // read must cost less than a verify whatever the scope holds: the stores count without a scan.
   const syncReplay = synchronousStore(options.replay);
-  const live = syncReplay ? syncReplay.countNow(keyid!, now) : await options.replay.count(keyid!, now);
+  const scope = options.replayScope === undefined ? keyid! : options.replayScope + keyid!;
+  const live = syncReplay ? syncReplay.countNow(scope, now) : await options.replay.count(scope, now);
   if (live >= (options.perKeyidCap ?? profile.defaultPerKeyidCap)) fail(code('rate_abuse'), '9a', `too many live nonces for ${keyid}`);
 
   // 10. Rebuild the base from canonical values and check the signature.
@@ -505,6 +560,7 @@ export async function verifySignature(req: SignedRequest, profile: SignatureProf
   const ok = alg === 'ed25519' ? verify(null, data, key, signature) : verify('sha256', data, { key, dsaEncoding: 'ieee-p1363' }, signature);
   if (!ok) fail(code('invalid'), '10', 'signature does not verify');
 
+  if (options.beforeBodyChecks) await options.beforeBodyChecks();
   // 11. Content-Digest over the exact bytes received, when it is covered.
   if (digestCovered) {
     const digestHeader = value('content-digest');
@@ -526,21 +582,38 @@ export async function verifySignature(req: SignedRequest, profile: SignatureProf
     if (claimed!.length !== actual.length || !timingSafeEqual(claimed!, actual)) fail(code('digest_mismatch'), '11', 'Content-Digest does not match the body');
   }
 
-  // 12–13. Replay: the atomic insert is the check (a nonce already there was seen), and it keeps
-  // this one for the rest of its window, before the body is looked at (step 14).
-  const fresh = syncReplay ? syncReplay.insertNow(keyid!, nonce!, expires! + SKEW_SECONDS, now) : await options.replay.insert(keyid!, nonce!, expires! + SKEW_SECONDS, now);
-  if (!fresh) fail(code('replayed'), '12', 'nonce already used');
-
   // 14. A body a last-wins parser would read differently from a strict one.
+  let parsedBody: { value: unknown } | undefined;
   if (profile.strictJsonBody) {
-    let dup: string[];
+    let strict: ReturnType<typeof parseStrictJson>;
     try {
-      dup = duplicateKeys(typeof body === 'string' ? body : body.toString('utf8'));
+      strict = parseStrictJson(typeof body === 'string' ? body : body.toString('utf8'));
     } catch {
       return fail(`${profile.prefix}_body_malformed`, '14', 'body is not JSON');
     }
+    const dup = strict.duplicates;
     if (dup.length > 0) fail(`${profile.prefix}_body_malformed`, '14', `duplicate keys: ${dup.map((k) => JSON.stringify(k.slice(0, 32))).join(', ')}`);
+    parsedBody = { value: strict.value };
   }
 
-  return { keyid: keyid!, alg: alg as SignatureAlgorithm, nonce: nonce!, created: created!, expires: expires! };
+  const verified: VerifiedSignature = { keyid: keyid!, alg: alg as SignatureAlgorithm, nonce: nonce!, created: created!, expires: expires!, parsedBody };
+  if (options.deferNonce) return verified;
+  // 12–13. Replay, last: the atomic insert is the check (a nonce already there was seen), and it
+  // keeps this one for the rest of its window.
+  const fresh = syncReplay ? syncReplay.insertNow(scope, nonce!, expires! + SKEW_SECONDS, now) : await options.replay.insert(scope, nonce!, expires! + SKEW_SECONDS, now);
+  if (!fresh) fail(code('replayed'), '12', 'nonce already used');
+  return verified;
+}
+
+/**
+ * Steps 12–13 of a request verified with `deferNonce`, once the caller accepts it: spends its
+ * nonce in the same scope, or throws `<prefix>_signature_replayed` when it was already spent
+ * (the atomic insert is the check, so two instances racing on one nonce cannot both win).
+ */
+export async function spendNonce(verified: VerifiedSignature, profile: Pick<SignatureProfile, 'prefix'>, options: Pick<VerifierOptions, 'replay' | 'replayScope' | 'now'>): Promise<void> {
+  const now = options.now ?? Math.floor(Date.now() / 1000);
+  const scope = options.replayScope === undefined ? verified.keyid : options.replayScope + verified.keyid;
+  if (!(await options.replay.insert(scope, verified.nonce, verified.expires + SKEW_SECONDS, now))) {
+    fail(`${profile.prefix}_signature_replayed`, '12', 'nonce already used');
+  }
 }

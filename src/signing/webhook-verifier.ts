@@ -1,4 +1,4 @@
-import { SignatureVerificationError, verifySignature, type SignatureProfile, type SignedRequest, type VerifiedSignature, type VerifierOptions } from './signature-verifier';
+import { SignatureVerificationError, spendNonce, verifySignature, type SignatureProfile, type SignedRequest, type VerifiedSignature, type VerifierOptions } from './signature-verifier';
 import { WEBHOOK_COMPONENTS, WEBHOOK_SIGNING_TAG } from './webhook-signer';
 
 export { lowerHeaders, MemoryReplayStore, type ReplayStore, type VerifierOptions } from './signature-verifier';
@@ -51,4 +51,9 @@ export const WEBHOOK_PROFILE: SignatureProfile = {
 /** The AdCP webhook verifier checklist (see verifySignature), throwing WebhookVerificationError. */
 export function verifyWebhook(req: WebhookRequest, options: VerifierOptions): Promise<VerifiedWebhook> {
   return verifySignature(req, WEBHOOK_PROFILE, options);
+}
+
+/** Spends the nonce of a webhook verified with `deferNonce`, once the receiver accepts it; throws webhook_signature_replayed. */
+export function spendWebhookNonce(verified: VerifiedWebhook, options: Pick<VerifierOptions, 'replay' | 'replayScope' | 'now'>): Promise<void> {
+  return spendNonce(verified, WEBHOOK_PROFILE, options);
 }

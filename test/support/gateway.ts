@@ -20,6 +20,7 @@ export const ROOMY_LIMITS: Record<string, string> = {
   REQUESTS_PER_MINUTE: 'anonymous=1000000,buyer=1000000,seller=1000000,admin=1000000',
   GRAPHQL_POINTS_PER_MINUTE: 'anonymous=100000000,buyer=100000000,seller=100000000,admin=100000000',
   AUTH_FAILURES_PER_MINUTE: '1000000',
+  WEBHOOK_REQUESTS_PER_MINUTE: '100000000',
 };
 
 /** The gateway in this process, on an ephemeral loopback port, with a fresh DATA_DIR by default. */

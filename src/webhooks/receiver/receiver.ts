@@ -10,9 +10,10 @@ import { AppError } from '../../shared/errors';
 import type { OriginOverrides } from '../../shared/guarded-fetch';
 import { parseStorableJson, UnstorableJsonError } from '../../shared/storable-json';
 import { checkLegacyHmac, weakLegacySecret } from '../../signing/legacy-hmac';
-import { duplicateKeys } from '../../signing/strict-json';
-import { lowerHeaders, verifyWebhook, WebhookVerificationError, type WebhookErrorCode } from '../../signing/webhook-verifier';
-import { detectFormat, envelopeError } from './envelope';
+import { parseStrictJson } from '../../signing/strict-json';
+import { lowerHeaders, spendWebhookNonce, verifyWebhook, WebhookVerificationError, type VerifiedWebhook, type VerifierOptions, type WebhookErrorCode } from '../../signing/webhook-verifier';
+import { CpuLane, type LaneTicket } from '../../shared/cpu-lane';
+import { detectFormat, envelopeError, type EnvelopeFormat } from './envelope';
 import { JwksResolver } from './jwks-resolver';
 import { DatabaseReplayStore } from './replay-store';
 
@@ -20,6 +21,8 @@ export interface ReceiverOptions {
   overrides: OriginOverrides;
   /** Accepted webhooks per sender per 24 h before 429 (bounds the dedup store per sender). */
   maxPerSenderPerDay?: number;
+  /** Live nonces one sender key may hold at one endpoint (default: AdCP's recommended 100,000). */
+  noncesPerKey?: number;
 }
 
 export interface InboundWebhook {
@@ -40,6 +43,17 @@ export interface ReceiverAnswer {
 
 const sha256 = (s: string | Buffer) => createHash('sha256').update(s).digest();
 
+/** Bodies above this take the CPU lane for their JSON checks (~1 ms of them per 100 KB). */
+const LARGE_BODY_BYTES = 64 * 1024;
+
+/** A webhook past verification and its envelope checks, before dedup. */
+interface Admitted {
+  payload: Record<string, any>;
+  format: EnvelopeFormat | undefined;
+  /** Its RFC 9421 signature (its nonce not yet spent); undefined for the legacy schemes. */
+  verified: VerifiedWebhook | undefined;
+}
+
 const unauthorized = (code: WebhookErrorCode | 'webhook_signature_invalid', message: string): ReceiverAnswer => ({
   status: 401,
   body: { error: { code, message } },
@@ -56,6 +70,7 @@ const unauthorized = (code: WebhookErrorCode | 'webhook_signature_invalid', mess
  */
 export class WebhookReceiver {
   private endpoints = new LRUCache<string, EndpointEvent['data']>({ max: 10_000, ttl: 60_000 });
+  private readonly lane = new CpuLane();
   private readonly keys: JwksResolver;
 
   private constructor(
@@ -127,24 +142,78 @@ export class WebhookReceiver {
     const endpoint = await this.endpoint(req.routeToken);
     if (!endpoint || endpoint.agent_id !== req.agentId) return { status: 404, body: { error: { code: 'NOT_FOUND', message: 'no such webhook endpoint' } } };
     const sender = `${endpoint.sender_domain}/${endpoint.agent_id}`;
+    // An RFC 9421 signature's nonce is spent only once the webhook is accepted (below), in this
+    // endpoint's scope: nonces and their cap belong to the verified sender at this endpoint, never
+    // to a kid any sender may publish.
+    const replay = { replay: this.replay, replayScope: `webhook:${endpoint.endpoint_id}:` };
+    // A large body's JSON checks take milliseconds: they queue in the lane, a step per turn.
+    const lane = req.body.length > LARGE_BODY_BYTES ? this.lane.ticket() : undefined;
+    let admitted: ReceiverAnswer | Admitted;
+    try {
+      admitted = await this.admit(req, endpoint, replay, lane);
+    } finally {
+      lane?.done();
+    }
+    if ('status' in admitted) return admitted;
+    const { payload, format, verified } = admitted;
+    let dedupKey: string;
+    if (format === 'a2a') {
+      // A2A Task / TaskStatusUpdateEvent carry no idempotency_key: one state change is one event
+      // (a Task names itself by `id`, a status update its task by `taskId`).
+      dedupKey = `a2a:${payload.id ?? payload.taskId}:${payload.status.state}:${payload.status.timestamp ?? ''}`;
+    } else {
+      dedupKey = payload.idempotency_key as string;
+    }
+    const now = new Date();
+    const since = new Date(now.getTime() - 24 * 3600_000).toISOString();
+    if ((await receivedQueries.countSince(this.readModels, sender, since)) >= (this.options.maxPerSenderPerDay ?? 100_000)) {
+      return { status: 429, body: { error: { code: 'RATE_LIMITED', message: 'too many webhooks from this sender in 24 h' } }, headers: { 'retry-after': '3600' } };
+    }
+    if (verified) {
+      try {
+        await spendWebhookNonce(verified, replay);
+      } catch (err) {
+        if (err instanceof WebhookVerificationError) return unauthorized(err.code, err.message);
+        throw err;
+      }
+    }
+    const received: ReceivedEvent = {
+      type: 'WebhookReceived',
+      data: { sender, endpoint_id: endpoint.endpoint_id, owner: endpoint.owner, dedup_key: dedupKey, format: format ?? 'mcp', body: req.body.toString('utf8'), received_at: now.toISOString() },
+    };
+    const stream = `received-${sha256(`${sender}\u0000${dedupKey}`).toString('base64url').slice(0, 32)}`;
+    // A retry or a replay with a fresh signature finds the first copy there, and it stays.
+    const first = await appendOnce(this.store, stream, [received]);
+    return { status: 200, body: { status: first ? 'accepted' : 'duplicate' } };
+  }
+
+  /**
+   * Verification, in the mode the endpoint was registered with, then the body as JSON the log can
+   * store, then the envelope: the webhook as the receiver will take it, or the answer refusing it.
+   */
+  private async admit(req: InboundWebhook, endpoint: EndpointEvent['data'], replay: Pick<VerifierOptions, 'replay' | 'replayScope'>, lane: LaneTicket | undefined): Promise<ReceiverAnswer | Admitted> {
     const headers = lowerHeaders(req.headers);
     const has = (name: string) => headers.has(name);
-
-    // Verification, in the mode the endpoint was registered with.
+    let verified: VerifiedWebhook | undefined;
+    let parsed: { value: unknown } | undefined;
     if (endpoint.mode === 'rfc9421') {
       if (!has('signature') && has('x-adcp-signature')) return unauthorized('webhook_mode_mismatch', 'this endpoint expects RFC 9421 signatures');
       try {
         const pins = endpoint.pin_publisher_domain ? await this.pinnedKeys(endpoint) : undefined;
         // The URL is built from this gateway's origin, so Host is not compared with it.
         const { host: _host, ...signed } = Object.fromEntries(headers);
-        await verifyWebhook(
+        verified = await verifyWebhook(
           { method: req.method, url: req.url, headers: signed, body: req.body },
           {
             // A publisher's pin is authoritative: only its keys verify, whatever the JWKS says.
             resolveKey: pins ? async (kid) => pins.get(kid) : (kid) => this.keys.resolve(endpoint.sender_domain, endpoint.agent_id, kid),
-            replay: this.replay,
+            ...replay,
+            deferNonce: true,
+            ...(this.options.noncesPerKey ? { perKeyidCap: this.options.noncesPerKey } : {}),
+            ...(lane ? { beforeBodyChecks: lane.step } : {}),
           },
         );
+        parsed = verified.parsedBody;
       } catch (err) {
         if (err instanceof WebhookVerificationError) return unauthorized(err.code, err.message);
         return { status: 503, body: { error: { code: 'KEYS_UNAVAILABLE', message: `the sender's keys could not be fetched: ${(err as Error).message}` } }, headers: { 'retry-after': '30' } };
@@ -159,43 +228,29 @@ export class WebhookReceiver {
         const expected = Buffer.from(endpoint.bearer_sha256!, 'hex');
         if (!presented || !timingSafeEqual(sha256(presented), expected)) return unauthorized('webhook_signature_invalid', 'bearer token does not match');
       }
+      await lane?.step();
       try {
-        if (duplicateKeys(req.body.toString('utf8')).length > 0) return { status: 400, body: { error: { code: 'webhook_body_malformed', message: 'duplicate JSON object keys' } } };
+        const strict = parseStrictJson(req.body.toString('utf8'));
+        if (strict.duplicates.length > 0) return { status: 400, body: { error: { code: 'webhook_body_malformed', message: 'duplicate JSON object keys' } } };
+        parsed = { value: strict.value };
       } catch {
         return { status: 400, body: { error: { code: 'webhook_body_malformed', message: 'body is not JSON' } } };
       }
     }
 
-    // The envelope, then dedup and acceptance.
+    // The envelope (the strict-JSON step's parse, not a second one).
+    await lane?.step();
     let payload: Record<string, any>;
     try {
-      payload = parseStorableJson(req.body.toString('utf8')) as Record<string, any>;
+      payload = parseStorableJson(req.body.toString('utf8'), parsed) as Record<string, any>;
     } catch (err) {
       return { status: 400, body: { error: { code: 'webhook_body_malformed', message: err instanceof UnstorableJsonError ? `body ${err.message}` : 'body is not JSON' } } };
     }
     const format = detectFormat(payload);
-    let dedupKey: string;
-    if (format === 'a2a') {
-      // A2A Task / TaskStatusUpdateEvent carry no idempotency_key: one state change is one event
-      // (a Task names itself by `id`, a status update its task by `taskId`).
-      dedupKey = `a2a:${payload.id ?? payload.taskId}:${payload.status.state}:${payload.status.timestamp ?? ''}`;
-    } else {
+    if (format !== 'a2a') {
       const problem = envelopeError(payload);
       if (problem) return { status: 400, body: { error: { code: problem, message: 'not an AdCP webhook envelope' } } };
-      dedupKey = payload.idempotency_key as string;
     }
-    const now = new Date();
-    const since = new Date(now.getTime() - 24 * 3600_000).toISOString();
-    if ((await receivedQueries.countSince(this.readModels, sender, since)) >= (this.options.maxPerSenderPerDay ?? 100_000)) {
-      return { status: 429, body: { error: { code: 'RATE_LIMITED', message: 'too many webhooks from this sender in 24 h' } }, headers: { 'retry-after': '3600' } };
-    }
-    const received: ReceivedEvent = {
-      type: 'WebhookReceived',
-      data: { sender, endpoint_id: endpoint.endpoint_id, owner: endpoint.owner, dedup_key: dedupKey, format: format ?? 'mcp', body: req.body.toString('utf8'), received_at: now.toISOString() },
-    };
-    const stream = `received-${sha256(`${sender}\u0000${dedupKey}`).toString('base64url').slice(0, 32)}`;
-    // A retry or a replay with a fresh signature finds the first copy there, and it stays.
-    const first = await appendOnce(this.store, stream, [received]);
-    return { status: 200, body: { status: first ? 'accepted' : 'duplicate' } };
+    return { payload, format, verified };
   }
 }
