@@ -1139,13 +1139,13 @@ async function scratchDatabase(adminUrl: string, prefix: string): Promise<{ name
  * of its two SQLite runs, then SOAK_PG_MINUTES, default 5, on PostgreSQL + Kafka when they are
  * reachable). Each run is one gateway with `--max-old-space-size=384` under the mixed load of
  * ./soak.ts; the row is its live heap after a full GC at the end against its value at minute 3
- * (a fifth of the run when shorter), with the RSS and the answers in `detail`.
+ * (three fifths into a shorter run), with the RSS and the answers in `detail`.
  */
 async function soakRows(dir: string): Promise<void> {
   const minutes = Number(process.env.SOAK_MINUTES ?? 15);
   const pgMinutes = Number(process.env.SOAK_PG_MINUTES ?? 5);
   const run = async (name: string, env: Record<string, string>, ms: number) => {
-    const r = await soak({ durationMs: ms, settleMs: Math.min(3 * 60_000, ms / 5), env, verbose: !!process.env.BENCH_VERBOSE });
+    const r = await soak({ durationMs: ms, settleMs: Math.min(3 * 60_000, ms * 0.6), env, verbose: !!process.env.BENCH_VERBOSE });
     emitSoak(name, r);
   };
   await run('soak_sqlite_limits_off', { DATA_DIR: path.join(dir, 'soak-off'), RESOURCE_LIMITS: 'off' }, minutes * 60_000);
