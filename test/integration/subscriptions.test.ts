@@ -181,6 +181,14 @@ function subscriptionSuite(engine: string, env: () => Promise<{ env: Record<stri
       const refused = many.filter((f) => f.errors.length > 0);
       expect(refused).toHaveLength(1);
       expect(JSON.stringify(refused[0]!.errors)).toContain('TOO_MANY_SUBSCRIPTIONS');
+
+      // A list filter is looked up for every event while the subscription lasts: bounded.
+      const wide = createWsClient({ url, webSocketImpl: WebSocket, connectionParams: { authorization: `Bearer ${buyer}` }, retryAttempts: 0, lazy: true });
+      const ids = Array.from({ length: 101 }, (_, i) => `mb_${i}`);
+      const tooMany = collect<BuyUpdate>((sink) => wide.subscribe({ query: 'subscription($ids: [String!]) { mediaBuyUpdated(ids: $ids) { mediaBuyId } }', variables: { ids } }, sink), () => void wide.dispose());
+      feeds.push(tooMany);
+      await eventually(() => tooMany.errors.length > 0, 10_000, 'the refusal of 101 ids');
+      expect(JSON.stringify(tooMany.errors)).toMatch(/ids holds 101 items; at most 100 are allowed.*VALIDATION_ERROR|VALIDATION_ERROR.*ids holds 101 items/);
     }, 30_000);
 
     it('graphql-sse: bad credentials are a 401, and an operation over the cost limit is refused before it runs', async () => {

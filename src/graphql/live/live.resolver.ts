@@ -29,8 +29,17 @@ async function resumeFrom(ctx: GraphQLContext, after: number | null | undefined)
   return after;
 }
 
+/**
+ * The most items a subscription's list filter (ids, taskIds, mediaBuyIds) may hold: each event of
+ * the log is looked up in it, for every subscriber, as long as the subscription lasts.
+ */
+export const MAX_FILTER_ITEMS = 100;
+
 /** A subscription over the log: the caller's events, as `select` maps them (undefined: not theirs or not wanted). */
 async function follow<T>({ args, context }: SubscribeResolverData<unknown, Record<string, unknown>, GraphQLContext>, select: (event: StoredEvent, principal: Principal) => Promise<T | undefined> | T | undefined): Promise<AsyncIterableIterator<T>> {
+  for (const [name, value] of Object.entries(args)) {
+    if (Array.isArray(value) && value.length > MAX_FILTER_ITEMS) throw new AppError('VALIDATION_ERROR', `${name} holds ${value.length} items; at most ${MAX_FILTER_ITEMS} are allowed`, name);
+  }
   const principal = principalOf(context);
   const after = await resumeFrom(context, (args as Args).after);
   return liveEvents(context.app.live, after, (event) => select(event, principal));
@@ -63,7 +72,7 @@ export class LiveResolver {
   })
   mediaBuyUpdated(
     @Root() update: MediaBuyUpdate,
-    @Arg('ids', () => [String], { nullable: true, description: 'Only these buys (default: all of yours).' }) _ids?: string[],
+    @Arg('ids', () => [String], { nullable: true, description: 'Only these buys (default: all of yours; at most 100).' }) _ids?: string[],
     @Arg('after', () => Float, { nullable: true, description: 'Resume after this log position (from an earlier payload).' }) _after?: number,
   ): MediaBuyUpdate {
     return update;
@@ -95,7 +104,7 @@ export class LiveResolver {
   })
   taskStatusChanged(
     @Root() change: TaskStatusChange,
-    @Arg('taskIds', () => [String], { nullable: true, description: 'Only these tasks (default: all you may see).' }) _taskIds?: string[],
+    @Arg('taskIds', () => [String], { nullable: true, description: 'Only these tasks (default: all you may see; at most 100).' }) _taskIds?: string[],
     @Arg('after', () => Float, { nullable: true, description: 'Resume after this log position (from an earlier payload).' }) _after?: number,
   ): TaskStatusChange {
     return change;
@@ -129,7 +138,7 @@ export class LiveResolver {
   })
   deliveryUpdated(
     @Root() update: DeliveryUpdate,
-    @Arg('mediaBuyIds', () => [String], { nullable: true, description: 'Only these buys (default: all of yours).' }) _mediaBuyIds?: string[],
+    @Arg('mediaBuyIds', () => [String], { nullable: true, description: 'Only these buys (default: all of yours; at most 100).' }) _mediaBuyIds?: string[],
     @Arg('after', () => Float, { nullable: true, description: 'Resume after this log position (from an earlier payload).' }) _after?: number,
   ): DeliveryUpdate {
     return update;
