@@ -16,6 +16,7 @@ import { forceCreateArm } from './directives';
 import { seedScenario, SEED_SCENARIOS } from './seeds';
 import { ControllerError, requireString } from './errors';
 import { isObject } from '../../shared/objects';
+import type { StoredEvent } from '../../eventstore/port';
 
 export { ControllerError } from './errors';
 import { syncPlans } from '../tasks/governance-tasks';
@@ -85,11 +86,31 @@ export async function runController(ctx: TaskContext, request: Obj): Promise<Obj
 }
 
 /** One of the caller's buys, bought under a sandbox account (the only kind the controller touches). */
-async function sandboxBuy(ctx: TaskContext, mediaBuyId: string) {
-  const { state } = await loadState(ctx.app.store, mediaBuyStream(mediaBuyId), mediaBuyDecider);
+async function sandboxBuyStream(ctx: TaskContext, mediaBuyId: string) {
+  const { state, history } = await loadState(ctx.app.store, mediaBuyStream(mediaBuyId), mediaBuyDecider);
   if (state.status === 'none' || state.terms.owner !== ctx.principal.org) throw new ControllerError('NOT_FOUND', `no media buy ${mediaBuyId}`);
   if (!state.terms.sandbox) throw new ControllerError('FORBIDDEN', `media buy ${mediaBuyId} was bought under a live account`);
-  return state;
+  return { state, history };
+}
+
+async function sandboxBuy(ctx: TaskContext, mediaBuyId: string) {
+  return (await sandboxBuyStream(ctx, mediaBuyId)).state;
+}
+
+/**
+ * The AdCP 3.0 status the controller last forced on a buy, while no real transition has ended it
+ * (as the media-buys projection keeps `forced_status`).
+ */
+function forcedStatusOf(history: readonly StoredEvent[]): string | undefined {
+  for (let i = history.length - 1; i >= 0; i--) {
+    const e = history[i]!;
+    if (e.type === 'MediaBuyApproved' || e.type === 'MediaBuyRejected') return undefined;
+    if (e.type === 'MediaBuyStatusChanged') {
+      const forced = (e.data as { forced_status?: unknown }).forced_status;
+      return typeof forced === 'string' ? forced : undefined;
+    }
+  }
+  return undefined;
 }
 
 /** The 3.0 lifecycle's edges, as a seller's own systems would move a buy along them. */
@@ -119,9 +140,10 @@ async function forceMediaBuyStatus(ctx: TaskContext, params: Obj, cmd: CommandCo
   const id = requireString(params, 'media_buy_id');
   const target = requireString(params, 'status');
   if (!MEDIA_BUY_STATUSES_3.includes(target)) throw new ControllerError('INVALID_PARAMS', `status must be one of ${MEDIA_BUY_STATUSES_3.join(', ')}`);
-  const buy = await sandboxBuy(ctx, id);
-  const row = await mediaBuyQueries.byId(ctx.app.readModels, ctx.principal.org, id);
-  const previous = row?.forced_status ?? mediaBuyStatus3(buy.status, { start_time: buy.terms.start_time, packages: buy.terms.packages as never }, ctx.app.clock());
+  // The forced status from the stream, not the read model: on PostgreSQL + Kafka the last force
+  // may not be projected yet when the next one comes (a storyboard forces active, then completed).
+  const { state: buy, history } = await sandboxBuyStream(ctx, id);
+  const previous = forcedStatusOf(history) ?? mediaBuyStatus3(buy.status, { start_time: buy.terms.start_time, packages: buy.terms.packages as never }, ctx.app.clock());
   if (!FORCE_EDGES[previous]!.includes(target)) throw new ControllerError('INVALID_TRANSITION', `a media buy that is ${previous} cannot become ${target}`, previous);
   await handleCommand(ctx.app.store, mediaBuyStream(id), mediaBuyDecider, { type: 'ForceMediaBuyStatus', status: DOMAIN_STATUS[target]!, viewStatus: target, now: cmd.now }, cmd);
   return { success: true, previous_state: previous, current_state: target, message: `media buy ${id} forced from ${previous} to ${target}` };
