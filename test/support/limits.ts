@@ -84,3 +84,22 @@ export function expectPrompt(series: string, times: readonly number[], bare: rea
     throw new Error(`${series}: ${times.length} samples, the slowest ${shown.join(', ')} ms (at most ${allowed} may pass 50 ms, none 100 ms); the bare server's slowest: ${[...bare].sort((a, b) => b - a).slice(0, 4).map((t) => t.toFixed(1)).join(', ')} ms`);
   }
 }
+
+/**
+ * The gateway's /healthz and a bare server's answer, asked at the same moment every 25 ms while
+ * `going()` holds: a pause of the whole machine (or of this process) delays both, a gateway
+ * stalled by a hostile client only its own. Each sample is the gateway's round trip beyond the
+ * bare server's (`excess`); the bare ones come too, for a failure's report.
+ */
+export async function sampleHealthz(gatewayUrl: string, controlUrl: string, going: () => boolean): Promise<{ excess: number[]; bare: number[] }> {
+  const excess: number[] = [];
+  const bare: number[] = [];
+  while (going()) {
+    const [g, b] = await Promise.all([roundTrip(`${gatewayUrl}/healthz`), roundTrip(controlUrl)]);
+    if (g.status !== 200) throw new Error(`/healthz answered ${g.status}`);
+    excess.push(Math.max(0, g.ms - b.ms));
+    bare.push(b.ms);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  return { excess, bare };
+}
