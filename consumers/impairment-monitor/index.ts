@@ -84,7 +84,7 @@ export function impairmentMonitor(deps: MonitorDeps): BusHandler {
     const listed = new Set(next.publisher_properties.map((p) => p.publisher_domain));
     const at = (e.data as { publishedAt?: string }).publishedAt ?? new Date().toISOString();
     await deps.projections.applied(e.position, ['media-buys']);
-    for (const buy of [...(await mediaBuyQueries.live(deps.readModels))]) {
+    for await (const buy of mediaBuyQueries.live(deps.readModels)) {
       // domain → packages of this buy that lost it
       const lost = new Map<string, string[]>();
       const sold = new Set<string>();

@@ -178,9 +178,22 @@ export const mediaBuyQueries = {
     const rows = new Map((await mediaBuyQueries.tasksByIds(rm, ids.map((r) => r.task_id))).map((t) => [t.task_id, t]));
     return ids.map((r) => rows.get(r.task_id)).filter((t): t is TaskRow => t !== undefined);
   },
-  /** Buys the ad server delivers (active) or keeps the clock for (paused), across buyers. */
-  live: async (rm: ReadModelStore) =>
-    (await rm.query<Omit<MediaBuyRow, 'terms'> & { terms: string }>("SELECT * FROM media_buys WHERE status IN ('active', 'paused') ORDER BY media_buy_id")).map(parseBuy),
+  /**
+   * Buys the ad server delivers (active) or keeps the clock for (paused), across buyers, read a
+   * page at a time by id: a long-lived seller has hundreds of thousands, which must never sit in
+   * memory at once (the soak's gateway died of them at ~200,000 buys).
+   */
+  live: async function* (rm: ReadModelStore, pageSize = 500): AsyncGenerator<MediaBuyRow> {
+    for (let after = ''; ; ) {
+      const page = await rm.query<Omit<MediaBuyRow, 'terms'> & { terms: string }>(
+        `SELECT * FROM media_buys WHERE status IN ('active', 'paused') AND media_buy_id > ? ORDER BY media_buy_id LIMIT ${Math.floor(pageSize)}`,
+        [after],
+      );
+      for (const row of page) yield parseBuy(row);
+      if (page.length < pageSize) return;
+      after = page.at(-1)!.media_buy_id;
+    }
+  },
   /** The owner's tasks, newest first, after a (created_at, task_id) cursor, at most `limit`. */
   tasks: async (rm: ReadModelStore, owner: string, f: { statuses?: string[]; types?: string[]; createdAfter?: string; createdBefore?: string; before?: { created_at: string; task_id: string }; limit: number }) => {
     const where = ['owner = ?'];

@@ -49,8 +49,7 @@ export class DeliverySimulator implements AdServer {
     const now = this.now().getTime();
     const hourNow = Math.floor(now / HOUR_MS) * HOUR_MS;
     const products = new Map((await catalogQueries.products(this.readModels)).map((p) => [p.product_id, p]));
-    const live = await mediaBuyQueries.live(this.readModels);
-    for (const buy of live) {
+    for await (const buy of mediaBuyQueries.live(this.readModels)) {
       // Sandbox buys deliver only what the compliance controller simulates (deterministic tests).
       if (buy.terms.sandbox) continue;
       const start = Date.parse(buy.terms.start_time);

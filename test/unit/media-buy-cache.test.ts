@@ -15,3 +15,29 @@ describe('MediaBuyCache invalidation', () => {
     }
   });
 });
+
+describe('live buys', () => {
+  it('are read a page at a time, every live buy once, in id order, whatever the page size', async () => {
+    const { SqliteReadModelStore } = await import('../../src/readmodel/sqlite');
+    const { mediaBuyQueries } = await import('../../projections/media-buys');
+    const fs = await import('node:fs');
+    const os = await import('node:os');
+    const path = await import('node:path');
+    const rm = new SqliteReadModelStore(path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'live-')), 'rm.sqlite'));
+    await rm.migrate(mediaBuys.ddl.sqlite);
+    const statuses = ['active', 'paused', 'pending', 'active', 'canceled', 'active', 'paused'];
+    for (const [i, status] of statuses.entries()) {
+      await rm.execute('INSERT INTO media_buys (media_buy_id, owner, buyer_ref, status, task_id, revision, terms, created_at, updated_at, position) VALUES (?, ?, ?, ?, NULL, 1, ?, ?, ?, ?)', [`mb_${i}`, 'o', `r${i}`, status, '{}', 'now', 'now', i + 1]);
+    }
+    const wanted = statuses.flatMap((s, i) => (s === 'active' || s === 'paused' ? [`mb_${i}`] : []));
+    try {
+      for (const pageSize of [1, 2, 3, 500]) {
+        const seen: string[] = [];
+        for await (const buy of mediaBuyQueries.live(rm, pageSize)) seen.push(buy.media_buy_id);
+        expect({ pageSize, seen }).toEqual({ pageSize, seen: wanted });
+      }
+    } finally {
+      await rm.close();
+    }
+  });
+});
