@@ -90,8 +90,8 @@ export class GraphqlDocuments {
       const reason = err instanceof GraphQLError ? reasonOf(err) : { message: `the document nests too deeply to parse (the limit is ${MAX_JSON_DEPTH} levels)` };
       return { valid: false, code: 'GRAPHQL_PARSE_FAILED', source, errors: [reason] };
     }
-    // The JSON parser cannot see a NUL written as an escape inside the document (`\\u0000`,
-    // `\\u{0}`); nothing may carry one into the log or a query.
+    // The JSON parser cannot see a NUL written as an escape inside the document (`\u0000`,
+    // `\u{0}`); nothing may carry one into the log or a query.
     if (text.includes('\\u') && hasNulString(document)) {
       return { valid: false, code: 'BAD_REQUEST', source, errors: [{ message: 'the GraphQL request contains U+0000 (NUL), which no field accepts' }] };
     }

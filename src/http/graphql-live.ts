@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import { GraphQLError, type ExecutionArgs, type ExecutionResult, type GraphQLSchema } from 'graphql';
 import { useServer } from 'graphql-ws/use/ws';
 import type { OperationArgs, Response as SseResponse } from 'graphql-sse';
@@ -200,11 +200,10 @@ export function registerGraphqlLive(fastify: FastifyInstance, app: App, schema: 
       if (Array.isArray(run)) {
         return [JSON.stringify({ errors: run.map((e) => format(e.toJSON(), e)) }), { status: 400, statusText: 'Bad Request', headers: { 'content-type': 'application/json; charset=utf-8' } }];
       }
-      const contextValue = contextFor(principal, fastifyReq.ip, publicOrigin(app, fastifyReq)) as LiveContext;
-      (fastifyReq as FastifyRequest & { liveContext?: GraphQLContext }).liveContext = contextValue;
-      return { ...run, contextValue };
+      // The context travels in the execution arguments: graphql-sse asks its `context` option only
+      // when onSubscribe returns none, which this one never does.
+      return { ...run, contextValue: contextFor(principal, fastifyReq.ip, publicOrigin(app, fastifyReq)) as LiveContext };
     },
-    context: (req) => (req.raw as FastifyRequest & { liveContext?: GraphQLContext & Record<PropertyKey, unknown> }).liveContext!,
     // graphql-sse writes what this returns as JSON; it types it as an execution result.
     onNext: (_ctx, _req, result) => formatResult(result as ExecutionResult) as ExecutionResult,
   });
