@@ -15,7 +15,8 @@ import { openRateLimiter, type RateLimiter } from './http/rate-limit';
 import type { Config } from './config';
 import { MemoryEventStore } from './eventstore/memory';
 import type { EventStore } from './eventstore/port';
-import { withAppendWatermark, type WatermarkedStore } from './eventstore/watermark';
+import { withAppendWatermark } from './eventstore/watermark';
+import type { WatermarkedStore } from './eventstore/port';
 import { PostgresEventStore } from './eventstore/postgres';
 import { SqliteEventStore } from './eventstore/sqlite';
 import type { Projection } from './projections/projection';
@@ -39,6 +40,7 @@ import * as governanceMonitor from '../consumers/governance-monitor';
 import * as changeFeed from '../consumers/change-feed';
 import * as sandboxApprover from '../consumers/sandbox-approver';
 import { approveTask } from './application/approvals';
+import type { RevalidationPorts, TaskPorts } from './application/ports';
 import { AppError } from './shared/errors';
 import { SharedBudgets } from './http/shared-budgets';
 import { RequestSigning } from './http/request-signing';
@@ -69,6 +71,10 @@ export interface BoundedSize {
 /** Everything a binding needs, composed once from config. */
 export interface App {
   config: Config;
+  /** The ports the application's tasks and the operator's actions are handed (src/application/ports.ts). */
+  ports: TaskPorts;
+  /** The ports an admin's publisher revalidation is handed. */
+  revalidation: RevalidationPorts;
   store: WatermarkedStore;
   readModels: ReadModelStore;
   /** API keys and catalog rows, cached per instance (see QueryCache). */
@@ -258,9 +264,21 @@ export async function startApp(
   const requestSigning = signers ? new RequestSigning(signers, await DatabaseReplayStore.open(readModels)) : undefined;
   const live = new LiveLog(store, (err) => log.warn({ err }, 'live log: reading the event store failed (retried)'));
   if (budgets) metrics.bounded('rate_limit_budgets', () => ({ entries: budgets.size }));
-  const app: App = { config, store, readModels, cache, mediaBuyCache, bus, live, projections, metrics, log, clock, gatewayClock, adServer, signingKeys, oauth, webhooks, receiver, brandCrawler, rateLimiter, ...(budgets ? { budgets } : {}), ...(authFailures ? { authFailures } : {}), ...(requestSigning ? { requestSigning } : {}) };
-  // Delivery of governed buys, reported to the buyers' governance agents (it asks them as this app).
-  await bus.consumer(governanceMonitor.group).start(governanceMonitor.governanceMonitor(app));
+  const ports: TaskPorts = {
+    store,
+    readModels,
+    projections,
+    clock,
+    cache,
+    mediaBuyCache,
+    settings: { publicUrl: config.publicUrl, approvalPolicy: config.approvalPolicy, allowPrivateWebhookUrls: config.allowPrivateWebhookUrls, originOverrides: config.originOverrides },
+    signer: signingKeys,
+    log,
+  };
+  const revalidation: RevalidationPorts = { store, projections, settings: ports.settings, counters: rateLimiter };
+  const app: App = { config, ports, revalidation, store, readModels, cache, mediaBuyCache, bus, live, projections, metrics, log, clock, gatewayClock, adServer, signingKeys, oauth, webhooks, receiver, brandCrawler, rateLimiter, ...(budgets ? { budgets } : {}), ...(authFailures ? { authFailures } : {}), ...(requestSigning ? { requestSigning } : {}) };
+  // Delivery of governed buys, reported to the buyers' governance agents (it asks them as this seller).
+  await bus.consumer(governanceMonitor.group).start(governanceMonitor.governanceMonitor(ports));
   await bus.consumer(sandboxApprover.group).start(
     sandboxApprover.sandboxApprover({
       store,
@@ -268,7 +286,7 @@ export async function startApp(
       now: clock,
       approve: async (taskId) => {
         const now = clock().toISOString();
-        await approveTask(app, taskId, 'Approved by the simulated seller of this sandbox account', { now, principal: 'sandbox-seller' }).catch((err: unknown) => {
+        await approveTask(ports, taskId, 'Approved by the simulated seller of this sandbox account', { now, principal: 'sandbox-seller' }).catch((err: unknown) => {
           // Decided meanwhile (the operator, the controller, a cancel): nothing left to approve.
           if (!(err instanceof AppError && (err.code === 'INVALID_STATE' || err.code === 'TASK_NOT_FOUND'))) throw err;
         });

@@ -1,7 +1,7 @@
 import { deliveryQueries } from '../../projections/delivery';
-import type { App } from '../../src/app';
 import { appendOnce, loadState } from '../../src/application/command-handler';
 import { reportDeliveryToGovernance } from '../../src/application/governance/consult';
+import type { TaskPorts } from '../../src/application/ports';
 import type { BusHandler } from '../../src/bus/port';
 import { ENDED_STATUSES, mediaBuyDecider, mediaBuyStream, type MediaBuyTerms } from '../../src/domain/media-buy/media-buy';
 import type { StoredEvent } from '../../src/eventstore/port';
@@ -25,10 +25,10 @@ export const deliveryCheckStream = (mediaBuyId: string, day: string) => `governa
  * a second instance never reports a day twice; a day the agent could not take is recorded as
  * failed, not retried (the next day's report carries the cumulative figures).
  */
-export function governanceMonitor(app: App): BusHandler {
+export function governanceMonitor(ports: TaskPorts): BusHandler {
   async function onDelivery(e: StoredEvent): Promise<void> {
     const d = e.data as { media_buy_id: string; through: string };
-    const { state } = await loadState(app.store, mediaBuyStream(d.media_buy_id), mediaBuyDecider);
+    const { state } = await loadState(ports.store, mediaBuyStream(d.media_buy_id), mediaBuyDecider);
     if (state.status === 'none' || !state.terms.governance || ENDED_STATUSES.has(state.status)) return;
     // The last whole UTC day the delivery now covers.
     const dayEnd = Math.floor(Date.parse(d.through) / DAY_MS) * DAY_MS;
@@ -36,27 +36,27 @@ export function governanceMonitor(app: App): BusHandler {
     if (dayStart < Math.floor(Date.parse(state.terms.start_time) / DAY_MS) * DAY_MS) return;
     const day = new Date(dayStart).toISOString().slice(0, 10);
     const stream = deliveryCheckStream(d.media_buy_id, day);
-    const at = app.clock().toISOString();
-    const claimed = await appendOnce(app.store, stream, [{ type: 'GovernanceDeliveryCheckClaimed', data: { media_buy_id: d.media_buy_id, owner: state.terms.owner, day, at }, metadata: { time: at, principal: group } }]);
+    const at = ports.clock().toISOString();
+    const claimed = await appendOnce(ports.store, stream, [{ type: 'GovernanceDeliveryCheckClaimed', data: { media_buy_id: d.media_buy_id, owner: state.terms.owner, day, at }, metadata: { time: at, principal: group } }]);
     if (!claimed) return;
-    await app.projections.applied(e.position, ['delivery']);
+    await ports.projections.applied(e.position, ['delivery']);
     const metrics = await metricsOf(state.terms, new Date(dayStart).toISOString(), new Date(dayEnd).toISOString());
     let outcome: { type: string; data: Record<string, unknown> };
     try {
-      const answer = await reportDeliveryToGovernance(app, state.terms, metrics);
+      const answer = await reportDeliveryToGovernance(ports, state.terms, metrics);
       outcome = {
         type: 'GovernanceDeliveryChecked',
-        data: { media_buy_id: d.media_buy_id, owner: state.terms.owner, day, check_id: answer.check_id, status: answer.status, findings: answer.findings ?? [], metrics, at: app.clock().toISOString() },
+        data: { media_buy_id: d.media_buy_id, owner: state.terms.owner, day, check_id: answer.check_id, status: answer.status, findings: answer.findings ?? [], metrics, at: ports.clock().toISOString() },
       };
     } catch (err) {
       if (!(err instanceof AppError)) throw err;
-      outcome = { type: 'GovernanceDeliveryCheckFailed', data: { media_buy_id: d.media_buy_id, owner: state.terms.owner, day, code: err.code, message: err.message, at: app.clock().toISOString() } };
+      outcome = { type: 'GovernanceDeliveryCheckFailed', data: { media_buy_id: d.media_buy_id, owner: state.terms.owner, day, code: err.code, message: err.message, at: ports.clock().toISOString() } };
     }
-    await app.store.append(stream, [{ ...outcome, metadata: { time: outcome.data.at as string, principal: group } }], { expectedVersion: 1 });
+    await ports.store.append(stream, [{ ...outcome, metadata: { time: outcome.data.at as string, principal: group } }], { expectedVersion: 1 });
   }
 
   async function metricsOf(terms: MediaBuyTerms, start: string, end: string): Promise<Record<string, unknown>> {
-    const hours = await deliveryQueries.hours(app.readModels, terms.owner, terms.media_buy_id, undefined, end);
+    const hours = await deliveryQueries.hours(ports.readModels, terms.owner, terms.media_buy_id, undefined, end);
     let spend = 0;
     let impressions = 0;
     let cumulativeSpend = 0;

@@ -56,7 +56,7 @@ export async function resolveAccount(ctx: TaskContext, ref: unknown, field = 'ac
   const r = ref as Record<string, unknown>;
   let row: AccountRow | undefined;
   if (typeof r.account_id === 'string') {
-    row = (await accountQueries.byId(ctx.app.readModels, owner, r.account_id)) ?? (await accountQueries.byId(ctx.app.readModels, owner, ownerScopedId(owner, r.account_id)));
+    row = (await accountQueries.byId(ctx.ports.readModels, owner, r.account_id)) ?? (await accountQueries.byId(ctx.ports.readModels, owner, ownerScopedId(owner, r.account_id)));
     if (!row) {
       // An id of the shape this seller issues is a real account's (a typo must not land in a sandbox).
       if (ISSUED_ID.test(r.account_id)) throw new AppError('ACCOUNT_NOT_FOUND', 'no account of yours has this account_id', `${field}.account_id`);
@@ -68,13 +68,13 @@ export async function resolveAccount(ctx: TaskContext, ref: unknown, field = 'ac
       throw new AppError('INVALID_REQUEST', 'account must be {account_id} or {brand: {domain}, operator}', typeof brand?.domain !== 'string' ? `${field}.brand.domain` : `${field}.operator`);
     }
     const terms = termsFor(owner, { brand: { domain: brand.domain, ...(typeof brand.brand_id === 'string' ? { brand_id: brand.brand_id } : {}) }, operator: r.operator, sandbox: r.sandbox === true });
-    row = await accountQueries.byId(ctx.app.readModels, owner, terms.account_id);
+    row = await accountQueries.byId(ctx.ports.readModels, owner, terms.account_id);
     if (!row) {
       if (!terms.sandbox) {
         throw new AppError('ACCOUNT_NOT_FOUND', `no account for brand ${terms.brand.domain} operated by ${terms.operator}; call sync_accounts first`, field);
       }
-      const now = ctx.app.clock().toISOString();
-      await handleCommand(ctx.app.store, accountStream(terms.account_id), accountDecider, { type: 'SyncAccount', terms, now }, { now, principal: ctx.principal.keyId, correlationId: ctx.requestId });
+      const now = ctx.ports.clock().toISOString();
+      await handleCommand(ctx.ports.store, accountStream(terms.account_id), accountDecider, { type: 'SyncAccount', terms, now }, { now, principal: ctx.principal.keyId, correlationId: ctx.requestId });
       return { account_id: terms.account_id, sandbox: true, status: 'active' };
     }
   }
@@ -91,10 +91,10 @@ export async function provisionFixtureAccount(ctx: TaskContext, accountId: strin
   // Kept under the caller, like forced task ids: two buyers may name the same fixture.
   const stored = ownerScopedId(ctx.principal.org, accountId);
   const stream = accountStream(stored);
-  const { state } = await loadState(ctx.app.store, stream, accountDecider);
+  const { state } = await loadState(ctx.ports.store, stream, accountDecider);
   if (state.status !== 'none') return { account_id: stored, sandbox: state.terms.sandbox, status: state.status };
   const terms: AccountTerms = { account_id: stored, owner: ctx.principal.org, name: `${accountId} (sandbox fixture)`, brand: { domain: 'fixture.invalid' }, operator: 'fixture.invalid', sandbox: true };
-  const now = ctx.app.clock().toISOString();
-  await handleCommand(ctx.app.store, stream, accountDecider, { type: 'SyncAccount', terms, now }, { now, principal: ctx.principal.keyId, correlationId: ctx.requestId });
+  const now = ctx.ports.clock().toISOString();
+  await handleCommand(ctx.ports.store, stream, accountDecider, { type: 'SyncAccount', terms, now }, { now, principal: ctx.principal.keyId, correlationId: ctx.requestId });
   return { account_id: stored, sandbox: true, status: 'active' };
 }

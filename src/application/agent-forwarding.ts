@@ -1,6 +1,6 @@
 import type { Config } from '../config';
 import { AppError } from '../shared/errors';
-import { addressesOf } from '../webhooks/url-guard';
+import { addressesOf } from '../shared/url-guard';
 
 /** The slice of `@adcp/sdk` forwarding uses (loaded on first use: it is ESM underneath). */
 type CallMcpTool = (agentUrl: string, toolName: string, args: Record<string, unknown>, authToken?: string) => Promise<unknown>;

@@ -3,7 +3,7 @@ import { apiKeyQueries } from '../../projections/api-keys';
 import { apiKeyDecider, apiKeyStream, type Role } from '../domain/api-key/api-key';
 import type { EventStore } from '../eventstore/port';
 import type { ReadModelStore } from '../readmodel/port';
-import type { QueryCache } from '../readmodel/query-cache';
+import type { RowCache } from './ports';
 import { newEventId } from '../shared/ids';
 import { handleCommand, type CommandContext } from './command-handler';
 
@@ -50,7 +50,7 @@ export async function revokeApiKey(store: EventStore, keyId: string, ctx: Comman
 }
 
 /** Resolves a presented key to its principal, or null. Constant-time on the hash comparison. */
-export async function verifyApiKey(readModels: ReadModelStore, cache: QueryCache, presented: string): Promise<Principal | null> {
+export async function verifyApiKey(readModels: ReadModelStore, cache: RowCache, presented: string): Promise<Principal | null> {
   const m = KEY_PATTERN.exec(presented);
   if (!m) return null;
   const [, prefix, secret] = m as unknown as [string, string, string];

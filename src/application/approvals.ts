@@ -1,11 +1,11 @@
 import { mediaBuyDecider, mediaBuyStream, type MediaBuyState } from '../domain/media-buy/media-buy';
 import { taskDecider, taskStream, type TaskState } from '../domain/task/task';
-import type { App } from '../app';
 import type { EventStore } from '../eventstore/port';
 import { AppError } from '../shared/errors';
 import { handleCommand, loadState, type CommandContext } from './command-handler';
 import { applySync, syncInput } from './tasks/creative-tasks';
 import { mediaBuyView } from './tasks/media-buy-tasks';
+import type { TaskPorts } from './ports';
 
 /** The operator's side of async approval: seller or admin keys act on a waiting task. */
 async function loadTask(store: EventStore, taskId: string): Promise<Exclude<TaskState, { status: 'none' }> & { request?: Record<string, unknown> }> {
@@ -18,8 +18,8 @@ async function loadTask(store: EventStore, taskId: string): Promise<Exclude<Task
 const changeTask = (store: EventStore, taskId: string, status: 'working' | 'completed' | 'rejected' | 'input-required' | 'failed', message: string, ctx: CommandContext, result?: Record<string, unknown>) =>
   handleCommand(store, taskStream(taskId), taskDecider, { type: 'ChangeTaskStatus', status, message, result, actor: ctx.principal ?? 'operator', now: ctx.now }, ctx);
 
-export async function approveTask(app: App, taskId: string, note: string | undefined, ctx: CommandContext): Promise<string> {
-  const store = app.store;
+export async function approveTask(ports: TaskPorts, taskId: string, note: string | undefined, ctx: CommandContext): Promise<string> {
+  const store = ports.store;
   const task = await loadTask(store, taskId);
   if (task.status !== 'submitted' && task.status !== 'input-required' && task.status !== 'working') {
     throw new AppError('INVALID_STATE', `task ${taskId} is ${task.status}`, 'taskId', { current_status: task.status });
@@ -29,7 +29,7 @@ export async function approveTask(app: App, taskId: string, note: string | undef
     if (task.taskType === 'sync_creatives') {
       // The buyer's sync, carried out now on the buyer's behalf.
       const principal = { keyId: ctx.principal ?? 'operator', org: task.owner, role: 'buyer' as const };
-      const result = await applySync({ app, principal, requestId: ctx.correlationId }, syncInput.parse(task.request ?? {}), false);
+      const result = await applySync({ ports, principal, requestId: ctx.correlationId }, syncInput.parse(task.request ?? {}), false);
       await changeTask(store, taskId, 'completed', 'Creatives approved and synced', ctx, result);
       return 'completed';
     }
@@ -43,8 +43,8 @@ export async function approveTask(app: App, taskId: string, note: string | undef
   return 'completed';
 }
 
-export async function rejectTask(app: App, taskId: string, reason: string, ctx: CommandContext): Promise<string> {
-  const store = app.store;
+export async function rejectTask(ports: TaskPorts, taskId: string, reason: string, ctx: CommandContext): Promise<string> {
+  const store = ports.store;
   const task = await loadTask(store, taskId);
   if (!reason.trim()) throw new AppError('VALIDATION_ERROR', 'a reason is required', 'reason');
   if (task.taskType === 'create_media_buy') {
@@ -56,10 +56,10 @@ export async function rejectTask(app: App, taskId: string, reason: string, ctx: 
   return 'rejected';
 }
 
-export async function requestInput(app: App, taskId: string, reason: string, ctx: CommandContext): Promise<string> {
-  const task = await loadTask(app.store, taskId);
+export async function requestInput(ports: TaskPorts, taskId: string, reason: string, ctx: CommandContext): Promise<string> {
+  const task = await loadTask(ports.store, taskId);
   if (!reason.trim()) throw new AppError('VALIDATION_ERROR', 'a reason is required', 'reason');
   const about = task.taskType === 'create_media_buy' ? { media_buy_id: task.resourceId } : {};
-  await changeTask(app.store, taskId, 'input-required', reason, ctx, { ...about, reason: 'APPROVAL_REQUIRED', message: reason, errors: [] });
+  await changeTask(ports.store, taskId, 'input-required', reason, ctx, { ...about, reason: 'APPROVAL_REQUIRED', message: reason, errors: [] });
   return 'input-required';
 }

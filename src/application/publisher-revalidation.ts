@@ -1,8 +1,8 @@
 import { lookup } from 'node:dns/promises';
-import type { App } from '../app';
 import { isTransient, publisherStream, type PublisherEvent } from '../domain/adagents/events';
-import { isPublicAddress } from '../webhooks/url-guard';
+import { isPublicAddress } from '../shared/url-guard';
 import { revalidateAdagents, type RevalidationResult } from './adagents';
+import type { RevalidationPorts } from './ports';
 
 const DOMAIN = /^(?=.{1,253}$)[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*\.[a-z]{2,63}$/;
 
@@ -15,11 +15,11 @@ export type Revalidation = { done: true; result: RevalidationResult } | { done: 
  * for a domain that is not a public DNS name, and past once per 5 minutes per domain or 30 per
  * admin per hour (counted in the shared rate-limit store). The caller checks the admin role.
  */
-export async function revalidatePublisher(app: Pick<App, 'config' | 'rateLimiter' | 'store' | 'projections'>, rawDomain: string, keyId: string): Promise<Revalidation> {
+export async function revalidatePublisher(ports: RevalidationPorts, rawDomain: string, keyId: string): Promise<Revalidation> {
   const domain = rawDomain.trim().toLowerCase();
   if (domain.length > 253) return { done: false, status: 400, error: 'domain is longer than 253 characters, the most DNS allows' };
   if (!DOMAIN.test(domain)) return { done: false, status: 400, error: 'Invalid domain' };
-  if (!app.config.originOverrides.has(domain)) {
+  if (!ports.settings.originOverrides.has(domain)) {
     const addresses = await lookup(domain, { all: true }).catch(() => undefined);
     if (!addresses || addresses.length === 0) return { done: false, status: 400, error: 'Could not resolve hostname' };
     if (addresses.some((a) => !isPublicAddress(a.address))) return { done: false, status: 400, error: 'URL resolved to a private or internal IP address' };
@@ -27,20 +27,20 @@ export async function revalidatePublisher(app: Pick<App, 'config' | 'rateLimiter
 
   // The domain's cooldown first (it costs the caller nothing), then the caller's hourly budget.
   const domainBucket = `revalidate-domain:${domain}`;
-  const domainWait = await app.rateLimiter.cooldown(domainBucket, 300);
+  const domainWait = await ports.counters.cooldown(domainBucket, 300);
   if (domainWait !== undefined) return { done: false, status: 429, error: 'Rate limit exceeded for this domain', retryAfter: domainWait };
-  const userWait = await app.rateLimiter.hit(`revalidate-user:${keyId}`, 30, 3600).catch(async (err: unknown) => {
-    await app.rateLimiter.release(domainBucket).catch(() => {}); // nothing was done: the domain's slot goes back
+  const userWait = await ports.counters.hit(`revalidate-user:${keyId}`, 30, 3600).catch(async (err: unknown) => {
+    await ports.counters.release(domainBucket).catch(() => {}); // nothing was done: the domain's slot goes back
     throw err;
   });
   if (userWait !== undefined) {
-    await app.rateLimiter.release(domainBucket);
+    await ports.counters.release(domainBucket);
     return { done: false, status: 429, error: 'Hourly crawl request limit exceeded', retryAfter: userWait };
   }
 
-  const { result, manifest } = await revalidateAdagents(domain, app.config.originOverrides);
+  const { result, manifest } = await revalidateAdagents(domain, ports.settings.originOverrides);
   const event: PublisherEvent = { type: 'AdagentsRevalidated', data: { domain, result, ...(manifest ? { manifest } : {}), transient: isTransient(result), at: result.checked_at } };
-  await app.store.append(publisherStream(domain), [{ type: event.type, data: event.data, metadata: { principal: keyId } }]);
-  await app.projections.waitFor(app.store.appendedUpTo());
+  await ports.store.append(publisherStream(domain), [{ type: event.type, data: event.data, metadata: { principal: keyId } }]);
+  await ports.projections.waitFor(ports.store.appendedUpTo());
   return { done: true, result };
 }

@@ -1,9 +1,9 @@
 import { feedQueries } from '../../projections/feed';
 import { storyboardQueries } from '../../projections/storyboards';
-import type { App } from '../app';
 import { FEED_RETENTION_DAYS, type FeedEntry } from '../domain/feed/events';
 import { testKitIdOf } from '../domain/storyboards/bundle';
 import { resolveTarget } from '../domain/storyboards/versions';
+import type { RegistryReadPorts } from './ports';
 
 /**
  * Registry reads shared by the REST paths and GraphQL: each answers the REST status and body
@@ -44,8 +44,8 @@ export function storyboardDetail(s: Record<string, unknown>): Record<string, unk
 }
 
 /** The bundle a compliance target names, or the REST answer refusing it. */
-async function bundleFor(app: App, requested: string | undefined): Promise<{ version: string } | { refused: Answer }> {
-  const bundles = await storyboardQueries.bundles(app.readModels);
+async function bundleFor(ports: RegistryReadPorts, requested: string | undefined): Promise<{ version: string } | { refused: Answer }> {
+  const bundles = await storyboardQueries.bundles(ports.readModels);
   // A line (3.1, 3.1-rc) or the default picks among bundles that loaded; an exact version
   // names its bundle even when it is broken, and that is a 500.
   const exact = requested && bundles.some((b) => b.adcp_version === requested) ? requested : undefined;
@@ -56,25 +56,25 @@ async function bundleFor(app: App, requested: string | undefined): Promise<{ ver
 }
 
 /** The storyboards of the bundle a compliance target names: `{adcp_version, storyboards: [{id, title, category}]}`. */
-export async function listStoryboards(app: App, target: string | undefined): Promise<Answer> {
-  const bundle = await bundleFor(app, target?.trim() || undefined);
+export async function listStoryboards(ports: RegistryReadPorts, target: string | undefined): Promise<Answer> {
+  const bundle = await bundleFor(ports, target?.trim() || undefined);
   if ('refused' in bundle) return bundle.refused;
-  return { status: 200, body: { adcp_version: bundle.version, storyboards: await storyboardQueries.list(app.readModels, bundle.version) } };
+  return { status: 200, body: { adcp_version: bundle.version, storyboards: await storyboardQueries.list(ports.readModels, bundle.version) } };
 }
 
 /** The longest storyboard id looked up (bundled ids are a few dozen characters). */
 export const MAX_STORYBOARD_ID_LENGTH = 256;
 
-export async function getStoryboard(app: App, id: string, target: string | undefined): Promise<Answer> {
+export async function getStoryboard(ports: RegistryReadPorts, id: string, target: string | undefined): Promise<Answer> {
   if (id.length > MAX_STORYBOARD_ID_LENGTH) return { status: 400, body: { error: `id is longer than ${MAX_STORYBOARD_ID_LENGTH} characters` } };
   const requested = target?.trim() || undefined;
-  const bundle = await bundleFor(app, requested);
+  const bundle = await bundleFor(ports, requested);
   if ('refused' in bundle) return bundle.refused;
   const { version } = bundle;
-  const storyboard = await storyboardQueries.storyboard(app.readModels, version, id);
+  const storyboard = await storyboardQueries.storyboard(ports.readModels, version, id);
   if (!storyboard) return { status: 404, body: { error: 'Storyboard not found' } };
   const kitId = testKitIdOf(storyboard);
-  const kit = kitId ? await storyboardQueries.testKit(app.readModels, version, kitId) : undefined;
+  const kit = kitId ? await storyboardQueries.testKit(ports.readModels, version, kitId) : undefined;
   return {
     status: 200,
     body: {
@@ -101,7 +101,7 @@ export type FeedPageEntry = FeedEntry & { position: number };
  * A page of the change feed; `cursor` is the `event_id` of the last entry read. `newest` (not a
  * REST parameter) answers the last `limit` entries after the cursor instead of the first ones.
  */
-export async function readFeed(app: App, q: { cursor?: string; limit?: string; types?: string }, opts: { newest?: boolean } = {}): Promise<Answer & { entries?: FeedPageEntry[] }> {
+export async function readFeed(ports: RegistryReadPorts, q: { cursor?: string; limit?: string; types?: string }, opts: { newest?: boolean } = {}): Promise<Answer & { entries?: FeedPageEntry[] }> {
   if (q.cursor !== undefined && !UUID.test(q.cursor)) return { status: 400, body: { error: 'Invalid cursor format. Must be a UUID.' } };
   if (q.limit !== undefined && !/^\d+$/.test(q.limit)) return { status: 400, body: { error: 'limit must be an integer' } };
   const limit = q.limit === undefined ? 100 : Number(q.limit);
@@ -116,17 +116,17 @@ export async function readFeed(app: App, q: { cursor?: string; limit?: string; t
   const oldest = new Date(now.getTime() - FEED_RETENTION_DAYS * 86_400_000).toISOString();
   let after = 0;
   if (q.cursor) {
-    const position = await feedQueries.cursorPosition(app.readModels, q.cursor, oldest);
+    const position = await feedQueries.cursorPosition(ports.readModels, q.cursor, oldest);
     if (position === undefined) {
       return { status: 410, body: { error: 'cursor_expired', message: `Cursor is unknown or older than the ${FEED_RETENTION_DAYS}-day retention window. Re-bootstrap from the registry read endpoints.` } };
     }
     after = Number(position);
   }
-  const rows = await feedQueries.page(app.readModels, { after, oldest, patterns, limit, newest: opts.newest ?? false });
+  const rows = await feedQueries.page(ports.readModels, { after, oldest, patterns, limit, newest: opts.newest ?? false });
   // Reading backwards, the extra row is the oldest one: there is more before the page, none after it.
   const entries = opts.newest ? rows.slice(-limit) : rows.slice(0, limit);
   const events = entries.map(({ position: _p, ...e }) => e);
-  const latest = await feedQueries.latest(app.readModels, patterns);
+  const latest = await feedQueries.latest(ports.readModels, patterns);
   return {
     status: 200,
     body: {

@@ -158,3 +158,12 @@ export function validateAppend(streamId: string, events: readonly NewEvent[], ex
     }
   });
 }
+
+/**
+ * The store as the application sees it, plus the highest position this process has appended.
+ * A command waits for that position before answering (read-your-writes): it covers every write
+ * the command made, needs no query (unlike `headPosition`), and never waits on other instances.
+ */
+export interface WatermarkedStore extends EventStore {
+  appendedUpTo(): number;
+}

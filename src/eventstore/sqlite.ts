@@ -92,6 +92,8 @@ const shared = new Map<string, { db: Database.Database; refs: number; checkpoint
  * followed by a projection batch), which costs more than the writes themselves.
  */
 export function acquireSqlite(file: string, synchronous: 'FULL' | 'NORMAL' = 'NORMAL'): Database.Database {
+  // An in-memory database (the application's tests on in-memory ports) is its caller's alone.
+  if (file === ':memory:') return new Database(':memory:');
   const key = path.resolve(file);
   const entry = shared.get(key);
   if (entry && entry.db.open) {

@@ -1,13 +1,4 @@
-import type { AppendResult, EventStore, NewEvent, ExpectedVersion } from './port';
-
-/**
- * The store as the application sees it, plus the highest position this process has appended.
- * A command waits for that position before answering (read-your-writes): it covers every write
- * the command made, needs no query (unlike `headPosition`), and never waits on other instances.
- */
-export interface WatermarkedStore extends EventStore {
-  appendedUpTo(): number;
-}
+import type { AppendResult, EventStore, NewEvent, ExpectedVersion, WatermarkedStore } from './port';
 
 export function withAppendWatermark(store: EventStore): WatermarkedStore {
   let highest = 0;

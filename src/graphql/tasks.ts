@@ -15,7 +15,7 @@ export async function runTask(ctx: GraphQLContext, name: string, input: Record<s
   const principal = ctx.principal;
   return inCallerSpelling(() => {
     const request = canonicalRequest(name, JSON.parse(JSON.stringify(input)) as Record<string, unknown>);
-    return runTaskConsistently(tasks[name]!, request, { app: ctx.app, principal, requestId: ctx.requestId, origin: ctx.origin });
+    return runTaskConsistently(tasks[name]!, request, { ports: ctx.app.ports, principal, requestId: ctx.requestId, origin: ctx.origin });
   });
 }
 

@@ -15,7 +15,7 @@ export function registerFeedRoute(fastify: FastifyInstance, app: App): void {
     for (const name of ['cursor', 'types', 'limit']) {
       if (Array.isArray(req.query[name])) return reply.status(400).send({ error: `${name} must be provided only once` });
     }
-    const answer = await readFeed(app, req.query as { cursor?: string; limit?: string; types?: string });
+    const answer = await readFeed(app.ports, req.query as { cursor?: string; limit?: string; types?: string });
     return reply.status(answer.status).send(answer.body);
   });
 }

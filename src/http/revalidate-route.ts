@@ -17,7 +17,7 @@ export function registerRevalidateRoute(fastify: FastifyInstance, app: App): voi
     const principal = await principalOrChallenge(req, app);
     if ('challenge' in principal) return reply.status(401).header('www-authenticate', principal.challenge).send({ error: 'Authentication required' });
     if (principal.role !== 'admin') return reply.status(403).send({ error: 'Admin access required' });
-    const answer = await revalidatePublisher(app, req.params.domain, principal.keyId);
+    const answer = await revalidatePublisher(app.revalidation, req.params.domain, principal.keyId);
     if (answer.done) return reply.send(answer.result);
     if (answer.retryAfter !== undefined) return tooMany(reply, answer.error, answer.retryAfter);
     return reply.status(answer.status).send({ error: answer.error });

@@ -7,7 +7,7 @@ export function registerStoryboardRoutes(fastify: FastifyInstance, app: App): vo
   fastify.get<{ Params: { id: string }; Querystring: { compliance_target?: unknown } }>('/api/storyboards/:id', async (req, reply) => {
     try {
       const target = req.query.compliance_target;
-      const answer = await getStoryboard(app, req.params.id, typeof target === 'string' ? target : undefined);
+      const answer = await getStoryboard(app.ports, req.params.id, typeof target === 'string' ? target : undefined);
       return reply.status(answer.status).send(answer.body);
     } catch (err) {
       req.log.error({ err }, 'storyboard lookup failed');

@@ -30,7 +30,7 @@ export function registerTaskRoutes(fastify: FastifyInstance, app: App): void {
       const task = Object.hasOwn(tasks, req.params.task) ? tasks[req.params.task] : undefined;
       if (!task) throw new AppError('NOT_FOUND', `unknown task "${req.params.task}"`);
       if (!isObject(body)) throw new AppError('INVALID_REQUEST', 'the request body must be a JSON object');
-      const ctx = { app, principal, requestId: req.id, origin: publicOrigin(app, req), wire: adcp3 ? ('adcp3' as const) : ('spec' as const) };
+      const ctx = { ports: app.ports, principal, requestId: req.id, origin: publicOrigin(app, req), wire: adcp3 ? ('adcp3' as const) : ('spec' as const) };
       const result = await runTaskConsistently(task, canonicalRequest(req.params.task, body), ctx);
       if (!adcp3) return reply.send({ ...result, ...echo });
       return reply.send({ ...answer3(req.params.task, result, { now: app.clock() }), ...echo });

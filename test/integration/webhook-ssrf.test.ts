@@ -1,5 +1,5 @@
 import { WebhookPoster } from '../../src/webhooks/http-poster';
-import { assertDeliverableUrl } from '../../src/webhooks/url-guard';
+import { assertDeliverableUrl } from '../../src/shared/url-guard';
 import { startReceiver } from '../support/receiver';
 
 describe('webhook SSRF guard', () => {

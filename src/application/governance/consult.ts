@@ -1,4 +1,5 @@
 import { governancePlanQueries } from '../../../projections/governance-plans';
+import type { TaskPorts } from '../ports';
 import { accountDecider, accountStream, type GovernanceAgent } from '../../domain/account/account';
 import { AppError } from '../../shared/errors';
 import { isReservedTestDomain } from '../accounts';
@@ -6,7 +7,6 @@ import { isObject } from '../../shared/objects';
 import { loadState } from '../command-handler';
 import { runTaskConsistently, type TaskContext } from '../tasks/context';
 import { parseInput } from '../validation';
-import type { App } from '../../app';
 import type { MediaBuyTerms } from '../../domain/media-buy/media-buy';
 import { checkGovernance, reportPlanOutcome } from '../tasks/governance-tasks';
 import { callRemoteGovernanceAgent } from './remote-agent';
@@ -52,7 +52,7 @@ export interface PlannedDelivery {
 }
 
 export async function governanceAgentsOf(ctx: TaskContext, accountId: string): Promise<{ agents: readonly GovernanceAgent[]; brand?: string; sandbox?: boolean }> {
-  const { state } = await loadState(ctx.app.store, accountStream(accountId), accountDecider);
+  const { state } = await loadState(ctx.ports.store, accountStream(accountId), accountDecider);
   if (state.status === 'none') return { agents: [] };
   return { agents: state.governance_agents ?? [], brand: state.terms.brand.domain, sandbox: state.terms.sandbox };
 }
@@ -89,10 +89,10 @@ export async function consultGovernance(
   const { agents, brand, sandbox } = await governanceAgentsOf(ctx, accountId);
   const agent = agents[0];
   if (!agent || (sandbox && isPlaceholderAgent(agent.url))) return undefined;
-  const own = isOwnAgent(agent.url, [ctx.origin, ctx.app.config.publicUrl]);
+  const own = isOwnAgent(agent.url, [ctx.origin, ctx.ports.settings.publicUrl]);
   let planId = request.plan_id;
   if (planId === undefined && own && brand) {
-    const plans = await governancePlanQueries.forBrand(ctx.app.readModels, ctx.principal.org, brand);
+    const plans = await governancePlanQueries.forBrand(ctx.ports.readModels, ctx.principal.org, brand);
     const start = Date.parse(planned.start_time);
     planId = (plans.find((p) => Date.parse(p.terms.flight.start) <= start && start < Date.parse(p.terms.flight.end)) ?? plans[0])?.plan_id;
     if (planId === undefined) {
@@ -103,7 +103,7 @@ export async function consultGovernance(
 
   const check = {
     plan_id: planId,
-    caller: `${ctx.origin ?? ctx.app.config.publicUrl ?? 'https://seller.invalid'}/mcp`,
+    caller: `${ctx.origin ?? ctx.ports.settings.publicUrl ?? 'https://seller.invalid'}/mcp`,
     tool: request.tool,
     phase: request.phase,
     purchase_type: 'media_buy',
@@ -165,9 +165,9 @@ export async function withGovernanceRelease<T>(ctx: TaskContext, consulted: Cons
         error: { code: err instanceof AppError ? err.code : 'INTERNAL_ERROR', message: (err as Error).message.slice(0, 500) },
       };
       try {
-        await askGovernanceAgent(ctx, consulted.agent, isOwnAgent(consulted.agent.url, [ctx.origin, ctx.app.config.publicUrl]), 'report_plan_outcome', report);
+        await askGovernanceAgent(ctx, consulted.agent, isOwnAgent(consulted.agent.url, [ctx.origin, ctx.ports.settings.publicUrl]), 'report_plan_outcome', report);
       } catch (reportErr) {
-        ctx.app.log.warn({ err: reportErr, plan_id: verdict.plan_id }, 'could not report a failed governed action to its governance agent');
+        ctx.ports.log.warn({ err: reportErr, plan_id: verdict.plan_id }, 'could not report a failed governed action to its governance agent');
       }
     }
     throw err;
@@ -179,11 +179,11 @@ export async function withGovernanceRelease<T>(ctx: TaskContext, consulted: Cons
  * with the metrics, as the same action (its governance_context). Answers the agent's check
  * (status, findings); an agent that cannot be reached is GOVERNANCE_UNAVAILABLE.
  */
-export async function reportDeliveryToGovernance(app: App, buy: Pick<MediaBuyTerms, 'owner' | 'account_id' | 'governance'>, metrics: Record<string, unknown>): Promise<Record<string, unknown>> {
+export async function reportDeliveryToGovernance(ports: TaskPorts, buy: Pick<MediaBuyTerms, 'owner' | 'account_id' | 'governance'>, metrics: Record<string, unknown>): Promise<Record<string, unknown>> {
   const g = buy.governance!;
   const check = {
     plan_id: g.plan_id,
-    caller: g.caller ?? `${app.config.publicUrl ?? 'https://seller.invalid'}/mcp`,
+    caller: g.caller ?? `${ports.settings.publicUrl ?? 'https://seller.invalid'}/mcp`,
     phase: 'delivery',
     purchase_type: 'media_buy',
     ...(g.governance_context ? { governance_context: g.governance_context } : {}),
@@ -191,7 +191,7 @@ export async function reportDeliveryToGovernance(app: App, buy: Pick<MediaBuyTer
   };
   // The seller's own monitor acts for the buyer whose plan it is, on the buyer's own agent; a
   // consumer does not wait for read models (it may be what they wait on).
-  const ctx: TaskContext = { app, principal: { org: buy.owner, keyId: 'governance-monitor', role: 'buyer' } };
+  const ctx: TaskContext = { ports, principal: { org: buy.owner, keyId: 'governance-monitor', role: 'buyer' } };
   if (g.own) return askGovernanceAgent(ctx, undefined, true, 'check_governance', check, { waitForReadModels: false });
   const { agents } = await governanceAgentsOf(ctx, buy.account_id ?? '');
   return askGovernanceAgent(ctx, agents.find((a) => a.url === g.agent_url) ?? agents[0], false, 'check_governance', check);
@@ -214,5 +214,5 @@ async function askGovernanceAgent(
     return options.waitForReadModels === false ? task.run(parseInput(task.input, args), ctx) : runTaskConsistently(task, args, ctx);
   }
   if (!agent) throw new AppError('GOVERNANCE_UNAVAILABLE', 'the account no longer has a governance agent', undefined, { retry_after: 30 });
-  return callRemoteGovernanceAgent(ctx.app, agent, tool, args);
+  return callRemoteGovernanceAgent(ctx.ports, agent, tool, args);
 }

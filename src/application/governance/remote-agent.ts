@@ -1,12 +1,15 @@
 import http from 'node:http';
 import https from 'node:https';
 import { RequestFilteringHttpAgent, RequestFilteringHttpsAgent } from 'request-filtering-agent';
-import type { App } from '../../app';
 import type { GovernanceAgent } from '../../domain/account/account';
 import { REQUEST_SIGNING_TAG } from '../../signing/request-verifier';
 import { signWebhook } from '../../signing/webhook-signer';
 import { AppError } from '../../shared/errors';
 import { isObject } from '../../shared/objects';
+import type { TaskPorts } from '../ports';
+
+/** What a call to a remote governance agent uses: the request signer and the private-address seam. */
+type RemoteAgentPorts = Pick<TaskPorts, 'signer' | 'settings'>;
 
 /** A governance agent answers within this, or the buy waits for nothing: GOVERNANCE_UNAVAILABLE. */
 const TIMEOUT_MS = 10_000;
@@ -29,11 +32,11 @@ function agentsFor(allowPrivate: boolean) {
 const unavailable = (agentUrl: string, why: string) => new AppError('GOVERNANCE_UNAVAILABLE', `the governance agent at ${agentUrl} could not be consulted: ${why}`.slice(0, 500), undefined, { retry_after: 30 });
 
 /** One signed JSON-RPC POST to an MCP endpoint; the answer as JSON, or from its SSE stream. */
-function post(app: App, url: string, body: Obj, headers: Record<string, string>): Promise<{ json: Obj; session?: string }> {
+function post(ports: RemoteAgentPorts, url: string, body: Obj, headers: Record<string, string>): Promise<{ json: Obj; session?: string }> {
   const bytes = Buffer.from(JSON.stringify(body));
-  const signed = signWebhook({ url, body: bytes }, app.signingKeys.activeKey('request-signing'), { tag: REQUEST_SIGNING_TAG });
+  const signed = signWebhook({ url, body: bytes }, ports.signer.activeKey('request-signing'), { tag: REQUEST_SIGNING_TAG });
   const target = new URL(url);
-  const a = agentsFor(app.config.allowPrivateWebhookUrls);
+  const a = agentsFor(ports.settings.allowPrivateWebhookUrls);
   return new Promise((resolve, reject) => {
     const options = {
       method: 'POST',
@@ -83,16 +86,16 @@ function post(app: App, url: string, body: Obj, headers: Record<string, string>)
  * request-signing key and carrying the credential the buyer registered. Answers the tool's
  * structured result; an agent that cannot be reached or answers nonsense is GOVERNANCE_UNAVAILABLE.
  */
-export async function callRemoteGovernanceAgent(app: App, agent: GovernanceAgent, tool: string, args: Obj): Promise<Obj> {
+export async function callRemoteGovernanceAgent(ports: RemoteAgentPorts, agent: GovernanceAgent, tool: string, args: Obj): Promise<Obj> {
   const url = agent.url;
   if (!URL.canParse(url) || !/^https?:$/.test(new URL(url).protocol)) throw unavailable(url, 'not an http(s) URL');
-  if (new URL(url).protocol !== 'https:' && !app.config.allowPrivateWebhookUrls) throw unavailable(url, 'not https');
+  if (new URL(url).protocol !== 'https:' && !ports.settings.allowPrivateWebhookUrls) throw unavailable(url, 'not https');
   const auth = { authorization: `${agent.authentication.schemes[0] === 'Bearer' ? 'Bearer' : agent.authentication.schemes[0]} ${agent.authentication.credentials}`, 'content-type': 'application/json' };
   try {
-    const init = await post(app, url, { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-03-26', capabilities: {}, clientInfo: { name: 'adcp-gateway', version: '1' } } }, auth);
+    const init = await post(ports, url, { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-03-26', capabilities: {}, clientInfo: { name: 'adcp-gateway', version: '1' } } }, auth);
     const session: Record<string, string> = init.session ? { 'mcp-session-id': init.session } : {};
-    await post(app, url, { jsonrpc: '2.0', method: 'notifications/initialized' }, { ...auth, ...session });
-    const { json } = await post(app, url, { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: tool, arguments: args } }, { ...auth, ...session });
+    await post(ports, url, { jsonrpc: '2.0', method: 'notifications/initialized' }, { ...auth, ...session });
+    const { json } = await post(ports, url, { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: tool, arguments: args } }, { ...auth, ...session });
     const result = isObject(json.result) ? json.result : undefined;
     if (!result) throw new Error(isObject(json.error) ? `JSON-RPC error ${String(json.error.message ?? json.error.code)}` : 'no result');
     let body = isObject(result.structuredContent) ? result.structuredContent : undefined;

@@ -61,7 +61,7 @@ export async function runController(ctx: TaskContext, request: Obj): Promise<Obj
   }
   const params = request.params === undefined ? {} : request.params;
   if (!isObject(params)) throw new ControllerError('INVALID_PARAMS', 'params must be an object');
-  const now = ctx.app.clock().toISOString();
+  const now = ctx.ports.clock().toISOString();
   const cmd: CommandContext = { now, principal: ctx.principal.keyId, correlationId: ctx.requestId };
   switch (scenario) {
     case 'force_media_buy_status':
@@ -87,7 +87,7 @@ export async function runController(ctx: TaskContext, request: Obj): Promise<Obj
 
 /** One of the caller's buys, bought under a sandbox account (the only kind the controller touches). */
 async function sandboxBuyStream(ctx: TaskContext, mediaBuyId: string) {
-  const { state, history } = await loadState(ctx.app.store, mediaBuyStream(mediaBuyId), mediaBuyDecider);
+  const { state, history } = await loadState(ctx.ports.store, mediaBuyStream(mediaBuyId), mediaBuyDecider);
   if (state.status === 'none' || state.terms.owner !== ctx.principal.org) throw new ControllerError('NOT_FOUND', `no media buy ${mediaBuyId}`);
   if (!state.terms.sandbox) throw new ControllerError('FORBIDDEN', `media buy ${mediaBuyId} was bought under a live account`);
   return { state, history };
@@ -143,9 +143,9 @@ async function forceMediaBuyStatus(ctx: TaskContext, params: Obj, cmd: CommandCo
   // The forced status from the stream, not the read model: on PostgreSQL + Kafka the last force
   // may not be projected yet when the next one comes (a storyboard forces active, then completed).
   const { state: buy, history } = await sandboxBuyStream(ctx, id);
-  const previous = forcedStatusOf(history) ?? mediaBuyStatus3(buy.status, { start_time: buy.terms.start_time, packages: buy.terms.packages as never }, ctx.app.clock());
+  const previous = forcedStatusOf(history) ?? mediaBuyStatus3(buy.status, { start_time: buy.terms.start_time, packages: buy.terms.packages as never }, ctx.ports.clock());
   if (!FORCE_EDGES[previous]!.includes(target)) throw new ControllerError('INVALID_TRANSITION', `a media buy that is ${previous} cannot become ${target}`, previous);
-  await handleCommand(ctx.app.store, mediaBuyStream(id), mediaBuyDecider, { type: 'ForceMediaBuyStatus', status: DOMAIN_STATUS[target]!, viewStatus: target, now: cmd.now }, cmd);
+  await handleCommand(ctx.ports.store, mediaBuyStream(id), mediaBuyDecider, { type: 'ForceMediaBuyStatus', status: DOMAIN_STATUS[target]!, viewStatus: target, now: cmd.now }, cmd);
   return { success: true, previous_state: previous, current_state: target, message: `media buy ${id} forced from ${previous} to ${target}` };
 }
 
@@ -163,11 +163,11 @@ async function forceAccountStatus(ctx: TaskContext, params: Obj, cmd: CommandCon
   const id = requireString(params, 'account_id');
   const target = requireString(params, 'status');
   if (!(ACCOUNT_STATUSES as readonly string[]).includes(target)) throw new ControllerError('INVALID_PARAMS', `status must be one of ${ACCOUNT_STATUSES.join(', ')}`);
-  const { state } = await loadState(ctx.app.store, accountStream(id), accountDecider);
+  const { state } = await loadState(ctx.ports.store, accountStream(id), accountDecider);
   if (state.status === 'none' || state.terms.owner !== ctx.principal.org) throw new ControllerError('NOT_FOUND', `no account ${id}`);
   if (!state.terms.sandbox) throw new ControllerError('FORBIDDEN', `account ${id} is live`);
   await refusedAsTransition(state.status, ['INVALID_STATE'], () =>
-    handleCommand(ctx.app.store, accountStream(id), accountDecider, { type: 'ChangeAccountStatus', status: target as AccountStatus, now: cmd.now }, cmd),
+    handleCommand(ctx.ports.store, accountStream(id), accountDecider, { type: 'ChangeAccountStatus', status: target as AccountStatus, now: cmd.now }, cmd),
   );
   return { success: true, previous_state: state.status, current_state: target };
 }
@@ -177,12 +177,12 @@ async function forceCreativeStatus(ctx: TaskContext, params: Obj, cmd: CommandCo
   const target = requireString(params, 'status');
   if (!(CREATIVE_STATUSES as readonly string[]).includes(target)) throw new ControllerError('INVALID_PARAMS', `status must be one of ${CREATIVE_STATUSES.join(', ')}`);
   const stream = creativeStream(ctx.principal.org, id);
-  const { state } = await loadState(ctx.app.store, stream, creativeDecider);
+  const { state } = await loadState(ctx.ports.store, stream, creativeDecider);
   if (state.status === 'none') throw new ControllerError('NOT_FOUND', `no creative ${id}`);
   if (!state.content.sandbox) throw new ControllerError('FORBIDDEN', `creative ${id} was not synced under a sandbox account`);
   const reason = typeof params.rejection_reason === 'string' ? params.rejection_reason : typeof params.reason === 'string' ? params.reason : undefined;
   await refusedAsTransition(state.status, ['INVALID_STATE'], () =>
-    handleCommand(ctx.app.store, stream, creativeDecider, { type: 'ForceCreativeStatus', status: target as CreativeStatus, reason: reason?.slice(0, 500), now: cmd.now }, cmd),
+    handleCommand(ctx.ports.store, stream, creativeDecider, { type: 'ForceCreativeStatus', status: target as CreativeStatus, reason: reason?.slice(0, 500), now: cmd.now }, cmd),
   );
   return { success: true, previous_state: state.status, current_state: target };
 }
@@ -192,15 +192,15 @@ async function forceTaskCompletion(ctx: TaskContext, params: Obj, cmd: CommandCo
   if (!isObject(params.result)) throw new ControllerError('INVALID_PARAMS', 'params.result (the completion payload) is required');
   // The caller's own forced id first, then a task id this seller issued.
   let taskId = ownerScopedId(ctx.principal.org, given);
-  let { state, history } = await loadState(ctx.app.store, taskStream(taskId), taskDecider);
+  let { state, history } = await loadState(ctx.ports.store, taskStream(taskId), taskDecider);
   if (state.status === 'none') {
     taskId = given;
-    ({ state, history } = await loadState(ctx.app.store, taskStream(taskId), taskDecider));
+    ({ state, history } = await loadState(ctx.ports.store, taskStream(taskId), taskDecider));
   }
   if (state.status === 'none' || state.owner !== ctx.principal.org) throw new ControllerError('NOT_FOUND', `no task ${given}`);
   // Completing a task carries out what it waits for: only when that touches sandbox things alone.
   if (state.taskType === 'create_media_buy') {
-    const { state: buy } = await loadState(ctx.app.store, mediaBuyStream(state.resourceId), mediaBuyDecider);
+    const { state: buy } = await loadState(ctx.ports.store, mediaBuyStream(state.resourceId), mediaBuyDecider);
     if (buy.status === 'none' || !buy.terms.sandbox) throw new ControllerError('FORBIDDEN', `task ${taskId} is not for a sandbox buy`);
   } else if (state.taskType === 'sync_creatives') {
     const request = (history.find((e) => e.type === 'TaskSubmitted')?.data as { request?: Obj } | undefined)?.request ?? {};
@@ -209,7 +209,7 @@ async function forceTaskCompletion(ctx: TaskContext, params: Obj, cmd: CommandCo
     throw new ControllerError('FORBIDDEN', `task ${taskId} (${state.taskType}) is not one the controller completes`);
   }
   const previous = state.status;
-  await refusedAsTransition(previous, ['INVALID_STATE', 'CONFLICT'], () => approveTask(ctx.app, taskId, 'Completed by the compliance test controller', cmd));
+  await refusedAsTransition(previous, ['INVALID_STATE', 'CONFLICT'], () => approveTask(ctx.ports, taskId, 'Completed by the compliance test controller', cmd));
   return { success: true, previous_state: previous, current_state: 'completed' };
 }
 
@@ -230,12 +230,12 @@ async function assertSandboxSync(ctx: TaskContext, taskId: string, request: Obj)
   for (const c of creatives) {
     const id = isObject(c) && typeof c.creative_id === 'string' ? c.creative_id : undefined;
     if (id === undefined) continue;
-    const { state } = await loadState(ctx.app.store, creativeStream(ctx.principal.org, id), creativeDecider);
+    const { state } = await loadState(ctx.ports.store, creativeStream(ctx.principal.org, id), creativeDecider);
     if (state.status !== 'none' && !state.content.sandbox) throw new ControllerError('FORBIDDEN', `task ${taskId} changes creative ${id}, which was not synced under a sandbox account`);
   }
   const assigned = new Set(isObject(request.assignments) ? Object.values(request.assignments).flatMap((ids) => (Array.isArray(ids) ? ids : [])) : []);
   if (assigned.size === 0) return;
-  const buys = await mediaBuyQueries.list(ctx.app.readModels, ctx.principal.org, { statuses: ['pending', 'active', 'paused'], limit: 10_000 });
+  const buys = await mediaBuyQueries.list(ctx.ports.readModels, ctx.principal.org, { statuses: ['pending', 'active', 'paused'], limit: 10_000 });
   const live = buys.find((b) => !b.terms.sandbox && b.terms.packages.some((p) => assigned.has(p.package_id)));
   if (live) throw new ControllerError('FORBIDDEN', `task ${taskId} assigns creatives to media buy ${live.media_buy_id}, which was bought under a live account`);
 }
@@ -288,7 +288,7 @@ async function simulateBudgetSpend(ctx: TaskContext, params: Obj, cmd: CommandCo
 /** The buy's delivery so far, over all its packages (spend in cents). */
 async function deliveredTotals(ctx: TaskContext, id: string) {
   const totals = { impressions: 0, clicks: 0, spendCents: 0 };
-  for (const p of packageTotals(foldDelivery(await ctx.app.store.readStream(deliveryStream(id)))).values()) {
+  for (const p of packageTotals(foldDelivery(await ctx.ports.store.readStream(deliveryStream(id)))).values()) {
     totals.impressions += p.impressions;
     totals.clicks += p.clicks;
     totals.spendCents += p.spend;
@@ -313,11 +313,11 @@ async function addDelivery(
   add: { impressions: number; clicks: number; spendCents: number },
   cmd: CommandContext,
 ): Promise<void> {
-  const hourStart = new Date(Math.floor(ctx.app.clock().getTime() / HOUR_MS) * HOUR_MS).toISOString();
+  const hourStart = new Date(Math.floor(ctx.ports.clock().getTime() / HOUR_MS) * HOUR_MS).toISOString();
   const weights = buy.terms.packages.map((p) => p.budget);
   const [imps, clicks, spend] = [split(add.impressions, weights), split(add.clicks, weights), split(add.spendCents, weights)];
   await appendDelivery(
-    ctx.app.store,
+    ctx.ports.store,
     buy.terms.media_buy_id,
     (state) => {
       const fresh: HourDelivery[] = [];

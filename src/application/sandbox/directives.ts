@@ -25,7 +25,7 @@ export async function forceCreateArm(ctx: TaskContext, params: Record<string, un
   if (!/^[\w.:-]{1,128}$/.test(taskId)) throw new ControllerError('INVALID_PARAMS', 'params.task_id must be 1-128 of A-Z a-z 0-9 _ . : -');
   const message = typeof params.message === 'string' ? params.message.slice(0, 2000) : undefined;
   const directive: CreateArm = { arm: 'submitted', task_id: taskId, ...(message ? { message } : {}) };
-  await ctx.app.store.append(armStream(ctx.principal.org), [{ type: 'CreateArmForced', data: { owner: ctx.principal.org, ...directive, at: cmd.now }, metadata: { time: cmd.now, principal: cmd.principal } }]);
+  await ctx.ports.store.append(armStream(ctx.principal.org), [{ type: 'CreateArmForced', data: { owner: ctx.principal.org, ...directive, at: cmd.now }, metadata: { time: cmd.now, principal: cmd.principal } }]);
   return { success: true, forced: { scenario: 'create_media_buy', arm: 'submitted', task_id: taskId }, message: 'the next create_media_buy under a sandbox account answers submitted with this task_id' };
 }
 
@@ -33,11 +33,11 @@ export async function forceCreateArm(ctx: TaskContext, params: Record<string, un
 export async function takeCreateArm(ctx: TaskContext, now: string): Promise<CreateArm | undefined> {
   const stream = armStream(ctx.principal.org);
   for (let attempt = 0; attempt < 4; attempt++) {
-    const history = await ctx.app.store.readStream(stream);
+    const history = await ctx.ports.store.readStream(stream);
     const last = history[history.length - 1];
     if (!last || last.type !== 'CreateArmForced') return undefined;
     try {
-      await ctx.app.store.append(stream, [{ type: 'CreateArmUsed', data: { owner: ctx.principal.org, at: now } }], { expectedVersion: history.length });
+      await ctx.ports.store.append(stream, [{ type: 'CreateArmUsed', data: { owner: ctx.principal.org, at: now } }], { expectedVersion: history.length });
     } catch (err) {
       if (err instanceof ConcurrencyError) continue;
       throw err;

@@ -66,11 +66,11 @@ function pricingOptionOf(productId: string, optionId: string, f: Obj): PricingOp
 export async function catalogFor(ctx: TaskContext, account: ResolvedAccount | undefined): Promise<{ products: Product[]; formats: Format[] }> {
   const sandboxOwner = sandboxOwnerOf(ctx, account);
   const [seededProducts, seededFormats] = sandboxOwner
-    ? await Promise.all([sandboxCatalogQueries.products(ctx.app.readModels, sandboxOwner), sandboxCatalogQueries.formats(ctx.app.readModels, sandboxOwner)])
+    ? await Promise.all([sandboxCatalogQueries.products(ctx.ports.readModels, sandboxOwner), sandboxCatalogQueries.formats(ctx.ports.readModels, sandboxOwner)])
     : [[], []];
-  const formats = seededFormats.length ? seededFormats : await catalogQueries.formats(ctx.app.readModels);
+  const formats = seededFormats.length ? seededFormats : await catalogQueries.formats(ctx.ports.readModels);
   if (seededProducts.length) return { products: seededProducts, formats };
-  const products = await catalogQueries.products(ctx.app.readModels);
+  const products = await catalogQueries.products(ctx.ports.readModels);
   return { products: sandboxOwner ? [...products, await testProduct(ctx)] : products, formats };
 }
 
@@ -81,7 +81,7 @@ export async function catalogFor(ctx: TaskContext, account: ResolvedAccount | un
  */
 export async function formatsFor(ctx: TaskContext, account: ResolvedAccount | undefined): Promise<Format[]> {
   const { formats } = await catalogFor(ctx, account);
-  return [...formats, ...(await catalogQueries.formats(ctx.app.readModels))];
+  return [...formats, ...(await catalogQueries.formats(ctx.ports.readModels))];
 }
 
 /**
@@ -91,8 +91,8 @@ export async function formatsFor(ctx: TaskContext, account: ResolvedAccount | un
  */
 export const TEST_PRODUCT_ID = 'test-product';
 async function testProduct(ctx: TaskContext): Promise<Product> {
-  const [property] = await catalogQueries.properties(ctx.app.readModels);
-  const format = (await catalogQueries.formats(ctx.app.readModels)).find((f) => f.type === 'display');
+  const [property] = await catalogQueries.properties(ctx.ports.readModels);
+  const format = (await catalogQueries.formats(ctx.ports.readModels)).find((f) => f.type === 'display');
   return {
     product_id: TEST_PRODUCT_ID,
     name: 'Sandbox test product',
@@ -115,21 +115,21 @@ const sandboxOwnerOf = (ctx: TaskContext, account: ResolvedAccount | undefined):
 export async function productFor(ctx: TaskContext, account: ResolvedAccount | undefined, productId: string): Promise<Product | undefined> {
   const sandboxOwner = sandboxOwnerOf(ctx, account);
   if (sandboxOwner) {
-    const seeded = await sandboxCatalogQueries.product(ctx.app.readModels, sandboxOwner, productId);
+    const seeded = await sandboxCatalogQueries.product(ctx.ports.readModels, sandboxOwner, productId);
     if (seeded) return seeded;
   }
-  if (sandboxOwner && (await sandboxCatalogQueries.products(ctx.app.readModels, sandboxOwner)).length) return undefined;
+  if (sandboxOwner && (await sandboxCatalogQueries.products(ctx.ports.readModels, sandboxOwner)).length) return undefined;
   if (sandboxOwner && productId === TEST_PRODUCT_ID) return testProduct(ctx);
-  return ctx.app.cache.get(`catalog:product:${productId}`, () => catalogQueries.product(ctx.app.readModels, productId));
+  return ctx.ports.cache.get(`catalog:product:${productId}`, () => catalogQueries.product(ctx.ports.readModels, productId));
 }
 
 export async function seedScenario(ctx: TaskContext, account: ResolvedAccount | undefined, scenario: string, params: Obj, cmd: CommandContext): Promise<Obj> {
   const fixture = fixtureOf(params);
   const owner = ctx.principal.org;
   const [products, seededFormats, catalogFormats] = await Promise.all([
-    sandboxCatalogQueries.products(ctx.app.readModels, owner),
-    sandboxCatalogQueries.formats(ctx.app.readModels, owner),
-    catalogQueries.formats(ctx.app.readModels),
+    sandboxCatalogQueries.products(ctx.ports.readModels, owner),
+    sandboxCatalogQueries.formats(ctx.ports.readModels, owner),
+    catalogQueries.formats(ctx.ports.readModels),
   ]);
   const formats = [...seededFormats, ...catalogFormats];
   const events: { type: string; data: Obj }[] = [];
@@ -146,7 +146,7 @@ export async function seedScenario(ctx: TaskContext, account: ResolvedAccount | 
   switch (scenario) {
     case 'seed_product': {
       const productId = requireString(params, 'product_id');
-      const existing = products.find((p) => p.product_id === productId) ?? (await catalogQueries.product(ctx.app.readModels, productId));
+      const existing = products.find((p) => p.product_id === productId) ?? (await catalogQueries.product(ctx.ports.readModels, productId));
       const channels = Array.isArray(fixture.channels) ? fixture.channels.filter((c): c is string => typeof c === 'string').map((c) => CHANNEL[c] ?? c) : (existing?.channels ?? ['display']);
       const type = channels.includes('video') || channels.includes('ctv') ? 'video' : 'display';
       const formatIds = Array.isArray(fixture.format_ids)
@@ -168,7 +168,7 @@ export async function seedScenario(ctx: TaskContext, account: ResolvedAccount | 
         product_id: productId,
         name: typeof fixture.name === 'string' ? fixture.name : (existing?.name ?? productId),
         description: typeof fixture.description === 'string' ? fixture.description : (existing?.description ?? `Sandbox fixture ${productId}`),
-        publisher_domains: existing?.publisher_domains ?? [(await catalogQueries.properties(ctx.app.readModels))[0]?.publisher_domain ?? 'sandbox.example'],
+        publisher_domains: existing?.publisher_domains ?? [(await catalogQueries.properties(ctx.ports.readModels))[0]?.publisher_domain ?? 'sandbox.example'],
         channels,
         delivery_type: deliveryType,
         format_ids: formatIds,
@@ -208,8 +208,8 @@ export async function seedScenario(ctx: TaskContext, account: ResolvedAccount | 
     default:
       throw new AppError('INVALID_REQUEST', `unknown seed scenario ${scenario}`);
   }
-  await ctx.app.store.append(seedStream(owner), events.map((e) => ({ ...e, metadata: { time: cmd.now, principal: cmd.principal } })));
-  await ctx.app.projections.waitFor(ctx.app.store.appendedUpTo());
+  await ctx.ports.store.append(seedStream(owner), events.map((e) => ({ ...e, metadata: { time: cmd.now, principal: cmd.principal } })));
+  await ctx.ports.projections.waitFor(ctx.ports.store.appendedUpTo());
   return { success: true, message };
 }
 
@@ -234,11 +234,11 @@ async function seedCreative(ctx: TaskContext, params: Obj, fixture: Obj, agentFo
   const stream = creativeStream(ctx.principal.org, creativeId);
   // A fixture may replace the caller's own sandbox creative, never one synced for real: that one
   // stays as its buyer synced it (and as the seller approved it), whatever the test asks.
-  const { state } = await loadState(ctx.app.store, stream, creativeDecider);
+  const { state } = await loadState(ctx.ports.store, stream, creativeDecider);
   if (state.status !== 'none' && !state.content.sandbox) throw new ControllerError('FORBIDDEN', `creative ${creativeId} was not synced under a sandbox account`);
   const hash = createHash('sha256').update(JSON.stringify(content)).digest('hex');
-  await handleCommand(ctx.app.store, stream, creativeDecider, { type: 'SyncCreative', content, hash, now: cmd.now }, cmd);
-  await ctx.app.projections.waitFor(ctx.app.store.appendedUpTo());
+  await handleCommand(ctx.ports.store, stream, creativeDecider, { type: 'SyncCreative', content, hash, now: cmd.now }, cmd);
+  await ctx.ports.projections.waitFor(ctx.ports.store.appendedUpTo());
   return { success: true, message: `creative ${creativeId} seeded` };
 }
 
@@ -246,7 +246,7 @@ async function seedCreative(ctx: TaskContext, params: Obj, fixture: Obj, agentFo
 async function seedMediaBuy(ctx: TaskContext, account: ResolvedAccount | undefined, params: Obj, fixture: Obj, seeded: Product[], cmd: CommandContext): Promise<Obj> {
   const mediaBuyId = requireString(params, 'media_buy_id');
   if (!/^[\w.:-]{1,128}$/.test(mediaBuyId)) throw new ControllerError('INVALID_PARAMS', 'params.media_buy_id must be 1-128 of A-Z a-z 0-9 _ . : -');
-  const product = seeded[0] ?? (await catalogQueries.products(ctx.app.readModels))[0]!;
+  const product = seeded[0] ?? (await catalogQueries.products(ctx.ports.readModels))[0]!;
   const option = product.pricing_options[0];
   const currency = typeof fixture.currency === 'string' && /^[A-Z]{3}$/.test(fixture.currency) ? fixture.currency : (option?.currency ?? 'USD');
   const budget = typeof fixture.total_budget === 'number' && fixture.total_budget > 0 ? fixture.total_budget : 1000;
@@ -277,22 +277,22 @@ async function seedMediaBuy(ctx: TaskContext, account: ResolvedAccount | undefin
   };
   const status = typeof fixture.status === 'string' ? fixture.status : 'active';
   const stream = mediaBuyStream(mediaBuyId);
-  const { state } = await loadState(ctx.app.store, stream, mediaBuyDecider);
+  const { state } = await loadState(ctx.ports.store, stream, mediaBuyDecider);
   if (state.status !== 'none') {
     if (state.terms.owner !== ctx.principal.org) throw new ControllerError('INVALID_PARAMS', `media_buy_id ${mediaBuyId} is taken`);
     if (!state.terms.sandbox) throw new ControllerError('FORBIDDEN', `media buy ${mediaBuyId} was bought under a live account`);
     return { success: true, message: `media buy ${mediaBuyId} already seeded` };
   }
   try {
-    await startStream(ctx.app.store, stream, mediaBuyDecider, { type: 'CreateMediaBuy', terms, needsApproval: false, now: cmd.now }, cmd);
+    await startStream(ctx.ports.store, stream, mediaBuyDecider, { type: 'CreateMediaBuy', terms, needsApproval: false, now: cmd.now }, cmd);
     const domain = ({ paused: 'paused', completed: 'completed', canceled: 'canceled', rejected: 'rejected' } as Record<string, MediaBuyStatus>)[status];
     if (domain || ['active', 'pending_creatives', 'pending_start'].includes(status)) {
-      await handleCommand(ctx.app.store, stream, mediaBuyDecider, { type: 'ForceMediaBuyStatus', status: domain ?? 'active', viewStatus: status, now: cmd.now }, cmd);
+      await handleCommand(ctx.ports.store, stream, mediaBuyDecider, { type: 'ForceMediaBuyStatus', status: domain ?? 'active', viewStatus: status, now: cmd.now }, cmd);
     }
   } catch (err) {
     if (err instanceof AppError) throw new ControllerError('INVALID_PARAMS', err.message);
     throw err;
   }
-  await ctx.app.projections.waitFor(ctx.app.store.appendedUpTo());
+  await ctx.ports.projections.waitFor(ctx.ports.store.appendedUpTo());
   return { success: true, message: `media buy ${mediaBuyId} seeded (${status})` };
 }

@@ -4,7 +4,7 @@ import { accountDecider, accountStream, ACCOUNT_STATUSES, type AccountTerms } fr
 import { AppError } from '../../shared/errors';
 import { resolveAccount, termsFor } from '../accounts';
 import { isOwnAgent, isPlaceholderAgent } from '../governance/consult';
-import { assertDeliverableUrl } from '../../webhooks/url-guard';
+import { assertDeliverableUrl } from '../../shared/url-guard';
 import { publicId } from '../../shared/ids';
 import { handleCommand, loadState } from '../command-handler';
 import { withIdempotency } from '../idempotency';
@@ -52,20 +52,20 @@ export const syncAccounts = defineTask({
   input: syncInput,
   async run(input, ctx) {
     const owner = ctx.principal.org;
-    return withIdempotency(ctx.app.store, owner, 'sync_accounts', input as Record<string, unknown>, async (attempt) => {
-      const now = ctx.app.clock().toISOString();
+    return withIdempotency(ctx.ports.store, owner, 'sync_accounts', input as Record<string, unknown>, async (attempt) => {
+      const now = ctx.ports.clock().toISOString();
       const cmdCtx = { now, principal: ctx.principal.keyId, correlationId: ctx.requestId, idempotency: attempt };
       const out = [];
       for (const a of input.accounts) {
         const terms = termsFor(owner, a, { ...(a.billing ? { billing: a.billing } : {}), ...(a.payment_terms ? { payment_terms: a.payment_terms } : {}) });
         const stream = accountStream(terms.account_id);
         if (input.dry_run) {
-          const { state } = await loadState(ctx.app.store, stream, accountDecider);
+          const { state } = await loadState(ctx.ports.store, stream, accountDecider);
           const events = accountDecider.decide({ type: 'SyncAccount', terms, now }, state);
           out.push({ ...accountView(terms, state.status === 'none' ? 'active' : state.status), action: state.status === 'none' ? 'created' : events.length ? 'updated' : 'unchanged' });
           continue;
         }
-        const { state, events } = await handleCommand(ctx.app.store, stream, accountDecider, { type: 'SyncAccount', terms, now }, cmdCtx);
+        const { state, events } = await handleCommand(ctx.ports.store, stream, accountDecider, { type: 'SyncAccount', terms, now }, cmdCtx);
         const created = events.some((e) => e.type === 'AccountSynced' && e.data.created);
         const status = state.status === 'none' ? 'active' : state.status;
         out.push({ ...accountView(terms, status), action: created ? 'created' : events.length ? 'updated' : 'unchanged' });
@@ -90,7 +90,7 @@ export const listAccounts = defineTask({
     const limit = input.pagination?.max_results ?? 50;
     const after = input.pagination?.cursor;
     if (after !== undefined && !/^[\w.:~-]{1,200}$/.test(after)) throw new AppError('VALIDATION_ERROR', 'cursor is not one this agent issued', 'pagination.cursor');
-    const rows = await accountQueries.list(ctx.app.readModels, ctx.principal.org, { status: input.status, sandbox: input.sandbox, after, limit: limit + 1 });
+    const rows = await accountQueries.list(ctx.ports.readModels, ctx.principal.org, { status: input.status, sandbox: input.sandbox, after, limit: limit + 1 });
     const page = rows.slice(0, limit);
     const hasMore = rows.length > limit;
     return {
@@ -120,9 +120,9 @@ const syncGovernanceInput = z
  * at a public address (checked again at connect time, which is the guard that counts).
  */
 async function assertGovernanceAgentUrl(ctx: TaskContext, url: string, field: string): Promise<void> {
-  if (isOwnAgent(url, [ctx.origin, ctx.app.config.publicUrl])) return;
+  if (isOwnAgent(url, [ctx.origin, ctx.ports.settings.publicUrl])) return;
   try {
-    await assertDeliverableUrl(url, field, ctx.app.config.allowPrivateWebhookUrls);
+    await assertDeliverableUrl(url, field, ctx.ports.settings.allowPrivateWebhookUrls);
   } catch (err) {
     throw err instanceof AppError ? new AppError('VALIDATION_ERROR', err.message.replace(/^webhook URL/, 'governance agent URL'), field) : err;
   }
@@ -133,8 +133,8 @@ export const syncGovernance = defineTask({
   description: 'Registers the governance agents this seller consults (check_governance) before committing buys on each account; replaces the account\'s list.',
   input: syncGovernanceInput,
   async run(input, ctx) {
-    return withIdempotency(ctx.app.store, ctx.principal.org, 'sync_governance', input as Record<string, unknown>, async (attempt) => {
-      const now = ctx.app.clock().toISOString();
+    return withIdempotency(ctx.ports.store, ctx.principal.org, 'sync_governance', input as Record<string, unknown>, async (attempt) => {
+      const now = ctx.ports.clock().toISOString();
       const cmdCtx = { now, principal: ctx.principal.keyId, correlationId: ctx.requestId, idempotency: attempt };
       const out = [];
       for (const [i, entry] of input.accounts.entries()) {
@@ -149,7 +149,7 @@ export const syncGovernance = defineTask({
             await assertGovernanceAgentUrl(ctx, agent.url, field);
           }
           const governanceAgents = entry.governance_agents.map((a) => ({ url: a.url, authentication: { schemes: a.authentication.schemes, credentials: a.authentication.credentials }, ...(a.categories ? { categories: a.categories } : {}) }));
-          await handleCommand(ctx.app.store, accountStream(account.account_id), accountDecider, { type: 'SyncGovernance', governanceAgents, now }, cmdCtx);
+          await handleCommand(ctx.ports.store, accountStream(account.account_id), accountDecider, { type: 'SyncGovernance', governanceAgents, now }, cmdCtx);
           // The credential is write-only: never echoed.
           out.push({ account: entry.account, status: 'synced', governance_agents: governanceAgents.map(({ url, categories }) => ({ url, ...(categories ? { categories } : {}) })) });
         } catch (err) {

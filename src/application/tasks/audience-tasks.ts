@@ -106,20 +106,20 @@ export const syncAudiences = defineTask({
   input: syncInput,
   async run(input, ctx) {
     const owner = ctx.principal.org;
-    return withIdempotency(ctx.app.store, owner, 'sync_audiences', input as Record<string, unknown>, async (attempt) => {
+    return withIdempotency(ctx.ports.store, owner, 'sync_audiences', input as Record<string, unknown>, async (attempt) => {
       const account = await resolveAccount(ctx, input.account);
       const accountId = account.account_id;
       const sandbox = account.sandbox ? { sandbox: true } : {};
-      const existing = await audienceQueries.list(ctx.app.readModels, owner, accountId);
+      const existing = await audienceQueries.list(ctx.ports.readModels, owner, accountId);
       if (!input.audiences) {
         return { audiences: existing.map((a) => resultOf(a.audience_id, a.seller_id, a.terms, a.summary, a.synced_at, 'unchanged', 0)), ...sandbox };
       }
-      const now = ctx.app.clock().toISOString();
+      const now = ctx.ports.clock().toISOString();
       const cmdCtx = { now, principal: ctx.principal.keyId, correlationId: ctx.requestId, idempotency: attempt };
       const out: Record<string, unknown>[] = [];
       const deleteOne = async (audienceId: string) => {
         const key = { account_id: accountId, owner, audience_id: audienceId };
-        const { events } = await handleCommand(ctx.app.store, audienceStream(accountId, audienceId), audienceDecider, { type: 'DeleteAudience', key, now }, cmdCtx);
+        const { events } = await handleCommand(ctx.ports.store, audienceStream(accountId, audienceId), audienceDecider, { type: 'DeleteAudience', key, now }, cmdCtx);
         const sellerId = sellerIdOf(accountId, audienceId);
         out.push(events.length
           ? { audience_id: audienceId, seller_id: sellerId, action: 'deleted' }
@@ -134,7 +134,7 @@ export const syncAudiences = defineTask({
         const add = (a.add ?? []).map((m) => matchMember(accountId, a.audience_id, m));
         const remove = (a.remove ?? []).map((m) => memberFingerprint(accountId, a.audience_id, m.external_id));
         const stream = audienceStream(accountId, a.audience_id);
-        const { state, events } = await handleCommand(ctx.app.store, stream, audienceDecider, { type: 'SyncAudience', key, terms: termsOf(a), add, remove, now }, cmdCtx);
+        const { state, events } = await handleCommand(ctx.ports.store, stream, audienceDecider, { type: 'SyncAudience', key, terms: termsOf(a), add, remove, now }, cmdCtx);
         const synced = events.find((e) => e.type === 'AudienceSynced');
         const action = !synced ? 'unchanged' : synced.data.created ? 'created' : 'updated';
         const s = state as AudienceState;

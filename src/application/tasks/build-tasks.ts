@@ -73,10 +73,10 @@ const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', 
 async function catalogOf(ctx: TaskContext, account: ResolvedAccount | undefined, message: string | undefined, assets: Record<string, unknown>) {
   if (!account) return undefined;
   const named = Object.values(assets).find((a): a is { catalog_id: string } => typeof a === 'object' && a !== null && (a as { asset_type?: unknown }).asset_type === 'catalog' && typeof (a as { catalog_id?: unknown }).catalog_id === 'string');
-  const known = await buyerCatalogQueries.list(ctx.app.readModels, ctx.principal.org, account.account_id);
+  const known = await buyerCatalogQueries.list(ctx.ports.readModels, ctx.principal.org, account.account_id);
   const id = named?.catalog_id ?? known.map((c) => c.catalog_id).sort((a, b) => b.length - a.length).find((c) => message?.includes(c));
   if (id === undefined) return undefined;
-  const { state } = await loadState(ctx.app.store, buyerCatalogStream(account.account_id, id), buyerCatalogDecider);
+  const { state } = await loadState(ctx.ports.store, buyerCatalogStream(account.account_id, id), buyerCatalogDecider);
   if (!state.exists) throw new AppError('NOT_FOUND', `no catalog ${id} on this account: sync it with sync_catalogs`, 'creative_manifest.assets', { resource: 'catalog' });
   return { catalog_id: id, content_id_type: state.terms?.content_id_type, items: state.items };
 }
@@ -102,7 +102,7 @@ export const buildCreative = defineTask({
   description: 'Builds a creative manifest for one of this seller\'s formats from a brief, the buyer\'s assets and (catalog-driven) a synced catalog; a preview on request.',
   input,
   async run(i, ctx) {
-    return withIdempotency(ctx.app.store, ctx.principal.org, 'build_creative', i as Record<string, unknown>, async () => {
+    return withIdempotency(ctx.ports.store, ctx.principal.org, 'build_creative', i as Record<string, unknown>, async () => {
       const account = i.account !== undefined ? await resolveAccount(ctx, i.account) : undefined;
       const formats = await formatsFor(ctx, account);
       const targets = i.target_format_ids ?? [i.target_format_id ?? i.creative_manifest!.format_id!];

@@ -134,8 +134,8 @@ const emptyInput = z.object({}).passthrough();
 export const listAuthorizedProperties = defineTask({
   description: 'The publisher domains this agent is authorized to sell.',
   input: emptyInput,
-  async run(_input, { app }) {
-    const properties = await catalogQueries.properties(app.readModels);
+  async run(_input, { ports }) {
+    const properties = await catalogQueries.properties(ports.readModels);
     return { publisher_domains: properties.map((p) => p.publisher_domain) };
   },
 });
@@ -156,7 +156,7 @@ export const listCreativeFormats = defineTask({
     const account = input.account !== undefined ? await resolveAccount(ctx, input.account) : undefined;
     let formats: Format[] = (await catalogFor(ctx, account)).formats;
     // A lookup by id resolves any format the caller's products name, its sandbox fixtures too.
-    if (input.format_ids && !account) formats = [...formats, ...(await sandboxCatalogQueries.formats(ctx.app.readModels, ctx.principal.org))];
+    if (input.format_ids && !account) formats = [...formats, ...(await sandboxCatalogQueries.formats(ctx.ports.readModels, ctx.principal.org))];
     if (input.format_types) formats = formats.filter((f) => input.format_types!.includes(f.type));
     // Format ids compare by agent and id alone (a reference may carry dimensions too).
     if (input.format_ids) formats = formats.filter((f) => input.format_ids!.some((id) => resolveFormat([f], id, ctx.origin, { placeholders: false })));

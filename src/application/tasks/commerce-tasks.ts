@@ -99,11 +99,11 @@ export const syncCatalogs = defineTask({
   input: syncCatalogsInput,
   async run(input, ctx) {
     const owner = ctx.principal.org;
-    return withIdempotency(ctx.app.store, owner, 'sync_catalogs', input as Record<string, unknown>, async (attempt) => {
+    return withIdempotency(ctx.ports.store, owner, 'sync_catalogs', input as Record<string, unknown>, async (attempt) => {
       const account = await resolveAccount(ctx, input.account);
       const accountId = account.account_id;
       const sandbox = account.sandbox ? { sandbox: true } : {};
-      const existing = await buyerCatalogQueries.list(ctx.app.readModels, owner, accountId);
+      const existing = await buyerCatalogQueries.list(ctx.ports.readModels, owner, accountId);
       if (!input.catalogs) {
         const wanted = input.catalog_ids && new Set(input.catalog_ids);
         const listed = existing.filter((c) => !wanted || wanted.has(c.catalog_id));
@@ -115,7 +115,7 @@ export const syncCatalogs = defineTask({
       );
       const first = problems.findIndex((p) => p !== undefined);
       if (first >= 0 && input.validation_mode === 'strict') throw new AppError(problems[first]!.startsWith('feed') ? 'UNSUPPORTED_FEATURE' : 'INVALID_REQUEST', problems[first]!, `catalogs[${first}]`);
-      const now = ctx.app.clock().toISOString();
+      const now = ctx.ports.clock().toISOString();
       const out: Record<string, unknown>[] = [];
       for (const [i, c] of input.catalogs.entries()) {
         if (problems[i]) {
@@ -130,7 +130,7 @@ export const syncCatalogs = defineTask({
           out.push(catalogResult(key.catalog_id, accountId, before ? 'updated' : 'created', approved.length, issues, now));
           continue;
         }
-        const { events, state } = await handleCommand(ctx.app.store, buyerCatalogStream(accountId, key.catalog_id), buyerCatalogDecider, { type: 'SyncCatalog', key, terms, items: approved, issues, now }, cmdContext(ctx, now, attempt));
+        const { events, state } = await handleCommand(ctx.ports.store, buyerCatalogStream(accountId, key.catalog_id), buyerCatalogDecider, { type: 'SyncCatalog', key, terms, items: approved, issues, now }, cmdContext(ctx, now, attempt));
         const synced = events.find((e) => e.type === 'BuyerCatalogSynced');
         out.push(catalogResult(key.catalog_id, accountId, !synced ? 'unchanged' : synced.data.created ? 'created' : 'updated', approved.length, issues, state.syncedAt ?? now));
       }
@@ -140,7 +140,7 @@ export const syncCatalogs = defineTask({
           if (named.has(c.catalog_id)) continue;
           if (!input.dry_run) {
             const key = { account_id: accountId, owner, catalog_id: c.catalog_id };
-            await handleCommand(ctx.app.store, buyerCatalogStream(accountId, c.catalog_id), buyerCatalogDecider, { type: 'DeleteCatalog', key, now }, cmdContext(ctx, now, attempt));
+            await handleCommand(ctx.ports.store, buyerCatalogStream(accountId, c.catalog_id), buyerCatalogDecider, { type: 'DeleteCatalog', key, now }, cmdContext(ctx, now, attempt));
           }
           out.push({ catalog_id: c.catalog_id, action: 'deleted', platform_id: c.platform_id });
         }
@@ -201,12 +201,12 @@ export const syncEventSources = defineTask({
   input: syncEventSourcesInput,
   async run(input, ctx) {
     const owner = ctx.principal.org;
-    return withIdempotency(ctx.app.store, owner, 'sync_event_sources', input as Record<string, unknown>, async (attempt) => {
+    return withIdempotency(ctx.ports.store, owner, 'sync_event_sources', input as Record<string, unknown>, async (attempt) => {
       const account = await resolveAccount(ctx, input.account);
       const accountId = account.account_id;
       const sandbox = account.sandbox ? { sandbox: true } : {};
-      const now = ctx.app.clock().toISOString();
-      const existing = await eventSourceQueries.list(ctx.app.readModels, owner, accountId);
+      const now = ctx.ports.clock().toISOString();
+      const existing = await eventSourceQueries.list(ctx.ports.readModels, owner, accountId);
       const view = (id: string, terms: EventSourceTerms, action: string) => ({
         event_source_id: id,
         ...(terms.name ? { name: terms.name } : {}),
@@ -222,7 +222,7 @@ export const syncEventSources = defineTask({
       for (const s of input.event_sources) {
         const terms: EventSourceTerms = { ...(s.name ? { name: s.name } : {}), ...(s.event_types ? { event_types: s.event_types } : {}), ...(s.allowed_domains ? { allowed_domains: s.allowed_domains.map((d) => d.toLowerCase()) } : {}) };
         const key = { account_id: accountId, owner, event_source_id: s.event_source_id };
-        const { events } = await handleCommand(ctx.app.store, eventSourceStream(accountId, s.event_source_id), eventSourceDecider, { type: 'SyncEventSource', key, terms, now }, cmdContext(ctx, now, attempt));
+        const { events } = await handleCommand(ctx.ports.store, eventSourceStream(accountId, s.event_source_id), eventSourceDecider, { type: 'SyncEventSource', key, terms, now }, cmdContext(ctx, now, attempt));
         const synced = events.find((e) => e.type === 'EventSourceSynced');
         out.push(view(s.event_source_id, terms, !synced ? 'unchanged' : synced.data.created ? 'created' : 'updated'));
       }
@@ -231,7 +231,7 @@ export const syncEventSources = defineTask({
         for (const e of existing) {
           if (named.has(e.event_source_id)) continue;
           const key = { account_id: accountId, owner, event_source_id: e.event_source_id };
-          await handleCommand(ctx.app.store, eventSourceStream(accountId, e.event_source_id), eventSourceDecider, { type: 'DeleteEventSource', key, now }, cmdContext(ctx, now, attempt));
+          await handleCommand(ctx.ports.store, eventSourceStream(accountId, e.event_source_id), eventSourceDecider, { type: 'DeleteEventSource', key, now }, cmdContext(ctx, now, attempt));
           out.push({ event_source_id: e.event_source_id, seller_id: e.seller_id, action: 'deleted' });
         }
       }
@@ -290,7 +290,7 @@ function recognised(m: z.infer<typeof logEventInput>['events'][number]['user_mat
  * id on several accounts (a source the buyer has once is found whatever account is named).
  */
 async function sourceFor(ctx: TaskContext, id: string, accountRef: unknown): Promise<{ account: ResolvedAccount | undefined; accountId: string; terms: EventSourceTerms }> {
-  const all = await eventSourceQueries.byId(ctx.app.readModels, ctx.principal.org, id);
+  const all = await eventSourceQueries.byId(ctx.ports.readModels, ctx.principal.org, id);
   if (all.length === 0) throw new AppError('NOT_FOUND', `no event source ${id}: register it with sync_event_sources`, 'event_source_id', { resource: 'event_source' });
   let rows = all;
   let account: ResolvedAccount | undefined;
@@ -301,7 +301,7 @@ async function sourceFor(ctx: TaskContext, id: string, accountRef: unknown): Pro
     if (rows.length === 0) throw new AppError('NOT_FOUND', `no event source ${id} on this account: register it with sync_event_sources`, 'event_source_id', { resource: 'event_source' });
   }
   if (!account) {
-    const row = await accountQueries.byId(ctx.app.readModels, ctx.principal.org, rows[0]!.account_id);
+    const row = await accountQueries.byId(ctx.ports.readModels, ctx.principal.org, rows[0]!.account_id);
     account = row ? { account_id: row.account_id, sandbox: row.terms.sandbox, status: row.status } : undefined;
   }
   return { account, accountId: rows[0]!.account_id, terms: rows[0]!.terms };
@@ -313,9 +313,9 @@ export const logEvent = defineTask({
   input: logEventInput,
   async run(input, ctx) {
     const owner = ctx.principal.org;
-    return withIdempotency(ctx.app.store, owner, 'log_event', input as Record<string, unknown>, async (attempt) => {
+    return withIdempotency(ctx.ports.store, owner, 'log_event', input as Record<string, unknown>, async (attempt) => {
       const { account, accountId, terms } = await sourceFor(ctx, input.event_source_id, input.account);
-      const now = ctx.app.clock().toISOString();
+      const now = ctx.ports.clock().toISOString();
       const partial_failures: { event_id: string; code: string; message: string }[] = [];
       const accepted: Conversion[] = [];
       const test = input.test_event_code !== undefined;
@@ -333,7 +333,7 @@ export const logEvent = defineTask({
         }
       }
       const key = { account_id: accountId, owner, event_source_id: input.event_source_id };
-      const { events } = await handleCommand(ctx.app.store, eventSourceStream(accountId, input.event_source_id), eventSourceDecider, { type: 'LogConversions', key, conversions: accepted, now }, cmdContext(ctx, now, attempt));
+      const { events } = await handleCommand(ctx.ports.store, eventSourceStream(accountId, input.event_source_id), eventSourceDecider, { type: 'LogConversions', key, conversions: accepted, now }, cmdContext(ctx, now, attempt));
       const logged = events.find((e) => e.type === 'ConversionsLogged')?.data.conversions ?? [];
       const duplicates = accepted.length - logged.length;
       const withIds = input.events.filter((e) => e.user_match).length;

@@ -1,12 +1,12 @@
 import type { z, ZodType } from 'zod';
 import { parseInput } from '../validation';
-import type { App } from '../../app';
+import type { TaskPorts } from '../ports';
 import type { Principal } from '../api-keys';
 import type { A2aTaskRegistration } from '../../domain/task/task';
 
-/** What every task handler receives besides its input: the app and the authenticated buyer. */
+/** What every task handler receives besides its input: its ports and the authenticated buyer. */
 export interface TaskContext {
-  app: App;
+  ports: TaskPorts;
   principal: Principal;
   requestId?: string;
   /** The public origin the request reached (PUBLIC_URL, else its Host), for links in answers. */
@@ -26,7 +26,7 @@ export interface TaskContext {
  */
 export async function runTaskConsistently(task: TaskDefinition, raw: unknown, ctx: TaskContext): Promise<Record<string, unknown>> {
   const result = await task.run(parseInput(task.input, raw), ctx);
-  if (task.mutating) await ctx.app.projections.waitFor(ctx.app.store.appendedUpTo());
+  if (task.mutating) await ctx.ports.projections.waitFor(ctx.ports.store.appendedUpTo());
   return result;
 }
 

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
-import { catalogQueries, formatKey } from '../../../projections/catalog';
+import { formatKey } from '../../../projections/catalog';
 import { creativeQueries } from '../../../projections/creatives';
 import { mediaBuyQueries } from '../../../projections/media-buys';
 import { mediaBuyDecider, mediaBuyStream } from '../../domain/media-buy/media-buy';
@@ -92,7 +92,7 @@ function checkAssets(format: Format, assets: Record<string, unknown>, at: string
 
 /** The caller's live packages: package id → its product and buy. */
 async function ownPackages(ctx: TaskContext): Promise<Map<string, { productId: string; mediaBuyId: string }>> {
-  const buys = await mediaBuyQueries.list(ctx.app.readModels, ctx.principal.org, { statuses: ['pending', 'active', 'paused'], limit: 10_000 });
+  const buys = await mediaBuyQueries.list(ctx.ports.readModels, ctx.principal.org, { statuses: ['pending', 'active', 'paused'], limit: 10_000 });
   return new Map(buys.flatMap((b) => b.terms.packages.map((p) => [p.package_id, { productId: p.product_id, mediaBuyId: b.media_buy_id }] as const)));
 }
 
@@ -104,15 +104,15 @@ export const syncCreatives = defineTask({
     const owner = ctx.principal.org;
     // A dry run is a preview: it is never recorded as the answer to an idempotency key.
     if (input.dry_run) return applySync(ctx, input, true);
-    return withIdempotency(ctx.app.store, owner, 'sync_creatives', input as Record<string, unknown>, async () => {
-      if (ctx.app.config.approvalPolicy !== 'manual') return applySync(ctx, input, false);
+    return withIdempotency(ctx.ports.store, owner, 'sync_creatives', input as Record<string, unknown>, async () => {
+      if (ctx.ports.settings.approvalPolicy !== 'manual') return applySync(ctx, input, false);
       // Manual approval: check everything now, apply when the seller approves.
       const preview = await applySync(ctx, input, true);
       if (preview.creatives.every((c) => c.action === 'failed')) return { ...preview, dry_run: false };
-      const now = ctx.app.clock().toISOString();
+      const now = ctx.ports.clock().toISOString();
       const taskId = `task_${newEventId()}`;
       const { idempotency_key: _k, ...request } = input;
-      await handleCommand(ctx.app.store, taskStream(taskId), taskDecider, {
+      await handleCommand(ctx.ports.store, taskStream(taskId), taskDecider, {
         type: 'SubmitTask',
         taskId,
         taskType: 'sync_creatives',
@@ -132,7 +132,7 @@ export const syncCreatives = defineTask({
 export async function applySync(ctx: TaskContext, input: z.infer<typeof syncInput>, dryRun: boolean): Promise<{ creatives: Outcome[]; dry_run: boolean }> {
   const owner = ctx.principal.org;
   input = { ...input, dry_run: dryRun };
-  const now = ctx.app.clock().toISOString();
+  const now = ctx.ports.clock().toISOString();
   const cmdCtx = { now, principal: ctx.principal.keyId, correlationId: ctx.requestId };
   const account = input.account !== undefined ? await resolveAccount(ctx, input.account) : undefined;
   const catalog = await catalogFor(ctx, account);
@@ -172,7 +172,7 @@ export async function applySync(ctx: TaskContext, input: z.infer<typeof syncInpu
       continue;
     }
     const stream = creativeStream(owner, c.creative_id);
-    const { state } = await loadState(ctx.app.store, stream, creativeDecider);
+    const { state } = await loadState(ctx.ports.store, stream, creativeDecider);
     const assignedTo = assigned ?? (state.status === 'none' ? [] : [...state.content.assigned_to]);
     const before = state.status === 'none' ? {} : (state.content.assigned_at ?? {});
     const content: CreativeContent = {
@@ -192,21 +192,21 @@ export async function applySync(ctx: TaskContext, input: z.infer<typeof syncInpu
     const hash = createHash('sha256').update(JSON.stringify(content)).digest('hex');
     const action = syncAction(state, hash);
     if (!input.dry_run && action !== 'unchanged') {
-      await handleCommand(ctx.app.store, stream, creativeDecider, { type: 'SyncCreative', content, hash, now }, cmdCtx);
+      await handleCommand(ctx.ports.store, stream, creativeDecider, { type: 'SyncCreative', content, hash, now }, cmdCtx);
       // The buys whose packages gained or lost this creative record it too (their status reads it).
       const previous = state.status === 'none' ? [] : state.content.assigned_to;
       const buys = new Set([...previous, ...assignedTo].map((pkg) => packages.get(pkg)?.mediaBuyId).filter((b): b is string => b !== undefined));
       for (const buyId of buys) {
-        await handleCommand(ctx.app.store, mediaBuyStream(buyId), mediaBuyDecider, { type: 'AssignCreative', creativeId: c.creative_id, packageIds: assignedTo, now }, cmdCtx);
+        await handleCommand(ctx.ports.store, mediaBuyStream(buyId), mediaBuyDecider, { type: 'AssignCreative', creativeId: c.creative_id, packageIds: assignedTo, now }, cmdCtx);
       }
     }
     outcomes.push({ creative_id: c.creative_id, action, status: 'approved', assigned_to: [...content.assigned_to] });
   }
 
   if (input.delete_missing) {
-    for (const id of await creativeQueries.activeIds(ctx.app.readModels, owner)) {
+    for (const id of await creativeQueries.activeIds(ctx.ports.readModels, owner)) {
       if (seen.has(id)) continue;
-      if (!input.dry_run) await handleCommand(ctx.app.store, creativeStream(owner, id), creativeDecider, { type: 'ArchiveCreative', now }, cmdCtx);
+      if (!input.dry_run) await handleCommand(ctx.ports.store, creativeStream(owner, id), creativeDecider, { type: 'ArchiveCreative', now }, cmdCtx);
       outcomes.push({ creative_id: id, action: 'archived', status: 'archived' });
     }
   }
@@ -241,7 +241,7 @@ export const listCreatives = defineTask({
     if (cursor && !/^[\w.:-]{1,255}$/.test(cursor)) throw new AppError('VALIDATION_ERROR', 'cursor is not one this agent issued', input.cursor ? 'cursor' : 'pagination.cursor');
     const limit = input.limit ?? input.pagination?.max_results ?? 50;
     const f = { statuses: input.filters?.status ?? input.filters?.statuses, formatTypes: input.filters?.format_types, creativeIds: input.filters?.creative_ids };
-    const all = await creativeQueries.list(ctx.app.readModels, ctx.principal.org, f);
+    const all = await creativeQueries.list(ctx.ports.readModels, ctx.principal.org, f);
     const start = cursor ? all.findIndex((r) => r.creative_id > cursor) : 0;
     const page = start < 0 ? [] : all.slice(start, start + limit);
     const hasMore = start >= 0 && start + limit < all.length;

@@ -57,9 +57,9 @@ export const getMediaBuyDelivery = defineTask({
     const to = i.date_range ? bound(i.date_range.end, true) : undefined;
     const deliveries = [];
     for (const [n, id] of ids.entries()) {
-      const buy = await mediaBuyQueries.byId(ctx.app.readModels, ctx.principal.org, id);
+      const buy = await mediaBuyQueries.byId(ctx.ports.readModels, ctx.principal.org, id);
       if (!buy) throw new AppError('MEDIA_BUY_NOT_FOUND', 'no media buy of yours has this media_buy_id', i.media_buy_ids ? `media_buy_ids[${n}]` : 'media_buy_id');
-      const rows = await deliveryQueries.hours(ctx.app.readModels, ctx.principal.org, id, from, to);
+      const rows = await deliveryQueries.hours(ctx.ports.readModels, ctx.principal.org, id, from, to);
       const byPackage = buy.terms.packages.map((p) => ({
         package_id: p.package_id,
         ...deliveryMetrics(rows.filter((r) => r.package_id === p.package_id)),
@@ -72,7 +72,7 @@ export const getMediaBuyDelivery = defineTask({
       deliveries.push({ media_buy_id: id, status: buy.status, totals: deliveryMetrics(rows), by_package: byPackage, ...(timeseries ? { timeseries } : {}), currency: buy.terms.currency });
     }
     const first = deliveries[0]!;
-    const now = ctx.app.clock().toISOString();
+    const now = ctx.ports.clock().toISOString();
     return {
       reporting_period: { start: from ?? (await earliest(ctx, ids)) ?? now, end: to ?? now },
       currency: first.currency,
@@ -86,6 +86,6 @@ export const getMediaBuyDelivery = defineTask({
 });
 
 async function earliest(ctx: TaskContext, ids: string[]): Promise<string | undefined> {
-  const starts = await Promise.all(ids.map(async (id) => (await mediaBuyQueries.byId(ctx.app.readModels, ctx.principal.org, id))?.terms.start_time));
+  const starts = await Promise.all(ids.map(async (id) => (await mediaBuyQueries.byId(ctx.ports.readModels, ctx.principal.org, id))?.terms.start_time));
   return starts.filter((s): s is string => !!s).sort()[0];
 }

@@ -36,19 +36,19 @@ export const getAccountFinancials = defineTask({
   async run(input, ctx) {
     const owner = ctx.principal.org;
     const account = await resolveAccount(ctx, input.account);
-    const today = ctx.app.clock().toISOString().slice(0, 10);
+    const today = ctx.ports.clock().toISOString().slice(0, 10);
     const period = input.period ?? { start: `${today.slice(0, 8)}01`, end: today };
     const buys = [];
     for (let after: string | undefined; ; ) {
-      const page = await mediaBuyQueries.list(ctx.app.readModels, owner, { limit: 500, ...(after ? { after } : {}) });
+      const page = await mediaBuyQueries.list(ctx.ports.readModels, owner, { limit: 500, ...(after ? { after } : {}) });
       buys.push(...page.filter((b) => b.terms.account_id === account.account_id));
       if (page.length < 500) break;
       after = page[page.length - 1]!.media_buy_id;
     }
     const currency = buys[0]?.terms.currency ?? 'USD';
     const billed = buys.filter((b) => b.terms.currency === currency).map((b) => b.media_buy_id);
-    const cents = await deliveryQueries.spendCents(ctx.app.readModels, owner, billed, `${period.start}T00:00:00.000Z`, nextDay(period.end));
-    const terms = (await accountQueries.byId(ctx.app.readModels, owner, account.account_id))?.terms;
+    const cents = await deliveryQueries.spendCents(ctx.ports.readModels, owner, billed, `${period.start}T00:00:00.000Z`, nextDay(period.end));
+    const terms = (await accountQueries.byId(ctx.ports.readModels, owner, account.account_id))?.terms;
     const paymentTerms = terms?.payment_terms && ['net_15', 'net_30', 'net_45', 'net_60', 'net_90', 'prepay'].includes(terms.payment_terms) ? { payment_terms: terms.payment_terms } : {};
     return {
       account: { account_id: publicId(account.account_id) },
@@ -94,13 +94,13 @@ export const providePerformanceFeedback = defineTask({
   input: feedbackInput,
   async run(input, ctx) {
     const owner = ctx.principal.org;
-    return withIdempotency(ctx.app.store, owner, 'provide_performance_feedback', input as Record<string, unknown>, async (attempt) => {
-      const buy = await mediaBuyQueries.byId(ctx.app.readModels, owner, input.media_buy_id);
+    return withIdempotency(ctx.ports.store, owner, 'provide_performance_feedback', input as Record<string, unknown>, async (attempt) => {
+      const buy = await mediaBuyQueries.byId(ctx.ports.readModels, owner, input.media_buy_id);
       if (!buy) throw new AppError('MEDIA_BUY_NOT_FOUND', `no media buy ${input.media_buy_id}`, 'media_buy_id');
       if (input.package_id !== undefined && !buy.terms.packages.some((p) => p.package_id === input.package_id)) {
         throw new AppError('NOT_FOUND', `media buy ${input.media_buy_id} has no package ${input.package_id}`, 'package_id', { resource: 'package' });
       }
-      const now = ctx.app.clock().toISOString();
+      const now = ctx.ports.clock().toISOString();
       const event: FeedbackEvent = {
         type: 'PerformanceFeedbackProvided',
         data: {
@@ -116,7 +116,7 @@ export const providePerformanceFeedback = defineTask({
           at: now,
         },
       };
-      await handleCommand(ctx.app.store, `feedback-${buy.media_buy_id}`, feedbackLog, event, { now, principal: ctx.principal.keyId, correlationId: ctx.requestId, idempotency: attempt });
+      await handleCommand(ctx.ports.store, `feedback-${buy.media_buy_id}`, feedbackLog, event, { now, principal: ctx.principal.keyId, correlationId: ctx.requestId, idempotency: attempt });
       return { success: true, ...(buy.terms.sandbox ? { sandbox: true } : {}) };
     });
   },

@@ -76,13 +76,13 @@ export const syncPlans = defineTask({
   input: syncPlansInput,
   async run(input, ctx) {
     const owner = ctx.principal.org;
-    return withIdempotency(ctx.app.store, owner, 'sync_plans', input as Record<string, unknown>, async (attempt) => {
-      const now = ctx.app.clock().toISOString();
+    return withIdempotency(ctx.ports.store, owner, 'sync_plans', input as Record<string, unknown>, async (attempt) => {
+      const now = ctx.ports.clock().toISOString();
       const plans = [];
       for (const p of input.plans) {
         const key = { plan_key: planKeyFor(owner, p.plan_id), owner };
         const terms = termsOf(p);
-        const { state } = await handleCommand(ctx.app.store, planStream(key.plan_key), planDecider, { type: 'SyncPlan', key, terms, now }, cmdCtxOf(ctx, now, attempt));
+        const { state } = await handleCommand(ctx.ports.store, planStream(key.plan_key), planDecider, { type: 'SyncPlan', key, terms, now }, cmdCtxOf(ctx, now, attempt));
         plans.push({
           plan_id: p.plan_id,
           status: 'active',
@@ -166,7 +166,7 @@ export function actionOf(input: z.infer<typeof checkInput>): ActionUnderCheck {
 
 async function planOf(ctx: TaskContext, planId: string): Promise<{ key: { plan_key: string; owner: string }; state: PlanState }> {
   const key = { plan_key: planKeyFor(ctx.principal.org, planId), owner: ctx.principal.org };
-  const { state } = await loadState(ctx.app.store, planStream(key.plan_key), planDecider);
+  const { state } = await loadState(ctx.ports.store, planStream(key.plan_key), planDecider);
   if (!state.terms) throw new AppError('PLAN_NOT_FOUND', `no plan ${planId} of yours; call sync_plans first`, 'plan_id');
   return { key, state };
 }
@@ -205,7 +205,7 @@ export const checkGovernance = defineTask({
         explanation: `Approved by ${human.reviewer} after escalation (check ${human.check_id})${human.note ? `: ${human.note}` : ''}. The rules alone would deny it: ${decision.explanation}`,
       };
     }
-    const now = ctx.app.clock();
+    const now = ctx.ports.clock();
     // A seller's check (what it will deliver, or what it delivered) is an execution check.
     const execution = input.planned_delivery !== undefined || action.phase === 'delivery';
     const check: CheckRecord = {
@@ -223,7 +223,7 @@ export const checkGovernance = defineTask({
       ...(human && humanStands ? { human_review: { check_id: human.check_id, reviewer: human.reviewer } } : {}),
       at: now.toISOString(),
     };
-    await handleCommand(ctx.app.store, planStream(key.plan_key), planDecider, { type: 'RecordCheck', key, check }, cmdCtxOf(ctx, check.at));
+    await handleCommand(ctx.ports.store, planStream(key.plan_key), planDecider, { type: 'RecordCheck', key, check }, cmdCtxOf(ctx, check.at));
     const granted = decision.status !== 'denied';
     return {
       check_id: check.check_id,
@@ -261,10 +261,10 @@ export const reportPlanOutcome = defineTask({
   description: 'Governance agent: records what an action actually committed (or that it failed) against a plan\'s budget.',
   input: outcomeInput,
   async run(input, ctx) {
-    return withIdempotency(ctx.app.store, ctx.principal.org, 'report_plan_outcome', input as Record<string, unknown>, async (attempt) => {
+    return withIdempotency(ctx.ports.store, ctx.principal.org, 'report_plan_outcome', input as Record<string, unknown>, async (attempt) => {
       const { key, state } = await planOf(ctx, input.plan_id);
       const plan = state.terms!;
-      const now = ctx.app.clock().toISOString();
+      const now = ctx.ports.clock().toISOString();
       const committed = input.outcome === 'completed' ? input.seller_response?.committed_budget : undefined;
       const outcome = {
         outcome_id: `out_${newEventId()}`,
@@ -276,7 +276,7 @@ export const reportPlanOutcome = defineTask({
         ...(input.seller_response?.seller_reference ? { seller_reference: input.seller_response.seller_reference } : {}),
         at: now,
       };
-      const { state: after } = await handleCommand(ctx.app.store, planStream(key.plan_key), planDecider, { type: 'ReportOutcome', key, outcome }, cmdCtxOf(ctx, now, attempt));
+      const { state: after } = await handleCommand(ctx.ports.store, planStream(key.plan_key), planDecider, { type: 'ReportOutcome', key, outcome }, cmdCtxOf(ctx, now, attempt));
       const total = committedOf(after);
       const over = total > plan.budget.total;
       return {
@@ -309,7 +309,7 @@ export const getPlanAuditLogs = defineTask({
     const plans = [];
     for (const planId of input.plan_ids!) {
       const key = planKeyFor(ctx.principal.org, planId);
-      const events = await ctx.app.store.readStream(planStream(key));
+      const events = await ctx.ports.store.readStream(planStream(key));
       if (!events.length) throw new AppError('PLAN_NOT_FOUND', `no plan ${planId} of yours`, 'plan_ids');
       let state = planDecider.initialState();
       const statuses = { approved: 0, denied: 0, conditions: 0, human_reviewed: 0 };
@@ -404,15 +404,15 @@ export async function resolveEscalation(
   input: { plan_id: string; check_id: string; approve: boolean; conditions?: { field: string; required_value?: unknown; reason: string }[]; note?: string },
 ): Promise<Record<string, unknown>> {
   const { key } = await planOf(ctx, input.plan_id);
-  const now = ctx.app.clock().toISOString();
+  const now = ctx.ports.clock().toISOString();
   const { state } = await handleCommand(
-    ctx.app.store,
+    ctx.ports.store,
     planStream(key.plan_key),
     planDecider,
     { type: 'ResolveEscalation', key, checkId: input.check_id, decision: input.approve ? 'approved' : 'denied', ...(input.conditions?.length ? { conditions: input.conditions } : {}), reviewer: ctx.principal.keyId, ...(input.note ? { note: input.note } : {}), now },
     cmdCtxOf(ctx, now),
   );
-  await ctx.app.projections.waitFor(ctx.app.store.appendedUpTo());
+  await ctx.ports.projections.waitFor(ctx.ports.store.appendedUpTo());
   const e = state.escalations.get(input.check_id)!;
   return { plan_id: input.plan_id, check_id: input.check_id, governance_context: e.governance_context, decision: e.resolution!.decision, ...(e.resolution!.conditions ? { conditions: e.resolution!.conditions } : {}), resolved_at: e.resolution!.at };
 }

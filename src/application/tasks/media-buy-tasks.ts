@@ -5,7 +5,7 @@ import { mediaBuyQueries, type MediaBuyRow } from '../../../projections/media-bu
 import { webhookQueries, type WebhookActivityRow } from '../../../projections/webhooks';
 import { impairmentQueries } from '../../../projections/impairments';
 import type { Impairment } from '../../domain/impairment/impairment';
-import { assertDeliverableUrl } from '../../webhooks/url-guard';
+import { assertDeliverableUrl } from '../../shared/url-guard';
 import { isAuction, type Product } from '../../domain/catalog/catalog';
 import type { MediaBuyState } from '../../domain/media-buy/media-buy';
 import { checkMeasurementTerms, DEFAULT_MEASUREMENT, type MeasurementPolicy } from '../../domain/catalog/measurement';
@@ -107,7 +107,7 @@ async function assertCallbacks(
   callbacks: { push_notification_config?: { url: string; authentication?: { schemes: string[] } }; reporting_webhook?: { url: string } },
   prefix = '',
 ): Promise<void> {
-  const allowPrivate = ctx.app.config.allowPrivateWebhookUrls;
+  const allowPrivate = ctx.ports.settings.allowPrivateWebhookUrls;
   const push = callbacks.push_notification_config;
   if (push) {
     if (push.authentication?.schemes[0] === 'Bearer') {
@@ -166,7 +166,7 @@ async function assertCatalogs(ctx: TaskContext, account: { account_id: string } 
   const named = packages.flatMap((p, i) => ((p as { catalogs?: { catalog_id: string }[] }).catalogs ?? []).map((c, j) => ({ id: c.catalog_id, field: `packages[${i}].catalogs[${j}].catalog_id` })));
   if (named.length === 0) return;
   if (!account) throw new AppError('INVALID_REQUEST', 'catalogs belong to an account: name the account', named[0]!.field);
-  const synced = new Set((await buyerCatalogQueries.list(ctx.app.readModels, ctx.principal.org, account.account_id)).map((c) => c.catalog_id));
+  const synced = new Set((await buyerCatalogQueries.list(ctx.ports.readModels, ctx.principal.org, account.account_id)).map((c) => c.catalog_id));
   const missing = named.find((n) => !synced.has(n.id));
   if (missing) throw new AppError('NOT_FOUND', `no catalog ${missing.id} on this account: sync it with sync_catalogs first`, missing.field, { resource: 'catalog' });
 }
@@ -200,13 +200,13 @@ export function mediaBuyView(terms: MediaBuyTerms, status: string, extra: Record
 }
 
 async function needsApproval(ctx: TaskContext, products: Product[], total: number): Promise<boolean> {
-  switch (ctx.app.config.approvalPolicy) {
+  switch (ctx.ports.settings.approvalPolicy) {
     case 'manual':
       return true;
     case 'never':
       return false;
     case 'rules': {
-      const { budget_threshold } = await ctx.app.cache.get('catalog:approval', () => catalogQueries.approval(ctx.app.readModels));
+      const { budget_threshold } = await ctx.ports.cache.get('catalog:approval', () => catalogQueries.approval(ctx.ports.readModels));
       return products.some((p) => p.requires_approval) || (budget_threshold !== undefined && total >= budget_threshold);
     }
   }
@@ -218,10 +218,10 @@ export const createMediaBuy = defineTask({
   input: createInput,
   async run(input, ctx) {
     const owner = ctx.principal.org;
-    return withIdempotency(ctx.app.store, owner, 'create_media_buy', input as Record<string, unknown>, async (attempt) => {
+    return withIdempotency(ctx.ports.store, owner, 'create_media_buy', input as Record<string, unknown>, async (attempt) => {
       await assertCallbacks(ctx, input);
       const account = input.account !== undefined ? await resolveAccount(ctx, input.account) : undefined;
-      const now = ctx.app.clock();
+      const now = ctx.ports.clock();
       const mediaBuyId = mediaBuyIdFor(owner, input.buyer_ref);
       // The flight first: a request with impossible dates is refused whatever it buys.
       const { start, end } = flightOf(input.start_time, input.end_time, now);
@@ -274,12 +274,12 @@ export const createMediaBuy = defineTask({
         if (taskId) {
           // Fail fast on a taken buyer_ref before recording a task for it (the append below is
           // what enforces uniqueness).
-          const [existing] = await ctx.app.store.readStream(mediaBuyStream(mediaBuyId), { limit: 1 });
+          const [existing] = await ctx.ports.store.readStream(mediaBuyStream(mediaBuyId), { limit: 1 });
           const earlier = answerOfAttempt(existing, attempt);
           if (earlier) return earlier;
           if (existing) throw new AppError('CONFLICT', `buyer_ref ${input.buyer_ref} is already used by media buy ${mediaBuyId}`, 'buyer_ref');
           // The task first: a buy never points at a task that was not recorded.
-          await handleCommand(ctx.app.store, taskStream(taskId), taskDecider, {
+          await handleCommand(ctx.ports.store, taskStream(taskId), taskDecider, {
             type: 'SubmitTask',
             taskId,
             taskType: 'create_media_buy',
@@ -296,21 +296,21 @@ export const createMediaBuy = defineTask({
         }
         let recovered: Record<string, unknown> | undefined;
         try {
-          await startStream(ctx.app.store, mediaBuyStream(mediaBuyId), mediaBuyDecider, { type: 'CreateMediaBuy', terms, needsApproval: approval, taskId, now: cmdCtx.now }, cmdCtx).catch(async (err: unknown) => {
+          await startStream(ctx.ports.store, mediaBuyStream(mediaBuyId), mediaBuyDecider, { type: 'CreateMediaBuy', terms, needsApproval: approval, taskId, now: cmdCtx.now }, cmdCtx).catch(async (err: unknown) => {
             if (!(err instanceof ConcurrencyError)) throw err;
             // Taken: by this very request's earlier attempt (answer as it would have), or by another.
-            recovered = answerOfAttempt((await ctx.app.store.readStream(mediaBuyStream(mediaBuyId), { limit: 1 }))[0], attempt);
+            recovered = answerOfAttempt((await ctx.ports.store.readStream(mediaBuyStream(mediaBuyId), { limit: 1 }))[0], attempt);
             if (!recovered) throw new AppError('CONFLICT', `buyer_ref ${input.buyer_ref} is already used by media buy ${mediaBuyId}`, 'buyer_ref');
           });
         } catch (err) {
           if (taskId) {
-            await handleCommand(ctx.app.store, taskStream(taskId), taskDecider, { type: 'ChangeTaskStatus', status: 'failed', message: (err as Error).message, actor: 'system', now: cmdCtx.now }, cmdCtx).catch(() => {});
+            await handleCommand(ctx.ports.store, taskStream(taskId), taskDecider, { type: 'ChangeTaskStatus', status: 'failed', message: (err as Error).message, actor: 'system', now: cmdCtx.now }, cmdCtx).catch(() => {});
           }
           throw err;
         }
         if (recovered) {
           // This attempt's task is not needed: the earlier attempt's buy (and task) stand.
-          if (taskId) await handleCommand(ctx.app.store, taskStream(taskId), taskDecider, { type: 'ChangeTaskStatus', status: 'failed', message: 'superseded by an earlier attempt with the same idempotency_key', actor: 'system', now: cmdCtx.now }, cmdCtx).catch(() => {});
+          if (taskId) await handleCommand(ctx.ports.store, taskStream(taskId), taskDecider, { type: 'ChangeTaskStatus', status: 'failed', message: 'superseded by an earlier attempt with the same idempotency_key', actor: 'system', now: cmdCtx.now }, cmdCtx).catch(() => {});
           return recovered;
         }
         const view = createdView(terms, approval ? 'pending' : 'active', taskId);
@@ -417,7 +417,7 @@ export const getMediaBuys = defineTask({
     let impairmentsOf: (id: string) => Impairment[];
     if (ids?.length) {
       // By id (how buyers poll): served from the per-buy cache, filtered and ordered as the SQL would.
-      const buys = await ctx.app.mediaBuyCache.get(ctx.app.readModels, ctx.principal.org, ids);
+      const buys = await ctx.ports.mediaBuyCache.get(ctx.ports.readModels, ctx.principal.org, ids);
       rows = [...buys.values()]
         .map((b) => b.row)
         .filter((r) => (!statuses?.length || statuses.includes(r.status)) && (after === undefined || r.media_buy_id > after))
@@ -425,8 +425,8 @@ export const getMediaBuys = defineTask({
         .slice(0, limit + 1);
       impairmentsOf = (id) => buys.get(id)!.impairments;
     } else {
-      rows = await mediaBuyQueries.list(ctx.app.readModels, ctx.principal.org, { statuses, limit: limit + 1, after });
-      const open = await impairmentQueries.openFor(ctx.app.readModels, ctx.principal.org, rows.slice(0, limit).map((r) => r.media_buy_id));
+      rows = await mediaBuyQueries.list(ctx.ports.readModels, ctx.principal.org, { statuses, limit: limit + 1, after });
+      const open = await impairmentQueries.openFor(ctx.ports.readModels, ctx.principal.org, rows.slice(0, limit).map((r) => r.media_buy_id));
       impairmentsOf = (id) => open.filter((i) => i.media_buy_id === id);
     }
     // `media_buy_ids` is a filter (AdCP): ids that are unknown or another buyer's list nothing, alike,
@@ -435,7 +435,7 @@ export const getMediaBuys = defineTask({
     const page = rows.slice(0, limit);
     const activityLimit = input.webhook_activity_limit ?? 50;
     const activity = input.include_webhook_activity
-      ? await webhookQueries.activityForBuys(ctx.app.readModels, ctx.principal.org, page.map((r) => r.media_buy_id), activityLimit)
+      ? await webhookQueries.activityForBuys(ctx.ports.readModels, ctx.principal.org, page.map((r) => r.media_buy_id), activityLimit)
       : undefined;
     return {
       media_buys: page.map((r) => rowView(r, impairmentsOf(r.media_buy_id), activity?.filter((a) => a.media_buy_id === r.media_buy_id).slice(0, activityLimit))),
@@ -484,9 +484,9 @@ export const updateMediaBuy = defineTask({
   input: updateInput,
   async run(input, ctx) {
     const owner = ctx.principal.org;
-    return withIdempotency(ctx.app.store, owner, 'update_media_buy', input as Record<string, unknown>, async (attempt) => {
+    return withIdempotency(ctx.ports.store, owner, 'update_media_buy', input as Record<string, unknown>, async (attempt) => {
       // Ownership from the stream itself (not the projection): another buyer's id is simply absent.
-      const { state, history } = await loadState(ctx.app.store, mediaBuyStream(input.media_buy_id), mediaBuyDecider);
+      const { state, history } = await loadState(ctx.ports.store, mediaBuyStream(input.media_buy_id), mediaBuyDecider);
       if (state.status === 'none' || state.terms.owner !== owner) throw new AppError('MEDIA_BUY_NOT_FOUND', 'no media buy of yours has this media_buy_id', 'media_buy_id');
       // An earlier attempt of this request applied the update but did not record its answer:
       // answer from the buy as that attempt left it, rather than applying a budget change twice.
@@ -500,7 +500,7 @@ export const updateMediaBuy = defineTask({
       }
       const u = input.updates;
       await assertCallbacks(ctx, u, 'updates.');
-      const now = ctx.app.clock().toISOString();
+      const now = ctx.ports.clock().toISOString();
       const command = {
         type: 'UpdateMediaBuy' as const,
         changes: {
@@ -531,7 +531,7 @@ export const updateMediaBuy = defineTask({
         }
       }
       const { state: after, events } = await withGovernanceRelease(ctx, consulted, () =>
-        handleCommand(ctx.app.store, mediaBuyStream(input.media_buy_id), mediaBuyDecider, command, { now, principal: ctx.principal.keyId, correlationId: ctx.requestId, idempotency: attempt }),
+        handleCommand(ctx.ports.store, mediaBuyStream(input.media_buy_id), mediaBuyDecider, command, { now, principal: ctx.principal.keyId, correlationId: ctx.requestId, idempotency: attempt }),
       );
       const buy = after as Exclude<typeof after, { status: 'none' }>;
       return mediaBuyView(buy.terms, buy.status, { revision: buy.revision, changed: changedBy(events), ...(buy.activated ? { activated: true } : {}) });
@@ -551,8 +551,8 @@ export const tasksGet = defineTask({
   input: tasksGetInput,
   async run(input, ctx) {
     const t =
-      (await mediaBuyQueries.task(ctx.app.readModels, ownerScopedId(ctx.principal.org, input.task_id), ctx.principal.org)) ??
-      (await mediaBuyQueries.task(ctx.app.readModels, input.task_id, ctx.principal.org));
+      (await mediaBuyQueries.task(ctx.ports.readModels, ownerScopedId(ctx.principal.org, input.task_id), ctx.principal.org)) ??
+      (await mediaBuyQueries.task(ctx.ports.readModels, input.task_id, ctx.principal.org));
     if (!t) throw new AppError('TASK_NOT_FOUND', 'no task of yours has this task_id', 'task_id');
     return {
       task_id: publicId(t.task_id),
@@ -597,7 +597,7 @@ export const tasksList = defineTask({
       if (!created_at || !task_id || Number.isNaN(Date.parse(created_at))) throw new AppError('VALIDATION_ERROR', 'cursor is not one this agent issued', 'pagination.cursor');
       before = { created_at, task_id };
     }
-    const { rows, total } = await mediaBuyQueries.tasks(ctx.app.readModels, ctx.principal.org, {
+    const { rows, total } = await mediaBuyQueries.tasks(ctx.ports.readModels, ctx.principal.org, {
       statuses: f.statuses ?? (f.status ? [f.status] : undefined),
       types: f.task_types ?? (f.task_type ? [f.task_type] : undefined),
       createdAfter: f.created_after && new Date(f.created_after).toISOString(),

@@ -46,7 +46,7 @@ export const previewCreative = defineTask({
     let manifest = i.creative_manifest as { creative_id?: string; name?: string; format_id?: { agent_url: string; id: string }; assets?: Record<string, unknown> } | undefined;
     const creativeId = i.creative_id ?? manifest?.creative_id;
     if (!manifest?.assets && creativeId) {
-      const [row] = await creativeQueries.list(ctx.app.readModels, ctx.principal.org, { creativeIds: [creativeId] });
+      const [row] = await creativeQueries.list(ctx.ports.readModels, ctx.principal.org, { creativeIds: [creativeId] });
       if (!row) throw new AppError('CREATIVE_NOT_FOUND', 'no creative of yours has this creative_id', i.creative_id ? 'creative_id' : 'creative_manifest.creative_id');
       const c = JSON.parse(row.doc) as CreativeContent;
       manifest = { creative_id: c.creative_id, name: c.name, format_id: c.format_id, assets: c.assets };
@@ -70,7 +70,7 @@ export async function recordPreview(
   manifest: { creative_id?: string; name?: string; format_id: { agent_url: string; id: string }; assets?: Record<string, unknown> },
   format: Format | undefined,
 ): Promise<{ previews: Record<string, unknown>[]; expires_at: string }> {
-  const now = ctx.app.clock();
+  const now = ctx.ports.clock();
   const preview: CreativePreview = {
     preview_id: `pv_${randomBytes(16).toString('base64url')}`,
     owner: ctx.principal.org,
@@ -82,8 +82,8 @@ export async function recordPreview(
     assets: manifest.assets ?? {},
     expires_at: new Date(now.getTime() + PREVIEW_TTL_MS).toISOString(),
   };
-  await ctx.app.store.append(`preview-${preview.preview_id}`, [{ type: 'CreativePreviewRendered', data: { preview, at: now.toISOString() } }], { expectedVersion: 'no_stream' });
-  const url = `${ctx.origin ?? ctx.app.config.publicUrl ?? 'http://127.0.0.1'}/previews/${preview.preview_id}`;
+  await ctx.ports.store.append(`preview-${preview.preview_id}`, [{ type: 'CreativePreviewRendered', data: { preview, at: now.toISOString() } }], { expectedVersion: 'no_stream' });
+  const url = `${ctx.origin ?? ctx.ports.settings.publicUrl ?? 'http://127.0.0.1'}/previews/${preview.preview_id}`;
   return {
     previews: [
       {

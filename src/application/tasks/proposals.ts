@@ -24,7 +24,7 @@ type Obj = Record<string, unknown>;
 type Outcome = { status: 'applied' | 'partial' | 'unable'; notes?: string };
 
 const stateOf = async (ctx: TaskContext, planId: string): Promise<ProposalState> =>
-  (await loadState(ctx.app.store, proposalStream(ctx.principal.org, planId), proposalDecider)).state;
+  (await loadState(ctx.ports.store, proposalStream(ctx.principal.org, planId), proposalDecider)).state;
 
 /**
  * A plan's allocations for this buyer, on the products its request can see: its own refined
@@ -68,8 +68,8 @@ function proposalView(plan: Plan, mine: { allocations: readonly Allocation[]; ow
  * the brief matched best first (`relevance` by product id, from the ranking of the products).
  */
 export async function proposalsForBrief(ctx: TaskContext, visible: readonly Product[], relevance: ReadonlyMap<string, { score: number; terms: string[] }>): Promise<Obj[]> {
-  const plans = await catalogQueries.plans(ctx.app.readModels);
-  const now = ctx.app.clock().toISOString();
+  const plans = await catalogQueries.plans(ctx.ports.readModels);
+  const now = ctx.ports.clock().toISOString();
   const offered = await Promise.all(
     plans.map(async (plan, order) => {
       const state = await stateOf(ctx, plan.proposal_id);
@@ -101,9 +101,9 @@ const joined = (parts: string[]) => parts.join('; ');
  */
 export async function refine(ctx: TaskContext, entries: readonly RefineEntry[], visible: readonly Product[]): Promise<{ productIds: string[]; proposals: Obj[]; refinement_applied: Obj[] }> {
   const byId = new Map(visible.map((p) => [p.product_id, p]));
-  const plans = new Map((await catalogQueries.plans(ctx.app.readModels)).map((pl) => [pl.proposal_id, pl]));
+  const plans = new Map((await catalogQueries.plans(ctx.ports.readModels)).map((pl) => [pl.proposal_id, pl]));
   const channelsOf = (id: string) => byId.get(id)?.channels ?? [];
-  const now = ctx.app.clock().toISOString();
+  const now = ctx.ports.clock().toISOString();
   const productIds: string[] = [];
   const omittedProducts = new Set<string>();
   const work = new Map<string, { plan: Plan; state: ProposalState; start: Allocation[]; allocations: Allocation[]; asks: string[]; finalize: boolean; omitted: boolean }>();
@@ -187,14 +187,14 @@ export async function refine(ctx: TaskContext, entries: readonly RefineEntry[], 
     let state = w.state;
     let own = JSON.stringify(state.allocations) === JSON.stringify(w.start);
     if (w.finalize) {
-      if (changed) state = (await handleCommand(ctx.app.store, proposalStream(ctx.principal.org, w.plan.proposal_id), proposalDecider, { type: 'RefineProposal', ...base, asks: w.asks }, cmdCtx)).state;
-      state = (await handleCommand(ctx.app.store, proposalStream(ctx.principal.org, w.plan.proposal_id), proposalDecider, { type: 'FinalizeProposal', ...base }, cmdCtx)).state;
+      if (changed) state = (await handleCommand(ctx.ports.store, proposalStream(ctx.principal.org, w.plan.proposal_id), proposalDecider, { type: 'RefineProposal', ...base, asks: w.asks }, cmdCtx)).state;
+      state = (await handleCommand(ctx.ports.store, proposalStream(ctx.principal.org, w.plan.proposal_id), proposalDecider, { type: 'FinalizeProposal', ...base }, cmdCtx)).state;
       entries.forEach((e, i) => {
         if (e.scope === 'proposal' && e.proposal_id === w.plan.proposal_id && e.action === 'finalize') outcomes[i] = { status: 'applied', notes: `committed: pricing firm and inventory held until ${state.expiresAt}` };
       });
       own = true;
     } else if (changed) {
-      state = (await handleCommand(ctx.app.store, proposalStream(ctx.principal.org, w.plan.proposal_id), proposalDecider, { type: 'RefineProposal', ...base, asks: w.asks }, cmdCtx)).state;
+      state = (await handleCommand(ctx.ports.store, proposalStream(ctx.principal.org, w.plan.proposal_id), proposalDecider, { type: 'RefineProposal', ...base, asks: w.asks }, cmdCtx)).state;
       own = true;
     }
     if (!w.omitted) {
@@ -220,11 +220,11 @@ export async function packagesFromProposal(
   total: { amount: number; currency: string },
   visible: readonly Product[],
 ): Promise<{ product_id: string; pricing_option_id: string; budget: number; bid_price?: number }[]> {
-  const plan = (await catalogQueries.plans(ctx.app.readModels)).find((pl) => pl.proposal_id === proposalId);
+  const plan = (await catalogQueries.plans(ctx.ports.readModels)).find((pl) => pl.proposal_id === proposalId);
   const state = plan && (await stateOf(ctx, proposalId));
   const mine = plan && allocationsFor(plan, state!, visible);
   if (!mine) throw new AppError('NOT_FOUND', `no proposal ${proposalId} is offered to this account: get_products offers the current ones`, 'proposal_id', { resource: 'proposal' });
-  const now = ctx.app.clock().toISOString();
+  const now = ctx.ports.clock().toISOString();
   const { allocations } = mine;
   if (mine.own && state!.expiresAt !== undefined && !isHeld(state!, now)) {
     throw new AppError('PROPOSAL_EXPIRED', `proposal ${proposalId}'s hold lapsed at ${state!.expiresAt}: finalize it again (get_products, buying_mode refine) before buying`, 'proposal_id');

@@ -16,7 +16,7 @@ export async function recordSyncCompletion(
 ): Promise<void> {
   const taskId = `task_sync_${p.resourceId}`;
   const metadata = { time: p.now, principal: ctx.principal.keyId, ...(ctx.requestId ? { correlationId: ctx.requestId } : {}) };
-  await appendOnce(ctx.app.store, taskStream(taskId), [
+  await appendOnce(ctx.ports.store, taskStream(taskId), [
     {
       type: 'TaskSubmitted',
       data: { task_id: taskId, task_type: p.taskType, owner: ctx.principal.org, resource_id: p.resourceId, push_notification_config: p.pushNotificationConfig, ...(p.context ? { context: p.context } : {}), wire: 'adcp3', message: 'Completed synchronously', at: p.now },

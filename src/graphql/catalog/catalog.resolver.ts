@@ -1,6 +1,5 @@
 import { GraphQLJSONObject } from '../json-object';
 import { Arg, Ctx, Mutation, Query, Resolver } from 'type-graphql';
-import { tasks } from '../../application/tasks';
 import type { Format } from '../../domain/catalog/catalog';
 import { operatorCatalog } from '../../application/tasks/catalog-tasks';
 import { AppError } from '../../shared/errors';

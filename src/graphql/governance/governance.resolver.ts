@@ -60,6 +60,6 @@ export class GovernanceResolver {
       return { field: c.field, reason: c.reason, ...(c.required_value !== undefined ? { required_value: c.required_value } : {}) };
     });
     if (parsed.length > 50) throw new AppError('VALIDATION_ERROR', 'at most 50 conditions', 'conditions');
-    return resolveEscalation({ app: ctx.app, principal: ctx.principal, requestId: ctx.requestId, origin: ctx.origin }, { plan_id: planId, check_id: checkId, approve, conditions: parsed, ...(note ? { note } : {}) });
+    return resolveEscalation({ ports: ctx.app.ports, principal: ctx.principal, requestId: ctx.requestId, origin: ctx.origin }, { plan_id: planId, check_id: checkId, approve, conditions: parsed, ...(note ? { note } : {}) });
   }
 }

@@ -1,7 +1,6 @@
 import { GraphQLJSONObject } from '../json-object';
-import { Arg, Ctx, Float, ID, Int, Mutation, Query, Resolver } from 'type-graphql';
+import { Arg, Ctx, ID, Int, Mutation, Query, Resolver } from 'type-graphql';
 import { approveTask, rejectTask, requestInput } from '../../application/approvals';
-import { tasks } from '../../application/tasks';
 import { AppError } from '../../shared/errors';
 import type { GraphQLContext } from '../context';
 import { runTask } from '../tasks';
@@ -123,16 +122,16 @@ export class MediaBuyResolver {
 
   @Mutation(() => String, { description: 'Operator: approve a waiting task (→ working → completed). Seller or admin key. Returns the new status.' })
   async approveTask(@Ctx() ctx: GraphQLContext, @Arg('taskId', () => ID) taskId: string, @Arg('note', () => String, { nullable: true }) note?: string) {
-    return settled(ctx, await approveTask(ctx.app, taskId, note ?? undefined, operatorCommand(ctx)));
+    return settled(ctx, await approveTask(ctx.app.ports, taskId, note ?? undefined, operatorCommand(ctx)));
   }
 
   @Mutation(() => String, { description: 'Operator: reject a waiting task (→ rejected). Seller or admin key.' })
   async rejectTask(@Ctx() ctx: GraphQLContext, @Arg('taskId', () => ID) taskId: string, @Arg('reason') reason: string) {
-    return settled(ctx, await rejectTask(ctx.app, taskId, reason, operatorCommand(ctx)));
+    return settled(ctx, await rejectTask(ctx.app.ports, taskId, reason, operatorCommand(ctx)));
   }
 
   @Mutation(() => String, { description: 'Operator: ask the buyer for input (→ input-required). Seller or admin key.' })
   async requestInput(@Ctx() ctx: GraphQLContext, @Arg('taskId', () => ID) taskId: string, @Arg('reason') reason: string) {
-    return settled(ctx, await requestInput(ctx.app, taskId, reason, operatorCommand(ctx)));
+    return settled(ctx, await requestInput(ctx.app.ports, taskId, reason, operatorCommand(ctx)));
   }
 }

@@ -72,7 +72,7 @@ export class RegistryResolver {
     @Arg('id') id: string,
     @Arg('complianceTarget', () => String, { nullable: true, description: '3.1, 3.0, 3.1-rc, 3.1-beta or an exact bundled version (default: the newest line).' }) complianceTarget?: string,
   ): Promise<Storyboard> {
-    const answer = await getStoryboard(ctx.app, id, complianceTarget ?? undefined);
+    const answer = await getStoryboard(ctx.app.ports, id, complianceTarget ?? undefined);
     return toStoryboard(unwrap(answer, { 400: String(answer.body.error).startsWith('id ') ? 'id' : 'complianceTarget', 404: 'id' }));
   }
 
@@ -81,7 +81,7 @@ export class RegistryResolver {
     @Ctx() ctx: GraphQLContext,
     @Arg('complianceTarget', () => String, { nullable: true, description: 'As for storyboard (default: the newest line).' }) complianceTarget?: string,
   ): Promise<StoryboardSummary[]> {
-    return unwrap(await listStoryboards(ctx.app, complianceTarget ?? undefined), { 400: 'complianceTarget' }).storyboards as StoryboardSummary[];
+    return unwrap(await listStoryboards(ctx.app.ports, complianceTarget ?? undefined), { 400: 'complianceTarget' }).storyboards as StoryboardSummary[];
   }
 
   @Query(() => Publisher, { nullable: true, description: 'A publisher’s last adagents.json verdict with its findings, the agents it authorizes and the properties it declares (null: never revalidated). Public.' })
@@ -92,7 +92,7 @@ export class RegistryResolver {
   @Mutation(() => Publisher, { description: 'Fetches https://{domain}/.well-known/adagents.json now, records its verdict and answers the publisher as it now reads (admin; once per 5 minutes per domain, 30 an hour per admin).' })
   async revalidatePublisher(@Ctx() ctx: GraphQLContext, @Arg('domain') domain: string): Promise<Publisher> {
     const principal = requireAdmin(ctx);
-    const answer = await revalidatePublisher(ctx.app, domain, principal.keyId);
+    const answer = await revalidatePublisher(ctx.app.revalidation, domain, principal.keyId);
     if (!answer.done) {
       if (answer.retryAfter !== undefined) throw new AppError('RATE_LIMITED', `${answer.error}; try again in ${answer.retryAfter} s`, 'domain');
       throw new AppError('VALIDATION_ERROR', answer.error, 'domain');
@@ -112,7 +112,7 @@ export class RegistryResolver {
   ): Promise<RegistryFeedPage> {
     if (!ctx.principal) throw new AppError('UNAUTHENTICATED', 'a Bearer API key is required');
     const answer = await readFeed(
-      ctx.app,
+      ctx.app.ports,
       { ...(cursor ? { cursor } : {}), ...(limit !== undefined && limit !== null ? { limit: String(limit) } : {}), ...(types?.length ? { types: types.join(',') } : {}) },
       { newest: newest ?? false },
     );

@@ -18,7 +18,7 @@ import type {
 import { A2AError, type A2ARequestHandler } from '@a2a-js/sdk/server';
 import { taskStream, type A2aTaskRegistration, type TaskEvent } from '../../domain/task/task';
 import { answer3 } from '../../wire/adcp3/answers';
-import { assertDeliverableUrl } from '../../webhooks/url-guard';
+import { assertDeliverableUrl } from '../../shared/url-guard';
 import { pushNotificationConfigSchema } from '../../application/tasks/media-buy-tasks';
 import { newEventId, ownerScopedId } from '../../shared/ids';
 import { isObject } from '../../shared/objects';

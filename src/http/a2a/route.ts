@@ -66,6 +66,7 @@ async function handlePost(app: App, state: { completed: CompletedTasks; streams:
   const origin = publicOrigin(app, req);
   const ctx = {
     app,
+    ports: app.ports,
     principal: caller.principal,
     requestId: req.id,
     origin,

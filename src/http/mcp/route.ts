@@ -57,6 +57,7 @@ async function handlePost(app: App, req: FastifyRequest, reply: FastifyReply): P
 
   const ctx = {
     app,
+    ports: app.ports,
     principal,
     requestId: req.id,
     origin: publicOrigin(app, req),

@@ -1,9 +1,7 @@
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { App } from '../../app';
-import type { Principal } from '../../application/api-keys';
-import type { A2aTaskRegistration } from '../../domain/task/task';
 import { tasks } from '../../application/tasks';
-import { runTaskConsistently } from '../../application/tasks/context';
+import { runTaskConsistently, type TaskContext } from '../../application/tasks/context';
 import { AppError } from '../../shared/errors';
 import { answer3 } from '../../wire/adcp3/answers';
 import { adcpErrorFor } from '../../wire/adcp3/errors';
@@ -15,15 +13,11 @@ import { isObject } from '../../shared/objects';
 import { validateAdcp3 } from '../../wire/adcp3/schemas';
 
 /** One call of the sales agent's tools, over MCP or A2A (both speak AdCP 3.0). */
-export interface McpContext {
+export interface McpContext extends TaskContext {
   app: App;
-  principal: Principal;
-  requestId?: string;
   /** The origin this request reached us at: our own agent URL is `${origin}/mcp`. */
   origin: string;
   wire: 'adcp3';
-  /** Over A2A: how an asynchronous task started by this call is registered (conversation, A2A-native push). */
-  a2a?: A2aTaskRegistration;
   /** Set when the request itself is refused (e.g. forbidden keys): every call answers it as its error. */
   refusal?: AppError;
 }

@@ -2,7 +2,7 @@ import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
 import ipaddr from 'ipaddr.js';
 import { canonicalTarget, MalformedTargetUriError } from '../signing/canonical-url';
-import { AppError } from '../shared/errors';
+import { AppError } from './errors';
 
 /** True for a globally routable unicast address (not RFC 1918, loopback, link-local, CGNAT, ULA, …). */
 export function isPublicAddress(address: string): boolean {

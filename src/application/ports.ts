@@ -1,0 +1,87 @@
+import type { Logger } from 'pino';
+import type { MediaBuyRow } from '../../projections/media-buys';
+import type { Config } from '../config';
+import type { Impairment } from '../domain/impairment/impairment';
+import type { WatermarkedStore } from '../eventstore/port';
+import type { ReadModelStore } from '../readmodel/port';
+import type { WebhookSigningKey } from '../signing/webhook-signer';
+
+/**
+ * The ports the application is handed. The composition root (src/app.ts) builds one of each from
+ * config and gives every service exactly the ports it names; nothing here knows which engine or
+ * adapter stands behind them, so a service runs the same on SQLite, PostgreSQL or in memory.
+ */
+
+/** The event log: streams to load and append to, and the highest position this process appended. */
+export type EventLog = WatermarkedStore;
+
+/** The read models the projections keep, read through the query functions of projections/. */
+export type ReadModels = ReadModelStore;
+
+/** How far the projections have got: a command answers once they show what it wrote. */
+export interface ProjectionProgress {
+  /** Resolves once every projection has applied the log up to `position` (read-your-writes). */
+  waitFor(position: number): Promise<void>;
+  /** Resolves once the named projections have applied the log up to `position`. */
+  applied(position: number, projections: readonly string[]): Promise<void>;
+}
+
+/** The gateway's notion of now (real time plus what the sandbox's advanceClock added). */
+export type Clock = () => Date;
+
+/** A read-through cache of read-model rows that rarely change (the catalog's approval rules, a product). */
+export interface RowCache {
+  get<T>(key: string, load: () => Promise<T>): Promise<T>;
+}
+
+/** A media buy as get_media_buys answers it: its row and its open impairments, oldest first. */
+export interface BuyWithImpairments {
+  row: MediaBuyRow;
+  impairments: Impairment[];
+}
+
+/** Media buys by id (the caller's only: another owner's id reads as absent), cached per instance. */
+export interface MediaBuyLookup {
+  get(readModels: ReadModels, owner: string, ids: readonly string[]): Promise<Map<string, BuyWithImpairments>>;
+}
+
+/** Counters shared by every instance (the registry's crawl limits). */
+export interface SharedCounters {
+  /** Claims the bucket when its cooldown of `seconds` has passed (undefined), else the seconds left. */
+  cooldown(bucket: string, seconds: number): Promise<number | undefined>;
+  /** Gives a cooldown back (the request it admitted was refused for another reason). */
+  release(bucket: string): Promise<void>;
+  /** Counts a hit: the seconds until the window resets when over `limit`, else undefined. */
+  hit(bucket: string, limit: number, windowSeconds: number): Promise<number | undefined>;
+}
+
+/** The seller's signing keys, for requests it signs to buyers' agents (governance). */
+export interface RequestSigner {
+  activeKey(purpose: 'request-signing'): WebhookSigningKey;
+}
+
+/** The settings the application reads (from Config: PUBLIC_URL, APPROVAL_POLICY, the test seams). */
+export type ApplicationSettings = Pick<Config, 'publicUrl' | 'approvalPolicy' | 'allowPrivateWebhookUrls' | 'originOverrides'>;
+
+/**
+ * What a buyer's task is handed (the sales agent's tasks and the operator's actions on them): the
+ * log, the read models and how far they have got, the clock, the two per-instance caches of reads,
+ * the settings, the request signer (governance calls) and a logger.
+ */
+export interface TaskPorts {
+  store: EventLog;
+  readModels: ReadModels;
+  projections: ProjectionProgress;
+  clock: Clock;
+  cache: RowCache;
+  mediaBuyCache: MediaBuyLookup;
+  settings: ApplicationSettings;
+  signer: RequestSigner;
+  log: Logger;
+}
+
+/** What the registry's reads use: the read models alone. */
+export type RegistryReadPorts = Pick<TaskPorts, 'readModels'>;
+
+/** What an admin's publisher revalidation uses: the log, the projections, the settings and the shared counters. */
+export type RevalidationPorts = Pick<TaskPorts, 'store' | 'projections' | 'settings'> & { counters: SharedCounters };
