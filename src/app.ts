@@ -6,17 +6,15 @@ import { KafkaBus } from './bus/kafka';
 import type { Bus } from './bus/port';
 import { LiveLog } from './bus/live-log';
 import { GatewayClock } from './adserver/clock';
-import type { AdServer } from './adserver/port';
 import { DeliverySimulator } from './adserver/simulator';
 import { DEMO_CATALOG, publishCatalog } from './application/catalog';
 import { importComplianceBundles, sdkComplianceDirs } from './application/storyboards';
 import { BrandCrawler } from './application/brands';
-import { openRateLimiter, type RateLimiter } from './http/rate-limit';
+import { openRateLimiter } from './http/rate-limit';
 import type { Config } from './config';
 import { MemoryEventStore } from './eventstore/memory';
 import type { EventStore } from './eventstore/port';
 import { withAppendWatermark } from './eventstore/watermark';
-import type { WatermarkedStore } from './eventstore/port';
 import { PostgresEventStore } from './eventstore/postgres';
 import { SqliteEventStore } from './eventstore/sqlite';
 import type { Projection } from './projections/projection';
@@ -41,72 +39,13 @@ import * as changeFeed from '../consumers/change-feed';
 import * as sandboxApprover from '../consumers/sandbox-approver';
 import { approveTask } from './application/approvals';
 import type { RevalidationPorts, TaskPorts } from './application/ports';
+import type { App, BoundedSize, Metrics } from './services';
 import { AppError } from './shared/errors';
 import { SharedBudgets } from './http/shared-budgets';
 import { RequestSigning } from './http/request-signing';
 import { DatabaseReplayStore } from './webhooks/receiver/replay-store';
-import { AuthFailureThrottle } from './http/request-limits';
+import { AuthFailureThrottle } from './http/client-budgets';
 import { STALL_THRESHOLD_MS } from './http/loop-stalls';
-
-export interface Metrics {
-  registry: Registry;
-  httpRequests: Counter<'method' | 'route' | 'status'>;
-  httpDuration: Histogram<'method' | 'route'>;
-  projectionLag: Gauge<'projection'>;
-  loopStalls: Histogram;
-  /**
-   * Registers a bounded structure (a cache, a buffer) whose size /metrics reports as
-   * `adcp_bounded_entries` and, where it counts them, `adcp_bounded_bytes` (estimated).
-   */
-  bounded(structure: string, measure: () => BoundedSize): void;
-}
-
-/** How much a bounded structure holds now. */
-export interface BoundedSize {
-  entries: number;
-  /** Estimated bytes, where the structure is bounded by them. */
-  bytes?: number;
-}
-
-/** Everything a binding needs, composed once from config. */
-export interface App {
-  config: Config;
-  /** The ports the application's tasks and the operator's actions are handed (src/application/ports.ts). */
-  ports: TaskPorts;
-  /** The ports an admin's publisher revalidation is handed. */
-  revalidation: RevalidationPorts;
-  store: WatermarkedStore;
-  readModels: ReadModelStore;
-  /** API keys and catalog rows, cached per instance (see QueryCache). */
-  cache: QueryCache;
-  /** Media buys by id for get_media_buys, cached per instance until an event changes them. */
-  mediaBuyCache: MediaBuyCache;
-  bus: Bus;
-  /** The log as it grows, for this instance's live readers (GraphQL subscriptions). */
-  live: LiveLog;
-  projections: ProjectionRunner;
-  metrics: Metrics;
-  log: Logger;
-  /** The gateway's notion of now (real time plus what advanceClock added). */
-  clock: () => Date;
-  gatewayClock: GatewayClock;
-  adServer: AdServer;
-  /** Webhook-signing keys, published at /.well-known/jwks.json. */
-  signingKeys: SigningKeystore;
-  oauth: OAuthService;
-  webhooks: WebhookDeliveryWorker;
-  /** The buyer-side receiver: endpoints, verification, dedup. */
-  receiver: WebhookReceiver;
-  brandCrawler: BrandCrawler;
-  /** Shared fixed-window counters (registry rate limits). */
-  rateLimiter: RateLimiter;
-  /** Per-client budgets over those counters (README: Limits); absent with RESOURCE_LIMITS=off. */
-  budgets?: SharedBudgets;
-  /** Failed credentials per client address, for the API bindings and the OAuth sign-in form. */
-  authFailures?: AuthFailureThrottle;
-  /** Incoming request signatures (REQUEST_SIGNERS_FILE); absent: request signing is not offered. */
-  requestSigning?: RequestSigning;
-}
 
 export async function openEventStore(config: Config): Promise<EventStore> {
   switch (config.eventStore.kind) {

@@ -1,6 +1,7 @@
 import 'reflect-metadata';
 import type { FastifyInstance } from 'fastify';
-import { startApp, stopApp, type App } from './app';
+import { startApp, stopApp } from './app';
+import type { App } from './services';
 import type { Config } from './config';
 import { buildServer } from './http/server';
 import { createLogger } from './logger';

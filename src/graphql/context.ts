@@ -1,5 +1,5 @@
 import type { Principal } from '../application/api-keys';
-import type { App } from '../app';
+import type { App } from '../services';
 
 /** Per-request GraphQL context: the composed application and who is calling (null: anonymous). */
 export interface GraphQLContext {

@@ -1,6 +1,6 @@
 import { unwrapResolverError } from '@apollo/server/errors';
 import type { GraphQLFormattedError } from 'graphql';
-import type { App } from '../app';
+import type { App } from '../services';
 import { AppError } from '../shared/errors';
 import { MAX_JSON_DEPTH } from '../shared/json-depth';
 

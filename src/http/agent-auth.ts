@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { App } from '../app';
+import type { App } from '../services';
 import type { Principal } from '../application/api-keys';
 import { AppError } from '../shared/errors';
 import { hasSeveralValues, SignatureVerificationError } from '../signing/signature-verifier';

@@ -2,7 +2,7 @@ import type { FastifyRequest } from 'fastify';
 import { apiKeyQueries } from '../../projections/api-keys';
 import { oauthGrantQueries } from '../../projections/oauth-grants';
 import { verifyApiKey, type Principal } from '../application/api-keys';
-import type { App } from '../app';
+import type { App } from '../services';
 import { AppError } from '../shared/errors';
 import { InvalidAccessToken, looksLikeJwt, TokenKeysUnavailable, type ApiResource } from '../oauth/access-tokens';
 import { bearerChallenge } from './errors';

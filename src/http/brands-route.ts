@@ -4,7 +4,7 @@ import { BRAND_CRAWL_SHARE, type CrawlRequester } from '../application/brands';
 import { authenticate } from './auth';
 import { sendRegistryError } from './errors';
 import { brandQueries } from '../../projections/brands';
-import type { App } from '../app';
+import type { App } from '../services';
 import { normalizeDomain } from '../domain/brands/resolve';
 
 /** The spec's limit on domains per request (§8). */

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import type { App } from '../app';
+import type { App } from '../services';
 import { readFeed } from '../application/registry-reads';
 import { principalOrChallenge } from './auth';
 

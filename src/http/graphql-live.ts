@@ -7,7 +7,7 @@ import { useServer } from 'graphql-ws/use/ws';
 import type { OperationArgs, Response as SseResponse } from 'graphql-sse';
 import { createHandler } from 'graphql-sse/lib/use/fastify';
 import { WebSocketServer, type WebSocket } from 'ws';
-import type { App } from '../app';
+import type { App } from '../services';
 import type { Principal } from '../application/api-keys';
 import type { GraphQLContext } from '../graphql/context';
 import { operationPricer, type OperationRefusal } from '../graphql/cost-limits';
@@ -17,7 +17,7 @@ import { AppError } from '../shared/errors';
 import { authenticate, principalOf } from './auth';
 import { bearerChallenge } from './errors';
 import { clientAddressOf } from './client-address';
-import { budgetOwner } from './request-limits';
+import { budgetOwner } from './client-budgets';
 import { publicOrigin, requestOrigin } from './well-known';
 import type { LoopStalls } from './loop-stalls';
 

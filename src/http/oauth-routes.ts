@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import type { App } from '../app';
+import type { App } from '../services';
 import { AUTHORIZATION_SERVER_PATHS } from './errors';
 
 /**

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import type { App } from '../app';
+import type { App } from '../services';
 import { previewQueries, type CreativePreview } from '../../projections/previews';
 import { escapeHtml as esc } from '../shared/html';
 import { httpUrlOf } from '../shared/http-url';

@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { App } from '../app';
+import type { App } from '../services';
 import { errorSenderFor } from './errors';
 import { rateLimited, rateLimitHeaderValues } from './request-limits';
 import type { BudgetVerdict, SharedBudgets } from './shared-budgets';

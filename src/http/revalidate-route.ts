@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
-import type { App } from '../app';
+import type { App } from '../services';
 import { revalidatePublisher } from '../application/publisher-revalidation';
 import { principalOrChallenge } from './auth';
 

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import type { App } from '../app';
+import type { App } from '../services';
 import { getStoryboard } from '../application/registry-reads';
 
 /** `GET /api/storyboards/{id}` (spec §4.1; ids with `/` arrive URL-encoded). Errors are `{error}`. */

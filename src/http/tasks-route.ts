@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import type { App } from '../app';
+import type { App } from '../services';
 import { tasks } from '../application/tasks';
 import { runTaskConsistently } from '../application/tasks/context';
 import { AppError, httpStatusOf } from '../shared/errors';

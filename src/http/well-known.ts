@@ -1,6 +1,6 @@
 import type { Socket } from 'node:net';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { App } from '../app';
+import type { App } from '../services';
 
 /**
  * A Host header a URL of ours may be built from: a DNS name, an IPv4 address or a bracketed IPv6

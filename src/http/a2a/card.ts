@@ -1,5 +1,5 @@
 import type { AgentCard } from '@a2a-js/sdk';
-import type { App } from '../../app';
+import type { App } from '../../services';
 import { toolList } from '../mcp/tools';
 
 /** Where A2A JSON-RPC calls go (the card's `url`). */

@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Readable } from 'node:stream';
 import type { MessageSendParams, TaskIdParams } from '@a2a-js/sdk';
 import { A2AError, JsonRpcTransportHandler, type A2ARequestHandler } from '@a2a-js/sdk/server';
-import type { App } from '../../app';
+import type { App } from '../../services';
 import { AppError } from '../../shared/errors';
 import { isObject } from '../../shared/objects';
 import { agentCaller, refuseAmbiguousSignedBody, registerProtectedResourceMetadata } from '../agent-auth';

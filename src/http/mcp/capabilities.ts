@@ -1,5 +1,5 @@
 import { catalogQueries } from '../../../projections/catalog';
-import type { App } from '../../app';
+import type { App } from '../../services';
 import { pricingModel3 } from '../../wire/adcp3/answers';
 import { CHANNEL_TO_ADCP3 } from '../../wire/requests';
 import { CONTROLLER_SCENARIOS } from '../../application/sandbox/controller';

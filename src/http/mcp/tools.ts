@@ -1,5 +1,5 @@
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
-import type { App } from '../../app';
+import type { App } from '../../services';
 import { tasks } from '../../application/tasks';
 import { runTaskConsistently, type TaskContext } from '../../application/tasks/context';
 import { AppError } from '../../shared/errors';

@@ -1,0 +1,88 @@
+import type { Logger } from 'pino';
+import type { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { RevalidationPorts, TaskPorts } from './application/ports';
+import type { BrandCrawler } from './application/brands';
+import type { AdServer } from './adserver/port';
+import type { GatewayClock } from './adserver/clock';
+import type { Bus } from './bus/port';
+import type { LiveLog } from './bus/live-log';
+import type { Config } from './config';
+import type { WatermarkedStore } from './eventstore/port';
+import type { AuthFailureThrottle } from './http/client-budgets';
+import type { RateLimiter } from './http/rate-limit';
+import type { RequestSigning } from './http/request-signing';
+import type { SharedBudgets } from './http/shared-budgets';
+import type { OAuthService } from './oauth/service';
+import type { ProjectionRunner } from './projections/runner';
+import type { MediaBuyCache } from './readmodel/media-buy-cache';
+import type { ReadModelStore } from './readmodel/port';
+import type { QueryCache } from './readmodel/query-cache';
+import type { SigningKeystore } from './signing/keystore';
+import type { WebhookDeliveryWorker } from './webhooks/delivery-worker';
+import type { WebhookReceiver } from './webhooks/receiver/receiver';
+
+/**
+ * The gateway as its bindings (REST, GraphQL, MCP, A2A, the console's routes) are handed it:
+ * the application's ports and the services the bindings use, composed once from config by
+ * src/app.ts (the composition root), which is the only module that builds one.
+ */
+
+export interface Metrics {
+  registry: Registry;
+  httpRequests: Counter<'method' | 'route' | 'status'>;
+  httpDuration: Histogram<'method' | 'route'>;
+  projectionLag: Gauge<'projection'>;
+  loopStalls: Histogram;
+  /**
+   * Registers a bounded structure (a cache, a buffer) whose size /metrics reports as
+   * `adcp_bounded_entries` and, where it counts them, `adcp_bounded_bytes` (estimated).
+   */
+  bounded(structure: string, measure: () => BoundedSize): void;
+}
+
+/** How much a bounded structure holds now. */
+export interface BoundedSize {
+  entries: number;
+  /** Estimated bytes, where the structure is bounded by them. */
+  bytes?: number;
+}
+
+/** Everything a binding needs, composed once from config. */
+export interface App {
+  config: Config;
+  /** The ports the application's tasks and the operator's actions are handed (src/application/ports.ts). */
+  ports: TaskPorts;
+  /** The ports an admin's publisher revalidation is handed. */
+  revalidation: RevalidationPorts;
+  store: WatermarkedStore;
+  readModels: ReadModelStore;
+  /** API keys and catalog rows, cached per instance (see QueryCache). */
+  cache: QueryCache;
+  /** Media buys by id for get_media_buys, cached per instance until an event changes them. */
+  mediaBuyCache: MediaBuyCache;
+  bus: Bus;
+  /** The log as it grows, for this instance's live readers (GraphQL subscriptions). */
+  live: LiveLog;
+  projections: ProjectionRunner;
+  metrics: Metrics;
+  log: Logger;
+  /** The gateway's notion of now (real time plus what advanceClock added). */
+  clock: () => Date;
+  gatewayClock: GatewayClock;
+  adServer: AdServer;
+  /** Webhook-signing keys, published at /.well-known/jwks.json. */
+  signingKeys: SigningKeystore;
+  oauth: OAuthService;
+  webhooks: WebhookDeliveryWorker;
+  /** The buyer-side receiver: endpoints, verification, dedup. */
+  receiver: WebhookReceiver;
+  brandCrawler: BrandCrawler;
+  /** Shared fixed-window counters (registry rate limits). */
+  rateLimiter: RateLimiter;
+  /** Per-client budgets over those counters (README: Limits); absent with RESOURCE_LIMITS=off. */
+  budgets?: SharedBudgets;
+  /** Failed credentials per client address, for the API bindings and the OAuth sign-in form. */
+  authFailures?: AuthFailureThrottle;
+  /** Incoming request signatures (REQUEST_SIGNERS_FILE); absent: request signing is not offered. */
+  requestSigning?: RequestSigning;
+}
