@@ -5,7 +5,7 @@ import { parseOriginOverrides } from './shared/guarded-fetch';
 import { fieldPath } from './application/validation';
 
 /**
- * The one place that reads process.env. Every key is documented in the README's configuration
+ * The one place that reads process.env. Every key is documented in docs/configuration.md's
  * table with the same default; modules receive the parsed object, never the environment.
  */
 /** Who a per-role limit is for: a key's role, or `anonymous` (counted per client address). */
@@ -168,7 +168,7 @@ export interface Config {
   redis?: { url: string; keyPrefix: string };
   /** Bulk brand resolutions per client address per minute (spec §8: 20). */
   brandResolveRateLimit: number;
-  /** What one client may ask of this gateway (README: "Limits"); undefined: RESOURCE_LIMITS=off. */
+  /** What one client may ask of this gateway (docs/limits.md); undefined: RESOURCE_LIMITS=off. */
   limits?: ResourceLimits;
   /** Test seam: live fetches (brand.json, JWKS, adagents.json) for these domains go to these origins. */
   originOverrides: ReadonlyMap<string, string>;

@@ -79,7 +79,7 @@ export interface App {
   brandCrawler: BrandCrawler;
   /** Shared fixed-window counters (registry rate limits). */
   rateLimiter: RateLimiter;
-  /** Per-client budgets over those counters (README: Limits); absent with RESOURCE_LIMITS=off. */
+  /** Per-client budgets over those counters (docs/limits.md); absent with RESOURCE_LIMITS=off. */
   budgets?: SharedBudgets;
   /** Failed credentials per client address, for the API bindings and the OAuth sign-in form. */
   authFailures?: AuthFailureThrottle;

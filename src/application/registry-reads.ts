@@ -87,7 +87,7 @@ export async function getStoryboard(ports: RegistryReadPorts, id: string, target
 }
 
 const TYPE = /^[a-z][a-z0-9_.]*(\*)?$/;
-/** Type filters one feed read may name (README: the change feed); there are fewer than a dozen types. */
+/** Type filters one feed read may name (docs/registry.md: the change feed); there are fewer than a dozen types. */
 export const MAX_FEED_TYPES = 100;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 

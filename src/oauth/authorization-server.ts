@@ -65,7 +65,7 @@ export interface AuthorizationServerDeps {
   audiences: string[];
   /** The resources a client may ask for (RFC 8707): the audiences, and the base URL A2A is served at. */
   resources: string[];
-  /** Failed sign-ins count per client address with the API's failed credentials (README: Limits). */
+  /** Failed sign-ins count per client address with the API's failed credentials (docs/limits.md). */
   authFailures?: SignInThrottle;
   /** Resolves once the read models show this instance's appends: a revoked grant's access tokens are refused from then on. */
   settled?: () => Promise<void>;
@@ -284,7 +284,7 @@ class EventSourcedOAuthProvider implements OAuthServerProvider {
       return;
     }
     // A key that verifies signs in whatever else its address sent; once the address has spent its
-    // failures, every further failure is answered 429 (and no longer counted): see README, Limits.
+    // failures, every further failure is answered 429 (and no longer counted): see docs/limits.md.
     const address = req.ip ?? '';
     const principal = typeof body.api_key === 'string' ? await verifyApiKey(this.deps.readModels, this.deps.cache, body.api_key.trim()) : null;
     if (!principal) {

@@ -13,7 +13,7 @@ type TestGateway = Awaited<ReturnType<typeof startTestGateway>>;
 export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 export const HAS_CHROMIUM = fs.existsSync(CHROMIUM_PATH);
 
-/** Screenshots of the browser tests, kept with the test output (the README shows some). */
+/** Screenshots of the browser tests, kept with the test output (docs/console.md shows some). */
 export const SCREENSHOT_DIR = path.join(ROOT, 'test-output', 'screenshots');
 
 /**
