@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import { parseOriginOverrides } from './shared/guarded-fetch';
-import { fieldPath } from './application/validation';
+import { fieldPath } from './shared/field-path';
 
 /**
  * The one place that reads process.env. Every key is documented in docs/configuration.md's

@@ -1,7 +1,7 @@
 import type { EndpointEvent, ReceivedEvent } from '../../src/domain/receiver/receiver';
 import type { Projection } from '../../src/projections/projection';
 import type { ReadModelStore, Sql } from '../../src/readmodel/port';
-import { detectFormat, extractData } from '../../src/webhooks/receiver/envelope';
+import { detectFormat, extractData } from '../../src/domain/receiver/envelope';
 
 /**
  * Two statuses can carry the same timestamp (an approval moves working → completed in one

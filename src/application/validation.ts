@@ -1,13 +1,8 @@
 import { z } from 'zod';
 import { AppError } from '../shared/errors';
 import { HTTP_URL_MESSAGE, isHttpUrl } from '../shared/http-url';
+import { fieldPath } from '../shared/field-path';
 
-/** `['packages', 0, 'budget']` → `packages[0].budget`, the field-path style of the spec's errors. */
-export function fieldPath(path: readonly PropertyKey[]): string {
-  let out = '';
-  for (const part of path) out += typeof part === 'number' ? `[${part}]` : out ? `.${String(part)}` : String(part);
-  return out;
-}
 
 function valueAt(input: unknown, path: readonly PropertyKey[]): unknown {
   let v: unknown = input;

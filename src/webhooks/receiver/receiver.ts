@@ -13,7 +13,7 @@ import { checkLegacyHmac, weakLegacySecret } from '../../signing/legacy-hmac';
 import { parseStrictJson } from '../../signing/strict-json';
 import { lowerHeaders, spendWebhookNonce, verifyWebhook, WebhookVerificationError, type VerifiedWebhook, type VerifierOptions, type WebhookErrorCode } from '../../signing/webhook-verifier';
 import { CpuLane, type LaneTicket } from '../../shared/cpu-lane';
-import { detectFormat, envelopeError, type EnvelopeFormat } from './envelope';
+import { detectFormat, envelopeError, type EnvelopeFormat } from '../../domain/receiver/envelope';
 import { JwksResolver } from './jwks-resolver';
 import { DatabaseReplayStore } from './replay-store';
 

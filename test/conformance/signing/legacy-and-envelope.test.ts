@@ -1,6 +1,6 @@
 import { checkLegacyHmac, weakLegacySecret } from '../../../src/signing/legacy-hmac';
 import { duplicateKeys } from '../../../src/signing/strict-json';
-import { detectFormat, envelopeError, extractData } from '../../../src/webhooks/receiver/envelope';
+import { detectFormat, envelopeError, extractData } from '../../../src/domain/receiver/envelope';
 import { readVector } from '../../support/vectors';
 
 interface HmacVectors {
