@@ -1,8 +1,9 @@
 import { lookup } from 'node:dns/promises';
 import type { App } from '../app';
 import { isTransient, publisherStream, type PublisherEvent } from '../domain/adagents/events';
+import type { RevalidationResult } from '../domain/adagents/revalidation';
 import { isPublicAddress } from '../webhooks/url-guard';
-import { revalidateAdagents, type RevalidationResult } from './adagents';
+import { revalidateAdagents } from './adagents';
 
 const DOMAIN = /^(?=.{1,253}$)[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*\.[a-z]{2,63}$/;
 
