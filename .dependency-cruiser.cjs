@@ -19,10 +19,8 @@
 //
 // Violations that exist today are listed in .dependency-cruiser-known-violations.json and skipped
 // by `--ignore-known`; any new one fails `npm run deps:check` and test/unit/architecture.test.ts.
-// After removing some, shrink the baseline:
-//   npx depcruise src projections consumers --config .dependency-cruiser.cjs --output-type baseline \
-//     --output-to .dependency-cruiser-known-violations.json
-// See docs/architecture/README.md.
+// After removing some, shrink the baseline with `npm run deps:baseline`; `npm run deps:graph` draws
+// the layers into docs/architecture/. See docs/architecture/README.md.
 
 /** Every module of the gateway's own tree (what a layer rule may point at). */
 const OWN = '^(src|projections|consumers|bin)/';
@@ -66,6 +64,29 @@ const upwardRules = LAYERS.slice(0, -1).map((layer, i) => ({
   from: { path: layer.path, ...(layer.pathNot ? { pathNot: layer.pathNot } : {}) },
   to: { path: OWN, pathNot: ownAndLower(i) },
 }));
+
+// The layer graph: ports stay their own nodes; every other module folds into its top folder.
+const GRAPH_COLLAPSE =
+  '^(src/(eventstore|readmodel|bus|adserver)/port[.]ts|src/projections/projection[.]ts|src/[^/]+|projections|consumers|bin)';
+const LAYER_COLOURS = {
+  base: '#e0e0e0',
+  domain: '#ffe9a8',
+  ports: '#ffffff',
+  'read-models': '#c8e6c9',
+  application: '#bbdefb',
+  adapters: '#d1c4e9',
+  bindings: '#ffccbc',
+  composition: '#f8bbd0',
+};
+const GRAPH_THEME = {
+  graph: { rankdir: 'TB', splines: 'true', ranksep: '0.6' },
+  // Collapsed folders have no trailing slash ("src/domain"), so a layer's folder pattern ends in (/|$).
+  // The first matching entry wins, so the ports (listed before the adapters) keep their colour.
+  modules: LAYERS.map((l) => ({
+    criteria: { source: l.path.map((re) => re.replace(/\/$/, '(/|$)')) },
+    attributes: { fillcolor: LAYER_COLOURS[l.name], tooltip: l.name },
+  })),
+};
 
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
@@ -129,12 +150,11 @@ module.exports = {
     },
     skipAnalysisNotInRules: true,
     reporterOptions: {
-      dot: {
-        collapsePattern: '^(src/[^/]+|projections|consumers|bin)',
-      },
-      archi: {
-        collapsePattern: '^(src/[^/]+|projections|consumers|bin)',
-      },
+      // `npm run deps:graph` (docs/architecture/): one node per folder of src/ (its ports apart),
+      // one for projections/ and one for consumers/, filled by layer; red edges break a rule.
+      dot: { collapsePattern: GRAPH_COLLAPSE, theme: GRAPH_THEME },
+      archi: { collapsePattern: GRAPH_COLLAPSE, theme: GRAPH_THEME },
+      mermaid: { minify: false },
     },
   },
 };
