@@ -1,4 +1,4 @@
-import type { RevalidationResult } from '../../src/application/adagents';
+import type { RevalidationResult } from '../../src/domain/adagents/revalidation';
 import type { PublisherEvent } from '../../src/domain/adagents/events';
 import type { Projection } from '../../src/projections/projection';
 import type { ReadModelStore, Sql } from '../../src/readmodel/port';

@@ -1,28 +1,8 @@
+import type { Authority, DiscoveryMethod, RevalidationResult } from '../domain/adagents/revalidation';
 import { validateAdagents, type ValidationError, type ValidationWarning } from '../domain/adagents/validate';
 import { fetchDocument, type FetchedDocument } from '../shared/document-fetch';
 import type { OriginOverrides } from '../shared/guarded-fetch';
 import { parseFetchedJson, UnstorableJsonError } from '../shared/storable-json';
-
-/** How the file was found. */
-export type DiscoveryMethod = 'direct' | 'authoritative_location' | 'ads_txt_manager';
-/** Whose authority it carries: the publisher's own domain, or a manager's adagents.json named in ads.txt. */
-export type Authority = 'domain' | 'adagents_authoritative';
-
-export interface RevalidationResult {
-  domain: string;
-  adagents_valid: boolean;
-  checked_at: string;
-  error?: string;
-  issues: { errors: ValidationError[]; warnings: ValidationWarning[] };
-  properties_count: number;
-  authorized_agents_count: number;
-  status_code?: number;
-  response_bytes?: number;
-  resolved_url?: string;
-  discovery_method: DiscoveryMethod;
-  authority: Authority;
-  manager_domain?: string;
-}
 
 type Doc = Record<string, any>;
 const MAX_BYTES = 10 * 1024 * 1024;

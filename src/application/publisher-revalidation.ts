@@ -1,7 +1,8 @@
 import { lookup } from 'node:dns/promises';
 import { isTransient, publisherStream, type PublisherEvent } from '../domain/adagents/events';
+import type { RevalidationResult } from '../domain/adagents/revalidation';
 import { isPublicAddress } from '../shared/url-guard';
-import { revalidateAdagents, type RevalidationResult } from './adagents';
+import { revalidateAdagents } from './adagents';
 import type { RevalidationPorts } from './ports';
 
 const DOMAIN = /^(?=.{1,253}$)[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*\.[a-z]{2,63}$/;

@@ -2,7 +2,7 @@ import http from 'node:http';
 import https from 'node:https';
 import { getDomain } from 'tldts';
 import { RequestFilteringHttpAgent, RequestFilteringHttpsAgent } from 'request-filtering-agent';
-import type { OriginOverrides } from './guarded-fetch';
+import type { OriginOverrides } from './origin-overrides';
 
 export interface FetchedDocument {
   status: number;

@@ -1,21 +1,9 @@
 import { fetchDocument } from './document-fetch';
+import type { OriginOverrides } from './origin-overrides';
 import { parseFetchedJson, UnstorableJsonError } from './storable-json';
 
-/**
- * `REGISTRY_ORIGIN_OVERRIDES` (a test seam, DESIGN.md §4): `domain=http://127.0.0.1:8080,…` sends
- * live fetches for those domains to that origin (path and query kept), and only those may reach
- * a private address.
- */
-export type OriginOverrides = ReadonlyMap<string, string>;
-
-export function parseOriginOverrides(value: string | undefined): OriginOverrides {
-  const out = new Map<string, string>();
-  for (const pair of (value ?? '').split(',').map((s) => s.trim()).filter(Boolean)) {
-    const [domain, origin] = pair.split('=');
-    out.set(domain!.toLowerCase(), origin!.replace(/\/$/, ''));
-  }
-  return out;
-}
+// Kept importable from here, where its callers have always found them.
+export { parseOriginOverrides, type OriginOverrides } from './origin-overrides';
 
 export class FetchError extends Error {
   constructor(

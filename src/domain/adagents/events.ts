@@ -1,4 +1,4 @@
-import type { RevalidationResult } from '../../application/adagents';
+import type { RevalidationResult } from './revalidation';
 
 /**
  * One revalidation of a publisher's adagents.json. `transient` failures (timeouts, connection or

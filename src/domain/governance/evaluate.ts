@@ -1,4 +1,6 @@
-import type { PlanTerms } from './plan';
+import type { Condition, Decision, Finding, PlanTerms } from './types';
+
+export type { Condition, Decision, Finding } from './types';
 
 /**
  * How this governance agent judges a proposed or committed action against a plan. Deterministic
@@ -14,29 +16,9 @@ import type { PlanTerms } from './plan';
  * - Delivery: reported spend beyond the budget is critical; pacing ahead of or behind the
  *   flight, reports outside the flight, and a line item drifting more than 20 % from an even
  *   spend are warnings, with the next check due in a week.
+ *
+ * Its types (Decision, Finding, Condition) live in types.ts beside the plan's terms.
  */
-export interface Finding {
-  category_id: string;
-  policy_id?: string;
-  severity: 'info' | 'warning' | 'critical';
-  explanation: string;
-  details?: Record<string, unknown>;
-}
-
-export interface Condition {
-  field: string;
-  required_value?: unknown;
-  reason: string;
-}
-
-export interface Decision {
-  status: 'approved' | 'denied' | 'conditions';
-  explanation: string;
-  findings: Finding[];
-  conditions: Condition[];
-  categories_evaluated: string[];
-  policies_evaluated: string[];
-}
 
 /** What the action under check would do, read from an intent payload or a seller's planned delivery. */
 export interface ActionUnderCheck {

@@ -1,31 +1,9 @@
 import { createHash } from 'node:crypto';
 import { AppError } from '../../shared/errors';
 import { assertNever, type Decider } from '../decider';
-import type { Decision } from './evaluate';
+import type { Decision, PlanTerms } from './types';
 
-/**
- * A buyer's campaign governance plan (AdCP `sync_plans`), held by this gateway acting as the
- * buyer's governance agent: the budget and flight a campaign's agents may commit within, where,
- * and the bespoke policies every commitment must honour. Each check against it, and each outcome
- * the buyer reports, is an event on the plan's stream: that log is the plan's audit trail.
- */
-export interface PlanTerms {
-  readonly plan_id: string;
-  readonly brand: { readonly domain: string; readonly brand_id?: string };
-  readonly objectives: string;
-  readonly budget: {
-    readonly total: number;
-    readonly currency?: string;
-    readonly reallocation_threshold?: number;
-    readonly reallocation_unlimited?: boolean;
-    readonly per_seller_max_pct?: number;
-  };
-  readonly flight: { readonly start: string; readonly end: string };
-  readonly countries?: readonly string[];
-  readonly channels?: readonly string[];
-  readonly custom_policies?: readonly { readonly policy_id: string; readonly enforcement: 'must' | 'should' | 'may'; readonly policy: string }[];
-  readonly human_review_required?: boolean;
-}
+export type { PlanTerms } from './types';
 
 /** One governed action (a buy, from its first check to its outcome): what it has committed. */
 export interface GovernedAction {
