@@ -42,7 +42,8 @@ const LAYERS = [
     path: ['^src/(eventstore|readmodel|bus|adserver|projections|webhooks|oauth)/', '^consumers/'],
     pathNot: PORTS,
   },
-  { name: 'bindings', path: ['^src/(http|graphql)/'] },
+  // src/services.ts: the App interface, what the composition root hands the bindings.
+  { name: 'bindings', path: ['^src/(http|graphql)/', '^src/services\\.ts$'] },
   { name: 'composition', path: ['^src/(app|main|cli)\\.ts$', '^bin/'] },
 ];
 

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
-import { parseOriginOverrides } from './shared/guarded-fetch';
+import { parseOriginOverrides } from './shared/origin-overrides';
 import { fieldPath } from './shared/field-path';
 
 /**

@@ -1,4 +1,5 @@
-import type { PlanEvent, PlanTerms } from '../../src/domain/governance/plan';
+import type { PlanEvent } from '../../src/domain/governance/plan';
+import type { PlanTerms } from '../../src/domain/governance/types';
 import type { Projection } from '../../src/projections/projection';
 import type { ReadModelStore } from '../../src/readmodel/port';
 

@@ -1,7 +1,7 @@
 import type { Authority, DiscoveryMethod, RevalidationResult } from '../domain/adagents/revalidation';
 import { validateAdagents, type ValidationError, type ValidationWarning } from '../domain/adagents/validate';
 import { fetchDocument, type FetchedDocument } from '../shared/document-fetch';
-import type { OriginOverrides } from '../shared/guarded-fetch';
+import type { OriginOverrides } from '../shared/origin-overrides';
 import { parseFetchedJson, UnstorableJsonError } from '../shared/storable-json';
 
 type Doc = Record<string, any>;

@@ -3,7 +3,8 @@ import { LRUCache } from 'lru-cache';
 import { brandStream, type BrandEvent } from '../domain/brands/events';
 import { resolveBrand, type ResolvedBrand } from '../domain/brands/resolve';
 import type { EventStore } from '../eventstore/port';
-import { FetchError, fetchJson, type OriginOverrides } from '../shared/guarded-fetch';
+import { FetchError, fetchJson } from '../shared/guarded-fetch';
+import type { OriginOverrides } from '../shared/origin-overrides';
 import { FairQueue } from './fair-queue';
 
 /** Who asked for crawls: whose share of the queue they take, and how long each may run. */

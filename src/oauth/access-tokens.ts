@@ -4,7 +4,8 @@ import type { Principal } from '../application/api-keys';
 import { ROLES, type Role } from '../domain/api-key/api-key';
 import type { OAuthConfig } from '../config';
 import type { SigningKeystore } from '../signing/keystore';
-import { fetchJson, type OriginOverrides } from '../shared/guarded-fetch';
+import { fetchJson } from '../shared/guarded-fetch';
+import type { OriginOverrides } from '../shared/origin-overrides';
 import { RefreshingCache, type RefreshingCacheOptions } from '../shared/refreshing-cache';
 
 /** Three base64url segments: worth handing to the JWT verifier rather than the API-key lookup. */

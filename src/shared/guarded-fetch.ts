@@ -3,7 +3,6 @@ import type { OriginOverrides } from './origin-overrides';
 import { parseFetchedJson, UnstorableJsonError } from './storable-json';
 
 // Kept importable from here, where its callers have always found them.
-export { parseOriginOverrides, type OriginOverrides } from './origin-overrides';
 
 export class FetchError extends Error {
   constructor(

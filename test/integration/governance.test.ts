@@ -3,7 +3,7 @@ import fc from 'fast-check';
 import { randomUUID } from 'node:crypto';
 import { issueApiKey } from '../../src/application/api-keys';
 import { evaluate } from '../../src/domain/governance/evaluate';
-import type { PlanTerms } from '../../src/domain/governance/plan';
+import type { PlanTerms } from '../../src/domain/governance/types';
 import { validateAdcp3Response } from '../../src/wire/adcp3/schemas';
 import { graphql, startTestGateway } from '../support/gateway';
 import { mcpCall } from '../support/mcp-call';

@@ -1,5 +1,5 @@
 import { generateKeyPairSync } from 'node:crypto';
-import { parseOriginOverrides } from '../../src/shared/guarded-fetch';
+import { parseOriginOverrides } from '../../src/shared/origin-overrides';
 import { JwksResolver } from '../../src/webhooks/receiver/jwks-resolver';
 import { eventually } from '../support/infra';
 import { startOrigins, type ServedDoc } from '../support/origins';

@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import { evaluate, type ActionUnderCheck } from '../../domain/governance/evaluate';
-import { committedOf, humanApprovalOf, planDecider, planKeyFor, planStream, type CheckRecord, type PlanEvent, type PlanState, type PlanTerms } from '../../domain/governance/plan';
+import { committedOf, humanApprovalOf, planDecider, planKeyFor, planStream, type CheckRecord, type PlanEvent, type PlanState } from '../../domain/governance/plan';
+import type { PlanTerms } from '../../domain/governance/types';
 import { newEventId } from '../../shared/ids';
 import { AppError } from '../../shared/errors';
 import { isObject } from '../../shared/objects';

@@ -1,6 +1,5 @@
 import type { Condition, Decision, Finding, PlanTerms } from './types';
 
-export type { Condition, Decision, Finding } from './types';
 
 /**
  * How this governance agent judges a proposed or committed action against a plan. Deterministic

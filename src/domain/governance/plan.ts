@@ -3,7 +3,6 @@ import { AppError } from '../../shared/errors';
 import { assertNever, type Decider } from '../decider';
 import type { Decision, PlanTerms } from './types';
 
-export type { PlanTerms } from './types';
 
 /** One governed action (a buy, from its first check to its outcome): what it has committed. */
 export interface GovernedAction {

@@ -1,5 +1,6 @@
 import type { JsonWebKey } from 'node:crypto';
-import { fetchJson, type OriginOverrides } from '../../shared/guarded-fetch';
+import { fetchJson } from '../../shared/guarded-fetch';
+import type { OriginOverrides } from '../../shared/origin-overrides';
 import { RefreshingCache, type RefreshingCacheOptions } from '../../shared/refreshing-cache';
 
 interface SenderKeys {

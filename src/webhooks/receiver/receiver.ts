@@ -7,7 +7,7 @@ import { endpointDecider, endpointStream, type EndpointEvent, type EndpointMode,
 import type { EventStore } from '../../eventstore/port';
 import type { ReadModelStore } from '../../readmodel/port';
 import { AppError } from '../../shared/errors';
-import type { OriginOverrides } from '../../shared/guarded-fetch';
+import type { OriginOverrides } from '../../shared/origin-overrides';
 import { parseStorableJson, UnstorableJsonError } from '../../shared/storable-json';
 import { checkLegacyHmac, weakLegacySecret } from '../../signing/legacy-hmac';
 import { parseStrictJson } from '../../signing/strict-json';
