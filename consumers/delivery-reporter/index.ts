@@ -1,4 +1,5 @@
 import { deliveryQueries } from '../../projections/delivery';
+import { publicId } from '../../src/shared/ids';
 import type { BusHandler } from '../../src/bus/port';
 import { appendOnce, handleCommand, loadState } from '../../src/application/command-handler';
 import type { DeliveryEvent } from '../../src/domain/delivery/delivery';
@@ -150,7 +151,9 @@ export function deliveryReporter(deps: ReporterDeps): BusHandler {
       return { package_id: p.package_id, impressions: m.impressions, clicks: m.clicks, spend: m.spend_cents / 100 };
     });
     const sum = (k: 'impressions' | 'clicks' | 'spend') => packages.reduce((s, p) => s + p[k], 0);
-    const operationId = `delivery_report_${terms.media_buy_id}`;
+    // The buyer's id for the buy (a fixture id is stored under its buyer: src/application/buy-ids.ts).
+    const mediaBuyId = publicId(terms.media_buy_id);
+    const operationId = `delivery_report_${mediaBuyId}`;
     const idempotencyKey = newIdempotencyKey();
     const body = JSON.stringify({
       idempotency_key: idempotencyKey,
@@ -168,7 +171,7 @@ export function deliveryReporter(deps: ReporterDeps): BusHandler {
         currency: terms.currency,
         media_buy_deliveries: [
           {
-            media_buy_id: terms.media_buy_id,
+            media_buy_id: mediaBuyId,
             status: report.notification_type === 'delayed' ? 'reporting_delayed' : buy.status,
             totals: { impressions: sum('impressions'), spend: Math.round(sum('spend') * 100) / 100, clicks: sum('clicks') },
             by_package: packages,

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { publicId } from '../../src/shared/ids';
 import { mediaBuyQueries } from '../../projections/media-buys';
 import { appendOnce, handleCommand, loadState } from '../../src/application/command-handler';
 import type { BusHandler } from '../../src/bus/port';
@@ -53,8 +54,8 @@ export function impairmentMonitor(deps: MonitorDeps): BusHandler {
       message: resolved ? `Resolved: ${impairment.reason}` : impairment.reason,
       result: {
         notification_type: 'impairment',
-        media_buy_id: impairment.media_buy_id,
-        impairment: resolved ? { ...impairment, resolved_at: at } : impairment,
+        media_buy_id: publicId(impairment.media_buy_id),
+        impairment: { ...impairment, media_buy_id: publicId(impairment.media_buy_id), ...(resolved ? { resolved_at: at } : {}) },
       },
     });
     const scheduled: Extract<WebhookEvent, { type: 'WebhookScheduled' }> = {

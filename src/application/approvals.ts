@@ -1,4 +1,5 @@
 import { mediaBuyDecider, mediaBuyStream, type MediaBuyState } from '../domain/media-buy/media-buy';
+import { publicId } from '../shared/ids';
 import { taskDecider, taskStream, type TaskState } from '../domain/task/task';
 import type { EventStore } from '../eventstore/port';
 import { AppError } from '../shared/errors';
@@ -49,7 +50,7 @@ export async function rejectTask(ports: TaskPorts, taskId: string, reason: strin
   if (!reason.trim()) throw new AppError('VALIDATION_ERROR', 'a reason is required', 'reason');
   if (task.taskType === 'create_media_buy') {
     await handleCommand(store, mediaBuyStream(task.resourceId), mediaBuyDecider, { type: 'RejectMediaBuy', taskId, reason, now: ctx.now }, ctx);
-    await changeTask(store, taskId, 'rejected', reason, ctx, { media_buy_id: task.resourceId, status: 'rejected', reason });
+    await changeTask(store, taskId, 'rejected', reason, ctx, { media_buy_id: publicId(task.resourceId), status: 'rejected', reason });
   } else {
     await changeTask(store, taskId, 'rejected', reason, ctx, { reason });
   }
@@ -59,7 +60,7 @@ export async function rejectTask(ports: TaskPorts, taskId: string, reason: strin
 export async function requestInput(ports: TaskPorts, taskId: string, reason: string, ctx: CommandContext): Promise<string> {
   const task = await loadTask(ports.store, taskId);
   if (!reason.trim()) throw new AppError('VALIDATION_ERROR', 'a reason is required', 'reason');
-  const about = task.taskType === 'create_media_buy' ? { media_buy_id: task.resourceId } : {};
+  const about = task.taskType === 'create_media_buy' ? { media_buy_id: publicId(task.resourceId) } : {};
   await changeTask(ports.store, taskId, 'input-required', reason, ctx, { ...about, reason: 'APPROVAL_REQUIRED', message: reason, errors: [] });
   return 'input-required';
 }

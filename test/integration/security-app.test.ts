@@ -103,7 +103,9 @@ describe('security: sandbox seeds, link schemes, Host-derived documents, protoco
       const live = await rest(gw, buyer, 'create_media_buy', buyRequest());
       expect(live.status).toBe(200);
       const seeded = await mcp(gw, buyer, 'comply_test_controller', { scenario: 'seed_media_buy', account: SANDBOX, params: { media_buy_id: live.body.media_buy_id } });
-      expect(seeded).toMatchObject({ success: false, error: 'FORBIDDEN' });
+      // An issued id is no fixture id (fixture ids are kept per buyer: sandbox-fixture-ids.test.ts).
+      expect(seeded).toMatchObject({ success: false, error: 'INVALID_PARAMS' });
+      expect((await rest(gw, buyer, 'get_media_buys', { media_buy_id: live.body.media_buy_id })).body.media_buys[0]).toMatchObject({ status: live.body.status, buyer_ref: live.body.buyer_ref });
     });
 
     it('force_task_completion refuses a live sync_creatives task awaiting the seller (no self-approval of live creatives)', async () => {

@@ -4,7 +4,8 @@ import { creativeDecider, creativeStream, CREATIVE_STATUSES, type CreativeStatus
 import { deliveryStream, foldDelivery, hourKey, HOUR_MS, packageTotals, type HourDelivery } from '../../domain/delivery/delivery';
 import { mediaBuyDecider, mediaBuyStream, type MediaBuyStatus } from '../../domain/media-buy/media-buy';
 import { taskDecider, taskStream } from '../../domain/task/task';
-import { ownerScopedId } from '../../shared/ids';
+import { ownerScopedId, publicId } from '../../shared/ids';
+import { resolveBuyId } from '../buy-ids';
 import { AppError, type ErrorCode } from '../../shared/errors';
 import { mediaBuyStatus3 } from '../../wire/adcp3/answers';
 import { resolveAccount, type ResolvedAccount } from '../accounts';
@@ -87,7 +88,8 @@ export async function runController(ctx: TaskContext, request: Obj): Promise<Obj
 
 /** One of the caller's buys, bought under a sandbox account (the only kind the controller touches). */
 async function sandboxBuyStream(ctx: TaskContext, mediaBuyId: string) {
-  const { state, history } = await loadState(ctx.ports.store, mediaBuyStream(mediaBuyId), mediaBuyDecider);
+  const stored = await resolveBuyId(ctx.ports.store, ctx.principal.org, mediaBuyId);
+  const { state, history } = await loadState(ctx.ports.store, mediaBuyStream(stored), mediaBuyDecider);
   if (state.status === 'none' || state.terms.owner !== ctx.principal.org) throw new ControllerError('NOT_FOUND', `no media buy ${mediaBuyId}`);
   if (!state.terms.sandbox) throw new ControllerError('FORBIDDEN', `media buy ${mediaBuyId} was bought under a live account`);
   return { state, history };
@@ -145,7 +147,7 @@ async function forceMediaBuyStatus(ctx: TaskContext, params: Obj, cmd: CommandCo
   const { state: buy, history } = await sandboxBuyStream(ctx, id);
   const previous = forcedStatusOf(history) ?? mediaBuyStatus3(buy.status, { start_time: buy.terms.start_time, packages: buy.terms.packages as never }, ctx.ports.clock());
   if (!FORCE_EDGES[previous]!.includes(target)) throw new ControllerError('INVALID_TRANSITION', `a media buy that is ${previous} cannot become ${target}`, previous);
-  await handleCommand(ctx.ports.store, mediaBuyStream(id), mediaBuyDecider, { type: 'ForceMediaBuyStatus', status: DOMAIN_STATUS[target]!, viewStatus: target, now: cmd.now }, cmd);
+  await handleCommand(ctx.ports.store, mediaBuyStream(buy.terms.media_buy_id), mediaBuyDecider, { type: 'ForceMediaBuyStatus', status: DOMAIN_STATUS[target]!, viewStatus: target, now: cmd.now }, cmd);
   return { success: true, previous_state: previous, current_state: target, message: `media buy ${id} forced from ${previous} to ${target}` };
 }
 
@@ -237,7 +239,7 @@ async function assertSandboxSync(ctx: TaskContext, taskId: string, request: Obj)
   if (assigned.size === 0) return;
   const buys = await mediaBuyQueries.list(ctx.ports.readModels, ctx.principal.org, { statuses: ['pending', 'active', 'paused'], limit: 10_000 });
   const live = buys.find((b) => !b.terms.sandbox && b.terms.packages.some((p) => assigned.has(p.package_id)));
-  if (live) throw new ControllerError('FORBIDDEN', `task ${taskId} assigns creatives to media buy ${live.media_buy_id}, which was bought under a live account`);
+  if (live) throw new ControllerError('FORBIDDEN', `task ${taskId} assigns creatives to media buy ${publicId(live.media_buy_id)}, which was bought under a live account`);
 }
 
 const count = (v: unknown, name: string): number => {
@@ -260,7 +262,7 @@ async function simulateDelivery(ctx: TaskContext, params: Obj, cmd: CommandConte
   const buy = await sandboxBuy(ctx, id);
   const spendCents = spendAmount !== undefined ? Math.round((spendAmount as number) * 100) : 0;
   await addDelivery(ctx, buy, { impressions, clicks, spendCents }, cmd);
-  const totals = await deliveredTotals(ctx, id);
+  const totals = await deliveredTotals(ctx, buy.terms.media_buy_id);
   return {
     success: true,
     simulated: { media_buy_id: id, impressions, clicks, reported_spend: { amount: spendCents / 100, currency: buy.terms.currency } },
@@ -275,7 +277,7 @@ async function simulateBudgetSpend(ctx: TaskContext, params: Obj, cmd: CommandCo
   const id = requireString(params, 'media_buy_id');
   const buy = await sandboxBuy(ctx, id);
   const target = Math.round(buy.terms.total_budget * 100 * (pct / 100));
-  const before = await deliveredTotals(ctx, id);
+  const before = await deliveredTotals(ctx, buy.terms.media_buy_id);
   const add = Math.max(0, target - before.spendCents);
   await addDelivery(ctx, buy, { impressions: 0, clicks: 0, spendCents: add }, cmd);
   return {

@@ -9,6 +9,7 @@ import { handleCommand, loadState, startStream } from '../command-handler';
 import type { CommandContext } from '../command-handler';
 import type { ResolvedAccount } from '../accounts';
 import type { TaskContext } from '../tasks/context';
+import { looksIssued, storedFixtureBuyId } from '../buy-ids';
 import { ControllerError, requireString } from './errors';
 import { isObject } from '../../shared/objects';
 import { HTTP_URL_MESSAGE, isHttpUrl } from '../../shared/http-url';
@@ -246,13 +247,16 @@ async function seedCreative(ctx: TaskContext, params: Obj, fixture: Obj, agentFo
 async function seedMediaBuy(ctx: TaskContext, account: ResolvedAccount | undefined, params: Obj, fixture: Obj, seeded: Product[], cmd: CommandContext): Promise<Obj> {
   const mediaBuyId = requireString(params, 'media_buy_id');
   if (!/^[\w.:-]{1,128}$/.test(mediaBuyId)) throw new ControllerError('INVALID_PARAMS', 'params.media_buy_id must be 1-128 of A-Z a-z 0-9 _ . : -');
+  if (looksIssued(mediaBuyId)) throw new ControllerError('INVALID_PARAMS', 'params.media_buy_id has the shape of the ids this seller issues (mb_ and 22 characters): choose another');
+  // Kept under this buyer: every buyer may seed the same fixture ids, and none learns of another's.
+  const storedId = storedFixtureBuyId(ctx.principal.org, mediaBuyId);
   const product = seeded[0] ?? (await catalogQueries.products(ctx.ports.readModels))[0]!;
   const option = product.pricing_options[0];
   const currency = typeof fixture.currency === 'string' && /^[A-Z]{3}$/.test(fixture.currency) ? fixture.currency : (option?.currency ?? 'USD');
   const budget = typeof fixture.total_budget === 'number' && fixture.total_budget > 0 ? fixture.total_budget : 1000;
   const now = Date.parse(cmd.now);
   const terms: MediaBuyTerms = {
-    media_buy_id: mediaBuyId,
+    media_buy_id: storedId,
     owner: ctx.principal.org,
     buyer_ref: `seed:${mediaBuyId}`,
     ...(account ? { account_id: account.account_id } : {}),
@@ -276,10 +280,9 @@ async function seedMediaBuy(ctx: TaskContext, account: ResolvedAccount | undefin
     total_budget: budget,
   };
   const status = typeof fixture.status === 'string' ? fixture.status : 'active';
-  const stream = mediaBuyStream(mediaBuyId);
+  const stream = mediaBuyStream(storedId);
   const { state } = await loadState(ctx.ports.store, stream, mediaBuyDecider);
   if (state.status !== 'none') {
-    if (state.terms.owner !== ctx.principal.org) throw new ControllerError('INVALID_PARAMS', `media_buy_id ${mediaBuyId} is taken`);
     if (!state.terms.sandbox) throw new ControllerError('FORBIDDEN', `media buy ${mediaBuyId} was bought under a live account`);
     return { success: true, message: `media buy ${mediaBuyId} already seeded` };
   }

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ownedBuy } from '../buy-ids';
 import { deliveryQueries, type DeliveryRow } from '../../../projections/delivery';
 import { mediaBuyQueries } from '../../../projections/media-buys';
 import { AppError } from '../../shared/errors';
@@ -57,9 +58,9 @@ export const getMediaBuyDelivery = defineTask({
     const to = i.date_range ? bound(i.date_range.end, true) : undefined;
     const deliveries = [];
     for (const [n, id] of ids.entries()) {
-      const buy = await mediaBuyQueries.byId(ctx.ports.readModels, ctx.principal.org, id);
+      const buy = await ownedBuy(ctx, id);
       if (!buy) throw new AppError('MEDIA_BUY_NOT_FOUND', 'no media buy of yours has this media_buy_id', i.media_buy_ids ? `media_buy_ids[${n}]` : 'media_buy_id');
-      const rows = await deliveryQueries.hours(ctx.ports.readModels, ctx.principal.org, id, from, to);
+      const rows = await deliveryQueries.hours(ctx.ports.readModels, ctx.principal.org, buy.media_buy_id, from, to);
       const byPackage = buy.terms.packages.map((p) => ({
         package_id: p.package_id,
         ...deliveryMetrics(rows.filter((r) => r.package_id === p.package_id)),

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ownedBuy } from '../buy-ids';
 import { accountQueries } from '../../../projections/accounts';
 import { deliveryQueries } from '../../../projections/delivery';
 import { mediaBuyQueries } from '../../../projections/media-buys';
@@ -95,7 +96,7 @@ export const providePerformanceFeedback = defineTask({
   async run(input, ctx) {
     const owner = ctx.principal.org;
     return withIdempotency(ctx.ports.store, owner, 'provide_performance_feedback', input as Record<string, unknown>, async (attempt) => {
-      const buy = await mediaBuyQueries.byId(ctx.ports.readModels, owner, input.media_buy_id);
+      const buy = await ownedBuy(ctx, input.media_buy_id);
       if (!buy) throw new AppError('MEDIA_BUY_NOT_FOUND', `no media buy ${input.media_buy_id}`, 'media_buy_id');
       if (input.package_id !== undefined && !buy.terms.packages.some((p) => p.package_id === input.package_id)) {
         throw new AppError('NOT_FOUND', `media buy ${input.media_buy_id} has no package ${input.package_id}`, 'package_id', { resource: 'package' });

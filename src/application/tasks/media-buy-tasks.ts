@@ -16,6 +16,7 @@ import { AppError } from '../../shared/errors';
 import { handleCommand, loadState, startStream } from '../command-handler';
 import { ConcurrencyError, type StoredEvent } from '../../eventstore/port';
 import { withIdempotency } from '../idempotency';
+import { resolveBuyId, storedBuyIds } from '../buy-ids';
 import { brandManifestSchema } from './catalog-tasks';
 import { resolveAccount } from '../accounts';
 import { consultGovernance, withGovernanceRelease } from '../governance/consult';
@@ -174,7 +175,7 @@ async function assertCatalogs(ctx: TaskContext, account: { account_id: string } 
 /** The spec-binding view of one media buy (REST and GraphQL share it). */
 export function mediaBuyView(terms: MediaBuyTerms, status: string, extra: Record<string, unknown> = {}) {
   return {
-    media_buy_id: terms.media_buy_id,
+    media_buy_id: publicId(terms.media_buy_id),
     buyer_ref: terms.buyer_ref,
     status,
     currency: terms.currency,
@@ -409,7 +410,8 @@ export const getMediaBuys = defineTask({
   description: 'The caller\'s media buys with packages, status and impairments.',
   input: getMediaBuysInput,
   async run(input, ctx) {
-    const ids = input.media_buy_ids ?? (input.media_buy_id ? [input.media_buy_id] : undefined);
+    // A fixture id names the caller's own seeded buy (kept under the caller: see buy-ids.ts).
+    const ids = (input.media_buy_ids ?? (input.media_buy_id ? [input.media_buy_id] : undefined))?.flatMap((id) => storedBuyIds(ctx.principal.org, id));
     const limit = input.pagination?.max_results ?? 50;
     const statuses = typeof input.status_filter === 'string' ? [input.status_filter] : input.status_filter;
     const after = input.pagination?.cursor;
@@ -486,7 +488,8 @@ export const updateMediaBuy = defineTask({
     const owner = ctx.principal.org;
     return withIdempotency(ctx.ports.store, owner, 'update_media_buy', input as Record<string, unknown>, async (attempt) => {
       // Ownership from the stream itself (not the projection): another buyer's id is simply absent.
-      const { state, history } = await loadState(ctx.ports.store, mediaBuyStream(input.media_buy_id), mediaBuyDecider);
+      const mediaBuyId = await resolveBuyId(ctx.ports.store, owner, input.media_buy_id);
+      const { state, history } = await loadState(ctx.ports.store, mediaBuyStream(mediaBuyId), mediaBuyDecider);
       if (state.status === 'none' || state.terms.owner !== owner) throw new AppError('MEDIA_BUY_NOT_FOUND', 'no media buy of yours has this media_buy_id', 'media_buy_id');
       // An earlier attempt of this request applied the update but did not record its answer:
       // answer from the buy as that attempt left it, rather than applying a budget change twice.
@@ -531,7 +534,7 @@ export const updateMediaBuy = defineTask({
         }
       }
       const { state: after, events } = await withGovernanceRelease(ctx, consulted, () =>
-        handleCommand(ctx.ports.store, mediaBuyStream(input.media_buy_id), mediaBuyDecider, command, { now, principal: ctx.principal.keyId, correlationId: ctx.requestId, idempotency: attempt }),
+        handleCommand(ctx.ports.store, mediaBuyStream(mediaBuyId), mediaBuyDecider, command, { now, principal: ctx.principal.keyId, correlationId: ctx.requestId, idempotency: attempt }),
       );
       const buy = after as Exclude<typeof after, { status: 'none' }>;
       return mediaBuyView(buy.terms, buy.status, { revision: buy.revision, changed: changedBy(events), ...(buy.activated ? { activated: true } : {}) });
