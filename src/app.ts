@@ -38,7 +38,7 @@ import * as governanceMonitor from '../consumers/governance-monitor';
 import * as changeFeed from '../consumers/change-feed';
 import * as sandboxApprover from '../consumers/sandbox-approver';
 import { approveTask } from './application/approvals';
-import type { RevalidationPorts, TaskPorts } from './application/ports';
+import type { BindingPorts, RevalidationPorts } from './application/ports';
 import type { App, BoundedSize, Metrics } from './services';
 import { AppError } from './shared/errors';
 import { SharedBudgets } from './http/shared-budgets';
@@ -203,7 +203,7 @@ export async function startApp(
   const requestSigning = signers ? new RequestSigning(signers, await DatabaseReplayStore.open(readModels)) : undefined;
   const live = new LiveLog(store, (err) => log.warn({ err }, 'live log: reading the event store failed (retried)'));
   if (budgets) metrics.bounded('rate_limit_budgets', () => ({ entries: budgets.size }));
-  const ports: TaskPorts = {
+  const ports: BindingPorts = {
     store,
     readModels,
     projections,
@@ -213,6 +213,8 @@ export async function startApp(
     settings: { publicUrl: config.publicUrl, approvalPolicy: config.approvalPolicy, allowPrivateWebhookUrls: config.allowPrivateWebhookUrls, originOverrides: config.originOverrides },
     signer: signingKeys,
     log,
+    live,
+    projectionHealth: projections,
   };
   const revalidation: RevalidationPorts = { store, projections, settings: ports.settings, counters: rateLimiter };
   const app: App = { config, ports, revalidation, store, readModels, cache, mediaBuyCache, bus, live, projections, metrics, log, clock, gatewayClock, adServer, signingKeys, oauth, webhooks, receiver, brandCrawler, rateLimiter, ...(budgets ? { budgets } : {}), ...(authFailures ? { authFailures } : {}), ...(requestSigning ? { requestSigning } : {}) };

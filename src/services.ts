@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { Counter, Gauge, Histogram, Registry } from 'prom-client';
-import type { RevalidationPorts, TaskPorts } from './application/ports';
+import type { BindingPorts, RevalidationPorts } from './application/ports';
 import type { BrandCrawler } from './application/brands';
 import type { AdServer } from './adserver/port';
 import type { GatewayClock } from './adserver/clock';
@@ -50,8 +50,11 @@ export interface BoundedSize {
 /** Everything a binding needs, composed once from config. */
 export interface App {
   config: Config;
-  /** The ports the application's tasks and the operator's actions are handed (src/application/ports.ts). */
-  ports: TaskPorts;
+  /**
+   * The ports the bindings call the application with (src/application/ports.ts): what tasks and
+   * the operator's actions are handed, the live log, how far the projections have got.
+   */
+  ports: BindingPorts;
   /** The ports an admin's publisher revalidation is handed. */
   revalidation: RevalidationPorts;
   store: WatermarkedStore;
