@@ -10,10 +10,10 @@ import { DeliverySimulator } from './adserver/simulator';
 import { DEMO_CATALOG, publishCatalog } from './application/catalog';
 import { importComplianceBundles, sdkComplianceDirs } from './application/storyboards';
 import { BrandCrawler } from './application/brands';
-import { openRateLimiter } from './http/rate-limit';
+import { openRateLimiter } from './limits/rate-limit';
 import type { Config } from './config';
 import { MemoryEventStore } from './eventstore/memory';
-import type { EventStore } from './eventstore/port';
+import type { EventStore, WatermarkedStore } from './eventstore/port';
 import { withAppendWatermark } from './eventstore/watermark';
 import { PostgresEventStore } from './eventstore/postgres';
 import { SqliteEventStore } from './eventstore/sqlite';
@@ -38,10 +38,10 @@ import * as governanceMonitor from '../consumers/governance-monitor';
 import * as changeFeed from '../consumers/change-feed';
 import * as sandboxApprover from '../consumers/sandbox-approver';
 import { approveTask } from './application/approvals';
-import type { RevalidationPorts, TaskPorts } from './application/ports';
+import type { BindingPorts, RevalidationPorts } from './application/ports';
 import type { App, BoundedSize, Metrics } from './services';
 import { AppError } from './shared/errors';
-import { SharedBudgets } from './http/shared-budgets';
+import { SharedBudgets } from './limits/shared-budgets';
 import { RequestSigning } from './http/request-signing';
 import { DatabaseReplayStore } from './webhooks/receiver/replay-store';
 import { AuthFailureThrottle } from './http/client-budgets';
@@ -126,6 +126,23 @@ function createMetrics(): Metrics {
   };
 }
 
+/**
+ * The gateway as the composition root holds it: the App its bindings are handed, and the adapters
+ * behind the ports, which only the composition (src/main.ts, src/cli.ts, stopApp, the tests that
+ * start a gateway) reaches for.
+ */
+export interface ComposedApp extends App {
+  store: WatermarkedStore;
+  readModels: ReadModelStore;
+  /** API keys and catalog rows, cached per instance (see QueryCache). */
+  cache: QueryCache;
+  /** Media buys by id for get_media_buys, cached per instance until an event changes them. */
+  mediaBuyCache: MediaBuyCache;
+  /** The log as it grows, for this instance's live readers (GraphQL subscriptions, A2A streams). */
+  live: LiveLog;
+  projections: ProjectionRunner;
+}
+
 /** Events that change rows QueryCache holds. */
 const CACHED_EVENT_TYPES = new Set(['ApiKeyIssued', 'ApiKeyRevoked', 'CatalogPublished', 'OAuthTokenFamilyRevoked']);
 
@@ -134,7 +151,7 @@ export async function startApp(
   config: Config,
   log: Logger,
   options: { projections?: readonly Projection[]; clock?: () => Date } = {},
-): Promise<App> {
+): Promise<ComposedApp> {
   // Checked before anything opens: a bad file stops the gateway with its reason, leaving nothing running.
   const signers = config.requestSignersFile ? RequestSigning.read(config.requestSignersFile) : undefined;
   const signingKeys = new SigningKeystore(
@@ -203,7 +220,7 @@ export async function startApp(
   const requestSigning = signers ? new RequestSigning(signers, await DatabaseReplayStore.open(readModels)) : undefined;
   const live = new LiveLog(store, (err) => log.warn({ err }, 'live log: reading the event store failed (retried)'));
   if (budgets) metrics.bounded('rate_limit_budgets', () => ({ entries: budgets.size }));
-  const ports: TaskPorts = {
+  const ports: BindingPorts = {
     store,
     readModels,
     projections,
@@ -213,9 +230,11 @@ export async function startApp(
     settings: { publicUrl: config.publicUrl, approvalPolicy: config.approvalPolicy, allowPrivateWebhookUrls: config.allowPrivateWebhookUrls, originOverrides: config.originOverrides },
     signer: signingKeys,
     log,
+    live,
+    projectionHealth: projections,
   };
   const revalidation: RevalidationPorts = { store, projections, settings: ports.settings, counters: rateLimiter };
-  const app: App = { config, ports, revalidation, store, readModels, cache, mediaBuyCache, bus, live, projections, metrics, log, clock, gatewayClock, adServer, signingKeys, oauth, webhooks, receiver, brandCrawler, rateLimiter, ...(budgets ? { budgets } : {}), ...(authFailures ? { authFailures } : {}), ...(requestSigning ? { requestSigning } : {}) };
+  const app: ComposedApp = { config, ports, revalidation, store, readModels, cache, mediaBuyCache, bus, live, projections, metrics, log, clock, gatewayClock, adServer, signingKeys, oauth, webhooks, receiver, brandCrawler, rateLimiter, ...(budgets ? { budgets } : {}), ...(authFailures ? { authFailures } : {}), ...(requestSigning ? { requestSigning } : {}) };
   // Delivery of governed buys, reported to the buyers' governance agents (it asks them as this seller).
   await bus.consumer(governanceMonitor.group).start(governanceMonitor.governanceMonitor(ports));
   await bus.consumer(sandboxApprover.group).start(
@@ -236,7 +255,7 @@ export async function startApp(
 }
 
 /** Stops consumers before closing the stores they read. */
-export async function stopApp(app: App): Promise<void> {
+export async function stopApp(app: ComposedApp): Promise<void> {
   await app.adServer.stop();
   await app.webhooks.stop();
   await app.brandCrawler.stop();

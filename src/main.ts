@@ -1,13 +1,12 @@
 import 'reflect-metadata';
 import type { FastifyInstance } from 'fastify';
-import { startApp, stopApp } from './app';
-import type { App } from './services';
+import { startApp, stopApp, type ComposedApp } from './app';
 import type { Config } from './config';
 import { buildServer } from './http/server';
 import { createLogger } from './logger';
 
 export interface RunningGateway {
-  app: App;
+  app: ComposedApp;
   server: FastifyInstance;
   url: string;
   stop(): Promise<void>;

@@ -1,22 +1,16 @@
 import type { Logger } from 'pino';
 import type { Counter, Gauge, Histogram, Registry } from 'prom-client';
-import type { RevalidationPorts, TaskPorts } from './application/ports';
+import type { BindingPorts, RevalidationPorts } from './application/ports';
 import type { BrandCrawler } from './application/brands';
 import type { AdServer } from './adserver/port';
 import type { GatewayClock } from './adserver/clock';
 import type { Bus } from './bus/port';
-import type { LiveLog } from './bus/live-log';
 import type { Config } from './config';
-import type { WatermarkedStore } from './eventstore/port';
 import type { AuthFailureThrottle } from './http/client-budgets';
-import type { RateLimiter } from './http/rate-limit';
+import type { RateLimiter } from './limits/rate-limit';
 import type { RequestSigning } from './http/request-signing';
-import type { SharedBudgets } from './http/shared-budgets';
+import type { SharedBudgets } from './limits/shared-budgets';
 import type { OAuthService } from './oauth/service';
-import type { ProjectionRunner } from './projections/runner';
-import type { MediaBuyCache } from './readmodel/media-buy-cache';
-import type { ReadModelStore } from './readmodel/port';
-import type { QueryCache } from './readmodel/query-cache';
 import type { SigningKeystore } from './signing/keystore';
 import type { WebhookDeliveryWorker } from './webhooks/delivery-worker';
 import type { WebhookReceiver } from './webhooks/receiver/receiver';
@@ -50,20 +44,14 @@ export interface BoundedSize {
 /** Everything a binding needs, composed once from config. */
 export interface App {
   config: Config;
-  /** The ports the application's tasks and the operator's actions are handed (src/application/ports.ts). */
-  ports: TaskPorts;
+  /**
+   * The ports the bindings call the application with (src/application/ports.ts): what tasks and
+   * the operator's actions are handed, the live log, how far the projections have got.
+   */
+  ports: BindingPorts;
   /** The ports an admin's publisher revalidation is handed. */
   revalidation: RevalidationPorts;
-  store: WatermarkedStore;
-  readModels: ReadModelStore;
-  /** API keys and catalog rows, cached per instance (see QueryCache). */
-  cache: QueryCache;
-  /** Media buys by id for get_media_buys, cached per instance until an event changes them. */
-  mediaBuyCache: MediaBuyCache;
   bus: Bus;
-  /** The log as it grows, for this instance's live readers (GraphQL subscriptions). */
-  live: LiveLog;
-  projections: ProjectionRunner;
   metrics: Metrics;
   log: Logger;
   /** The gateway's notion of now (real time plus what advanceClock added). */

@@ -1,9 +1,10 @@
 import { hash, randomBytes, timingSafeEqual } from 'node:crypto';
-import { apiKeyQueries } from '../../projections/api-keys';
+import { apiKeyQueries, type ApiKeyRow } from '../../projections/api-keys';
+import { oauthGrantQueries } from '../../projections/oauth-grants';
 import { apiKeyDecider, apiKeyStream, type Role } from '../domain/api-key/api-key';
 import type { EventStore } from '../eventstore/port';
 import type { ReadModelStore } from '../readmodel/port';
-import type { RowCache } from './ports';
+import type { RowCache, TaskPorts } from './ports';
 import { newEventId } from '../shared/ids';
 import { handleCommand, type CommandContext } from './command-handler';
 
@@ -63,4 +64,22 @@ export async function verifyApiKey(readModels: ReadModelStore, cache: RowCache, 
     }
   }
   return null;
+}
+
+/** Every issued key, revoked ones included (the admin's list). */
+export function listApiKeys(ports: Pick<TaskPorts, 'readModels'>): Promise<ApiKeyRow[]> {
+  return apiKeyQueries.list(ports.readModels);
+}
+
+/**
+ * Why an access token of the embedded OAuth server no longer acts (null: it still does): the API
+ * key it acts for, or the grant it was issued from, was revoked. One cached lookup per key and
+ * grant (dropped when this instance applies a revocation).
+ */
+export function accessTokenRevocation(ports: Pick<TaskPorts, 'readModels' | 'cache'>, keyId: string, grant: string | undefined): Promise<string | null> {
+  return ports.cache.get(`access-token-revoked:${keyId}:${grant ?? ''}`, async () => {
+    if (!(await apiKeyQueries.active(ports.readModels, keyId))) return 'the API key it acts for was revoked';
+    if (grant !== undefined && (await oauthGrantQueries.revoked(ports.readModels, grant))) return 'the grant it was issued from was revoked';
+    return null;
+  });
 }

@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import type { MediaBuyRow } from '../../projections/media-buys';
 import type { Config } from '../config';
 import type { Impairment } from '../domain/impairment/impairment';
-import type { WatermarkedStore } from '../eventstore/port';
+import type { StoredEvent, WatermarkedStore } from '../eventstore/port';
 import type { ReadModelStore } from '../readmodel/port';
 import type { WebhookSigningKey } from '../signing/webhook-signer';
 
@@ -85,3 +85,43 @@ export type RegistryReadPorts = Pick<TaskPorts, 'readModels'>;
 
 /** What an admin's publisher revalidation uses: the log, the projections, the settings and the shared counters. */
 export type RevalidationPorts = Pick<TaskPorts, 'store' | 'projections' | 'settings'> & { counters: SharedCounters };
+
+/** What a stream's first event says of the stream (its owner; a task's type and subject; a webhook's notification). */
+export type StreamOrigin = Partial<Record<'owner' | 'task_type' | 'resource_id' | 'notification_type' | 'task_id' | 'media_buy_id', string>>;
+
+/** A follower of the live log; stop() detaches it. */
+export interface LiveFollow {
+  /** Settles once the follower is live: the past it asked for handed over, the log followed. */
+  readonly ready: Promise<void>;
+  stop(): void;
+}
+
+/**
+ * The log as it grows, for this instance's live readers (GraphQL subscriptions, A2A task
+ * streams): followed from a position or from now, each event once and in order.
+ */
+export interface LiveEvents {
+  /** Hands `deliver` every event after `after` (default: from now on), in order. */
+  follow(after: number | undefined, deliver: (events: readonly StoredEvent[]) => void, onError: (err: unknown) => void): LiveFollow;
+  /** The org an event belongs to: its own `owner`, else its stream's; undefined: nobody's. */
+  ownerOf(event: StoredEvent): Promise<string | undefined>;
+  /** What the stream's first event says of it (kept for a bounded number of streams). */
+  streamOrigin(streamId: string): Promise<StreamOrigin>;
+}
+
+/** Where each projection stands, for the health checks and the operator's view of the log. */
+export interface ProjectionHealth {
+  /** The position each projection has applied up to (what this instance has seen). */
+  status(): { name: string; position: number }[];
+  /** True when every projection has applied everything up to `head`. */
+  caughtUpWith(head: number): boolean;
+}
+
+/**
+ * What the bindings (REST, GraphQL, MCP, A2A) are handed to call the application with: the
+ * tasks' ports, the live log, and how far the projections have got (readiness, the system view).
+ */
+export interface BindingPorts extends TaskPorts {
+  live: LiveEvents;
+  projectionHealth: ProjectionHealth;
+}

@@ -1,4 +1,5 @@
 import { feedQueries } from '../../projections/feed';
+import { publisherQueries } from '../../projections/publishers';
 import { storyboardQueries } from '../../projections/storyboards';
 import { FEED_RETENTION_DAYS, type FeedEntry } from '../domain/feed/events';
 import { testKitIdOf } from '../domain/storyboards/bundle';
@@ -142,4 +143,16 @@ export async function readFeed(ports: RegistryReadPorts, q: { cursor?: string; l
     },
     entries,
   };
+}
+
+/**
+ * A publisher as the registry last validated it: its row, the last revalidation's result, the
+ * agents its file authorizes and the properties it declares; undefined when it was never checked.
+ */
+export async function publisherRecord(ports: RegistryReadPorts, domain: string) {
+  const rm = ports.readModels;
+  const [publisher, result] = await Promise.all([publisherQueries.publisher(rm, domain), publisherQueries.lastResult(rm, domain)]);
+  if (!publisher || !result) return undefined;
+  const [agents, properties] = await Promise.all([publisherQueries.agents(rm, domain), publisherQueries.properties(rm, domain)]);
+  return { publisher, result, agents, properties };
 }

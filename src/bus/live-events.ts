@@ -12,7 +12,7 @@ export const MAX_WAITING = 1_000;
  * time, so payloads keep the log's order. A subscriber that reads slower than the log grows is
  * ended with an error naming the position to resume from, rather than buffered without bound.
  */
-export function liveEvents<T>(live: LiveLog, after: number | undefined, select: (event: StoredEvent) => Promise<T | undefined> | T | undefined): AsyncIterableIterator<T> & { ready: Promise<void> } {
+export function liveEvents<T>(live: Pick<LiveLog, 'follow'>, after: number | undefined, select: (event: StoredEvent) => Promise<T | undefined> | T | undefined): AsyncIterableIterator<T> & { ready: Promise<void> } {
   const ready: T[] = [];
   let waiting: { resolve: (r: IteratorResult<T>) => void; reject: (err: unknown) => void } | undefined;
   let failure: unknown;

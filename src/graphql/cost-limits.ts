@@ -4,7 +4,7 @@ import type { Principal } from '../application/api-keys';
 import type { ResourceLimits } from '../config';
 import { budgetOwner, type BudgetOwner } from '../http/client-budgets';
 import { rateLimitHeaderValues } from '../http/request-limits';
-import type { BudgetVerdict, SharedBudgets } from '../http/shared-budgets';
+import type { BudgetVerdict, SharedBudgets } from '../limits/shared-budgets';
 import { hasMoreTokensThan, operationCost, TOKENS_PER_POINT, type OperationCost } from './cost';
 import { operationParamsOf, type GraphqlDocuments, type InvalidDocumentAnswer, type OperationParams } from './documents';
 

@@ -1,13 +1,11 @@
 import type { FastifyRequest } from 'fastify';
-import { apiKeyQueries } from '../../projections/api-keys';
-import { oauthGrantQueries } from '../../projections/oauth-grants';
-import { verifyApiKey, type Principal } from '../application/api-keys';
+import { accessTokenRevocation, verifyApiKey, type Principal } from '../application/api-keys';
 import type { App } from '../services';
 import { AppError } from '../shared/errors';
 import { InvalidAccessToken, looksLikeJwt, TokenKeysUnavailable, type ApiResource } from '../oauth/access-tokens';
 import { bearerChallenge } from './errors';
 
-type AuthDeps = Pick<App, 'readModels' | 'cache' | 'oauth'>;
+type AuthDeps = Pick<App, 'ports' | 'oauth'>;
 
 /**
  * Resolves the Bearer credential, if any: an `sk_` API key, or a user JWT (spec §5.1) checked
@@ -64,20 +62,14 @@ export async function principalOf(header: string | undefined, app: AuthDeps, api
     // them at once. One cached lookup per token (dropped when this instance applies a revocation;
     // another instance's shows within the cache's second).
     if (app.oauth.embedded) {
-      const revoked = await app.cache.get(`access-token-revoked:${principal.keyId}:${grant ?? ''}`, () => whyRevoked(app, principal.keyId, grant));
+      const revoked = await accessTokenRevocation(app.ports, principal.keyId, grant);
       if (revoked) throw invalidToken(`invalid access token: ${revoked}`);
     }
     return principal;
   }
-  const principal = await verifyApiKey(app.readModels, app.cache, token);
+  const principal = await verifyApiKey(app.ports.readModels, app.ports.cache, token);
   if (!principal) throw invalidToken('unknown or revoked API key');
   return principal;
-}
-
-async function whyRevoked(app: AuthDeps, keyId: string, grant: string | undefined): Promise<string | null> {
-  if (!(await apiKeyQueries.active(app.readModels, keyId))) return 'the API key it acts for was revoked';
-  if (grant !== undefined && (await oauthGrantQueries.revoked(app.readModels, grant))) return 'the grant it was issued from was revoked';
-  return null;
 }
 
 /**

@@ -3,7 +3,7 @@ import { AppError } from '../shared/errors';
 import { BRAND_CRAWL_SHARE, type CrawlRequester } from '../application/brands';
 import { authenticate } from './auth';
 import { sendRegistryError } from './errors';
-import { brandQueries } from '../../projections/brands';
+import { resolveBrands } from '../application/brand-reads';
 import type { App } from '../services';
 import { normalizeDomain } from '../domain/brands/resolve';
 
@@ -54,7 +54,7 @@ export async function registerBrandRoutes(fastify: FastifyInstance, app: App): P
         if (!n) return reply.status(400).send({ error: 'All domains must be bare multi-label DNS hostnames' });
         if (!domains.includes(n)) domains.push(n);
       }
-      const known = await brandQueries.resolve(app.readModels, domains);
+      const known = await resolveBrands(app.ports, domains);
       const crawls = app.brandCrawler.request(domains.filter((d) => !known.has(d)), await crawlRequester(req, app));
       if (!crawls.queued) {
         const wait = crawls.retryAfterSeconds;

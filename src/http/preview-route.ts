@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { App } from '../services';
-import { previewQueries, type CreativePreview } from '../../projections/previews';
+import { creativePreview, type CreativePreview } from '../application/creative-reads';
 import { escapeHtml as esc } from '../shared/html';
 import { httpUrlOf } from '../shared/http-url';
 
@@ -35,7 +35,7 @@ img,video{max-width:100%;display:block}.asset span{font-weight:600;margin-right:
  */
 export function registerPreviewRoutes(fastify: FastifyInstance, app: App): void {
   fastify.get<{ Params: { id: string } }>('/previews/:id', async (req, reply) => {
-    const p = /^pv_[\w-]{1,64}$/.test(req.params.id) ? await previewQueries.byId(app.readModels, req.params.id) : undefined;
+    const p = /^pv_[\w-]{1,64}$/.test(req.params.id) ? await creativePreview(app.ports, req.params.id) : undefined;
     reply.header('content-security-policy', "default-src 'none'; img-src http: https:; media-src http: https:; style-src 'unsafe-inline'; frame-ancestors *");
     reply.header('x-content-type-options', 'nosniff');
     if (!p || Date.parse(p.expires_at) <= app.clock().getTime()) {

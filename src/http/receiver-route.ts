@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { App } from '../services';
 import { errorSenderFor } from './errors';
 import { rateLimited, rateLimitHeaderValues } from './request-limits';
-import type { BudgetVerdict, SharedBudgets } from './shared-budgets';
+import type { BudgetVerdict, SharedBudgets } from '../limits/shared-budgets';
 import { publicOrigin } from './well-known';
 
 /** Webhook bodies above this are refused (413) before any verification work (spec §8). */

@@ -5,7 +5,7 @@ import type { ResourceLimits } from '../config';
 import { AppError } from '../shared/errors';
 import { authenticate } from './auth';
 import { errorSenderFor } from './errors';
-import type { BudgetVerdict, SharedBudgets } from './shared-budgets';
+import type { BudgetVerdict, SharedBudgets } from '../limits/shared-budgets';
 import { budgetOwner, type AuthFailureThrottle, type BudgetOwner } from './client-budgets';
 
 /**

@@ -5,6 +5,7 @@ import { ApolloServerPluginCacheControlDisabled, ApolloServerPluginLandingPageDi
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyRequest } from 'fastify';
 import { GraphQLError } from 'graphql';
 import type { App } from '../services';
+import { readiness } from '../application/system-reads';
 import type { GraphQLContext } from '../graphql/context';
 import { gatewaySchema } from '../graphql/schema';
 import { AppError, httpStatusOf } from '../shared/errors';
@@ -135,15 +136,12 @@ export async function buildServer(app: App): Promise<FastifyInstance> {
   fastify.get('/healthz', async () => ({ status: 'ok' }));
 
   fastify.get('/readyz', async (_req, reply) => {
-    const head = await app.store.headPosition();
-    const projections = app.projections.status().map((p) => ({ ...p, lag: Math.max(0, head - p.position) }));
-    const ready = app.projections.caughtUpWith(head);
+    const { head, projections, ready } = await readiness(app.ports);
     return reply.status(ready ? 200 : 503).send({ status: ready ? 'ready' : 'catching_up', head, projections });
   });
 
   fastify.get('/metrics', async (_req, reply) => {
-    const head = await app.store.headPosition();
-    for (const p of app.projections.status()) app.metrics.projectionLag.set({ projection: p.name }, Math.max(0, head - p.position));
+    for (const p of (await readiness(app.ports)).projections) app.metrics.projectionLag.set({ projection: p.name }, p.lag);
     return reply.type(app.metrics.registry.contentType).send(await app.metrics.registry.metrics());
   });
 

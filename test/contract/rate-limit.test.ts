@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { RedisRateLimiter, SqlRateLimiter, type RateLimiter } from '../../src/http/rate-limit';
+import { RedisRateLimiter, SqlRateLimiter, type RateLimiter } from '../../src/limits/rate-limit';
 import { PostgresReadModelStore } from '../../src/readmodel/postgres';
 import { SqliteReadModelStore } from '../../src/readmodel/sqlite';
 import { PG_ADMIN_URL, REDIS_URL, createTestDatabase, describeWith, eventually } from '../support/infra';

@@ -5,7 +5,7 @@ import { AppError } from '../../shared/errors';
 import type { Format, Product } from '../../domain/catalog/catalog';
 import { httpUrlInput, paginationInput } from '../validation';
 import { defineTask } from './context';
-import type { ReadModelStore } from '../../readmodel/port';
+import type { TaskPorts } from '../ports';
 import { resolveAccount } from '../accounts';
 import { catalogFor } from '../sandbox/seeds';
 import { sandboxCatalogQueries } from '../../../projections/sandbox-catalog';
@@ -64,8 +64,8 @@ function toWire(p: Product, origin: string | undefined, relevance?: { score: num
 }
 
 /** The whole catalog in its order as an operator sees it: the buyer's view of each product and its ad-server capacity. */
-export async function operatorCatalog(readModels: ReadModelStore, origin: string | undefined) {
-  return (await catalogQueries.products(readModels)).map((p) => ({ ...toWire(p, origin), delivery: p.delivery }));
+export async function operatorCatalog(ports: Pick<TaskPorts, 'readModels'>, origin: string | undefined) {
+  return (await catalogQueries.products(ports.readModels)).map((p) => ({ ...toWire(p, origin), delivery: p.delivery }));
 }
 
 /** The least a package of this product can cost: a flat fee, or a stated minimum spend. */

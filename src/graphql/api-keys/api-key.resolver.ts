@@ -1,6 +1,5 @@
 import { Arg, Ctx, ID, Mutation, Query, Resolver } from 'type-graphql';
-import { apiKeyQueries } from '../../../projections/api-keys';
-import { issueApiKey, revokeApiKey } from '../../application/api-keys';
+import { issueApiKey, listApiKeys, revokeApiKey } from '../../application/api-keys';
 import { AppError } from '../../shared/errors';
 import type { GraphQLContext } from '../context';
 import { IssueApiKeyInput } from './api-key.input';
@@ -21,7 +20,7 @@ export class ApiKeyResolver {
   @Query(() => [ApiKey], { description: 'Every issued key (admin only).' })
   async apiKeys(@Ctx() ctx: GraphQLContext): Promise<ApiKey[]> {
     requireAdmin(ctx);
-    const rows = await apiKeyQueries.list(ctx.app.readModels);
+    const rows = await listApiKeys(ctx.app.ports);
     return rows.map((r) => ({
       keyId: r.key_id,
       org: r.org,
@@ -35,7 +34,7 @@ export class ApiKeyResolver {
   @Mutation(() => IssuedApiKey, { description: 'Issues a key (admin only). The secret is returned once.' })
   async issueApiKey(@Arg('input') input: IssueApiKeyInput, @Ctx() ctx: GraphQLContext): Promise<IssuedApiKey> {
     requireAdmin(ctx);
-    return issueApiKey(ctx.app.store, { org: input.org, role: input.role }, {
+    return issueApiKey(ctx.app.ports.store, { org: input.org, role: input.role }, {
       now: ctx.app.clock().toISOString(),
       principal: ctx.principal!.keyId,
       correlationId: ctx.requestId,
@@ -45,7 +44,7 @@ export class ApiKeyResolver {
   @Mutation(() => Boolean, { description: 'Revokes a key (admin only).' })
   async revokeApiKey(@Arg('keyId', () => ID) keyId: string, @Ctx() ctx: GraphQLContext): Promise<boolean> {
     requireAdmin(ctx);
-    await revokeApiKey(ctx.app.store, keyId, {
+    await revokeApiKey(ctx.app.ports.store, keyId, {
       now: ctx.app.clock().toISOString(),
       principal: ctx.principal!.keyId,
       correlationId: ctx.requestId,

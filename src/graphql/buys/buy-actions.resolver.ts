@@ -5,7 +5,7 @@ import { runTask, withFieldsRenamed } from '../tasks';
 import { MediaBuyBudgetInput } from './buy-actions.input';
 import { buyByCallerId, loadersOf, toMediaBuy } from './buy.resolver';
 import { MediaBuy } from './buy.type';
-import type { MediaBuyRow } from '../../../projections/media-buys';
+import type { MediaBuyRow } from '../../application/media-buy-reads';
 
 /** The most a cancellation's reason may hold (update_media_buy's `reason`). */
 const MAX_REASON = 500;

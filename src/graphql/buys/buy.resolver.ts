@@ -1,9 +1,7 @@
 import DataLoader from 'dataloader';
 import { Arg, Ctx, FieldResolver, ID, Int, Mutation, Query, Resolver, Root } from 'type-graphql';
-import { deliveryQueries, type DeliveryRow } from '../../../projections/delivery';
-import { mediaBuyQueries, type MediaBuyRow, type TaskRow } from '../../../projections/media-buys';
+import { deliveryHoursOfBuys, listMediaBuys, mediaBuyHistory, mediaBuysByIds, tasksByIds, waitingTasks, type DeliveryRow, type MediaBuyRow, type TaskRow } from '../../application/media-buy-reads';
 import type { Principal } from '../../application/api-keys';
-import { mediaBuyStream } from '../../domain/media-buy/media-buy';
 import { AppError } from '../../shared/errors';
 import { checkFirst, decodeCursor, encodeCursor, MAX_PAGE } from '../pages';
 import { ownerScopedId, publicId } from '../../shared/ids';
@@ -36,18 +34,18 @@ const perRequest = new WeakMap<GraphQLContext, Loaders>();
 export function loadersOf(ctx: GraphQLContext): Loaders {
   let loaders = perRequest.get(ctx);
   if (!loaders) {
-    const rm = ctx.app.readModels;
+    const ports = ctx.app.ports;
     const principal = principalOf(ctx);
     loaders = {
       buys: new DataLoader(async (ids) => {
-        const rows = new Map((await mediaBuyQueries.byIds(rm, ids)).map((b) => [b.media_buy_id, b]));
+        const rows = new Map((await mediaBuysByIds(ports, ids)).map((b) => [b.media_buy_id, b]));
         return ids.map((id) => {
           const row = rows.get(id);
           return row && mayRead(principal, row.owner) ? row : undefined;
         });
       }),
       tasks: new DataLoader(async (ids) => {
-        const rows = new Map((await mediaBuyQueries.tasksByIds(rm, ids)).map((t) => [t.task_id, t]));
+        const rows = new Map((await tasksByIds(ports, ids)).map((t) => [t.task_id, t]));
         return ids.map((id) => {
           const row = rows.get(id);
           return row && mayRead(principal, row.owner) ? row : undefined;
@@ -64,7 +62,7 @@ export function loadersOf(ctx: GraphQLContext): Loaders {
         const found = new Map<string, DeliveryRow[]>();
         for (const [range, ids] of byRange) {
           const [from, to] = range.split('~');
-          for (const [id, rows] of await deliveryQueries.hoursOfBuys(rm, ids, from || undefined, to || undefined)) found.set(`${range}|${id}`, rows);
+          for (const [id, rows] of await deliveryHoursOfBuys(ports, ids, from || undefined, to || undefined)) found.set(`${range}|${id}`, rows);
         }
         return keys.map((k) => found.get(k) ?? []);
       }),
@@ -129,7 +127,7 @@ export class TaskResolver {
     const principal = principalOf(ctx);
     if (!isOperator(principal)) throw new AppError('FORBIDDEN', 'seller or admin role required');
     checkFirst(first);
-    const rows = await mediaBuyQueries.waitingTasks(ctx.app.readModels, WAITING, first);
+    const rows = await waitingTasks(ctx.app.ports, WAITING, first);
     const { tasks } = loadersOf(ctx);
     for (const row of rows) tasks.prime(row.task_id, row);
     return rows.map(toTask);
@@ -176,7 +174,7 @@ export class BuyResolver {
     checkFirst(first);
     const after_ = after ? decodeCursor(after) : undefined;
     // Sellers and admins approve and deliver every buyer's buys: they page through all of them.
-    const rows = await mediaBuyQueries.list(ctx.app.readModels, isOperator(principal) ? null : principal.org, { statuses: statuses ?? undefined, limit: first + 1, after: after_ });
+    const rows = await listMediaBuys(ctx.app.ports, isOperator(principal) ? null : principal.org, { statuses: statuses ?? undefined, limit: first + 1, after: after_ });
     const page = rows.slice(0, first);
     const loaders = loadersOf(ctx);
     for (const row of page) loaders.buys.prime(row.media_buy_id, row);
@@ -232,7 +230,7 @@ export class BuyResolver {
 
   @FieldResolver(() => [TimelineEntry], { description: 'Its history from the event log: created, approved or rejected, updated, each status change.' })
   async timeline(@Root() buy: MediaBuy, @Ctx() ctx: GraphQLContext): Promise<TimelineEntry[]> {
-    const events = await ctx.app.store.readStream(mediaBuyStream(buy.internalId));
+    const events = await mediaBuyHistory(ctx.app.ports, buy.internalId);
     return events.map(mediaBuyChange);
   }
 }

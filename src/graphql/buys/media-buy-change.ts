@@ -1,5 +1,5 @@
 import type { Principal } from '../../application/api-keys';
-import type { StoredEvent } from '../../eventstore/port';
+import type { StoredEvent } from '../../application/live';
 
 /** Operators (seller, admin) see every buyer's buys, tasks and webhooks: they approve and send them. */
 export const isOperator = (p: Principal) => p.role === 'seller' || p.role === 'admin';

@@ -79,7 +79,7 @@ export class CatalogResolver {
   async catalog(@Ctx() ctx: GraphQLContext): Promise<Product[]> {
     if (!ctx.principal) throw new AppError('UNAUTHENTICATED', 'a Bearer API key is required');
     if (!isOperator(ctx.principal)) throw new AppError('FORBIDDEN', 'the catalog with its capacity is for seller and admin keys');
-    return (await operatorCatalog(ctx.app.readModels, ctx.origin)).map((p) => ({ ...toProduct(p), capacity: { dailyImpressions: p.delivery.daily_impression_capacity, ctr: p.delivery.ctr } }));
+    return (await operatorCatalog(ctx.app.ports, ctx.origin)).map((p) => ({ ...toProduct(p), capacity: { dailyImpressions: p.delivery.daily_impression_capacity, ctr: p.delivery.ctr } }));
   }
 
   @Query(() => [Proposal], { description: 'get_products\' proposals: the seller\'s curated plans for a brief, as this buyer refined them. Buyer key required.' })

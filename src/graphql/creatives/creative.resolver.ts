@@ -1,6 +1,6 @@
 import DataLoader from 'dataloader';
 import { Arg, Ctx, FieldResolver, Int, Mutation, Query, Resolver, Root } from 'type-graphql';
-import { creativeQueries, type CreativeRow } from '../../../projections/creatives';
+import { listCreatives, type CreativeRow } from '../../application/creative-reads';
 import { CREATIVE_STATUSES, type CreativeContent } from '../../domain/creative/creative';
 import { AppError, type ErrorCode } from '../../shared/errors';
 import { newEventId } from '../../shared/ids';
@@ -30,7 +30,7 @@ function creativeLoader(ctx: GraphQLContext): DataLoader<Key, CreativeRow | unde
         for (const k of keys) byOwner.set(k.owner, [...(byOwner.get(k.owner) ?? []), k.id]);
         const found = new Map<string, CreativeRow>();
         for (const [owner, ids] of byOwner) {
-          for (const row of await creativeQueries.list(ctx.app.readModels, owner, { creativeIds: ids, statuses: [...CREATIVE_STATUSES] })) found.set(JSON.stringify([owner, row.creative_id]), row);
+          for (const row of await listCreatives(ctx.app.ports, owner, { creativeIds: ids, statuses: [...CREATIVE_STATUSES] })) found.set(JSON.stringify([owner, row.creative_id]), row);
         }
         return keys.map((k) => found.get(JSON.stringify([k.owner, k.id])));
       },
@@ -118,7 +118,7 @@ export class CreativeResolver {
     const bad = (statuses ?? []).findIndex((s) => !(CREATIVE_STATUSES as readonly string[]).includes(s));
     if (bad >= 0) throw new AppError('VALIDATION_ERROR', `statuses may hold ${CREATIVE_STATUSES.join(', ')}`, `statuses[${bad}]`);
     const from = after ? decodeCursor(after, (id) => CREATIVE_ID.test(id)) : undefined;
-    const rows = await creativeQueries.list(ctx.app.readModels, principal.org, { ...(statuses?.length ? { statuses } : {}), ...(from ? { after: from } : {}), limit: first + 1 });
+    const rows = await listCreatives(ctx.app.ports, principal.org, { ...(statuses?.length ? { statuses } : {}), ...(from ? { after: from } : {}), limit: first + 1 });
     const loader = creativeLoader(ctx);
     const page = rows.slice(0, first);
     for (const row of page) loader.prime({ owner: principal.org, id: row.creative_id }, row);
@@ -143,7 +143,7 @@ export class CreativeResolver {
     };
     const { outcomes, taskId } = await sync(ctx, request, (field) => syncInputField(field, packageIds));
     if (taskId) return { action: 'pending', creative: null, taskId };
-    const [row] = await creativeQueries.list(ctx.app.readModels, principal.org, { creativeIds: [creativeId], statuses: [...CREATIVE_STATUSES] });
+    const [row] = await listCreatives(ctx.app.ports, principal.org, { creativeIds: [creativeId], statuses: [...CREATIVE_STATUSES] });
     if (!row) throw new AppError('UNAVAILABLE', 'the creative was synced but cannot be read back yet; list it with creativesConnection');
     return { action: outcomes[0]?.action ?? 'unchanged', creative: toCreative(row), taskId: null };
   }
@@ -155,7 +155,7 @@ export class CreativeResolver {
     if (input.packageIds.length > 100 || (input.packageIds.length === 0 && !input.replace)) throw new AppError('VALIDATION_ERROR', 'name 1 to 100 packages (none only with replace, to unassign)', 'packageIds');
     storable(input.creativeIds, 'creativeIds');
     storable(input.packageIds, 'packageIds');
-    const rows = await creativeQueries.list(ctx.app.readModels, principal.org, { creativeIds: input.creativeIds });
+    const rows = await listCreatives(ctx.app.ports, principal.org, { creativeIds: input.creativeIds });
     const byId = new Map(rows.map((r) => [r.creative_id, r]));
     const missing = input.creativeIds.findIndex((id) => !byId.has(id));
     if (missing >= 0) throw new AppError('CREATIVE_NOT_FOUND', `no creative ${input.creativeIds[missing]} in your library`, `creativeIds[${missing}]`);
@@ -175,7 +175,7 @@ export class CreativeResolver {
       const c = /^creatives\[(\d+)\]/.exec(field);
       return c ? `creativeIds[${input.creativeIds.indexOf(ids[Number(c[1])]!)}]` : undefined;
     });
-    const after = new Map((await creativeQueries.list(ctx.app.readModels, principal.org, { creativeIds: ids, statuses: [...CREATIVE_STATUSES] })).map((r) => [r.creative_id, r]));
+    const after = new Map((await listCreatives(ctx.app.ports, principal.org, { creativeIds: ids, statuses: [...CREATIVE_STATUSES] })).map((r) => [r.creative_id, r]));
     return ids.flatMap((id) => (after.has(id) ? [toCreative(after.get(id)!)] : []));
   }
 }

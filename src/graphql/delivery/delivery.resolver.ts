@@ -18,7 +18,7 @@ export class DeliveryResolver {
   async adjustDelivery(@Ctx() ctx: GraphQLContext, @Arg('input', () => DeliveryAdjustmentInput) input: DeliveryAdjustmentInput): Promise<DeliveryAdjustment> {
     const c = operatorCommand(ctx);
     const { media_buy_id, hour, previous, reason, at } = await inCallerSpelling(() =>
-      adjustDelivery(ctx.app.store, { media_buy_id: input.mediaBuyId, package_id: input.packageId, hour_start: input.hourStart, impressions: input.impressions, clicks: input.clicks, spend: input.spend, reason: input.reason }, c),
+      adjustDelivery(ctx.app.ports.store, { media_buy_id: input.mediaBuyId, package_id: input.packageId, hour_start: input.hourStart, impressions: input.impressions, clicks: input.clicks, spend: input.spend, reason: input.reason }, c),
     );
     return settled(ctx, { mediaBuyId: media_buy_id, packageId: hour.package_id, hourStart: hour.hour_start, hour: figures(hour), previous: figures(previous), reason, at });
   }
@@ -28,7 +28,7 @@ export class DeliveryResolver {
   })
   async reportDeliveryDelay(@Ctx() ctx: GraphQLContext, @Arg('input', () => DeliveryDelayInput) input: DeliveryDelayInput): Promise<DeliveryDelay> {
     const c = operatorCommand(ctx);
-    const d = await inCallerSpelling(() => reportDeliveryDelay(ctx.app.store, { media_buy_id: input.mediaBuyId, expected_availability: input.expectedAvailability, reason: input.reason }, c));
+    const d = await inCallerSpelling(() => reportDeliveryDelay(ctx.app.ports.store, { media_buy_id: input.mediaBuyId, expected_availability: input.expectedAvailability, reason: input.reason }, c));
     return settled(ctx, { mediaBuyId: d.media_buy_id, expectedAvailability: d.expected_availability, reason: d.reason, at: d.at });
   }
 }

@@ -1,11 +1,10 @@
 import { Arg, Float, Resolver, Root, Subscription, type SubscribeResolverData } from 'type-graphql';
 import type { Principal } from '../../application/api-keys';
-import type { StoredEvent } from '../../eventstore/port';
+import { followLog, logHead, ownerOfEvent, streamOrigin, type StoredEvent } from '../../application/live';
 import { AppError } from '../../shared/errors';
 import { publicId } from '../../shared/ids';
 import { MAX_FEED_TYPES } from '../../application/registry-reads';
 import type { GraphQLContext } from '../context';
-import { liveEvents } from '../../bus/live-events';
 import { mayRead, mediaBuyChange } from '../buys/media-buy-change';
 import { DeliveryUpdate, MediaBuyUpdate, ReceivedWebhookEvent, RegistryFeedEntry, TaskStatusChange, WebhookActivityEvent } from './live.type';
 
@@ -22,7 +21,7 @@ function principalOf(ctx: GraphQLContext): Principal {
 async function resumeFrom(ctx: GraphQLContext, after: number | null | undefined): Promise<number | undefined> {
   if (after === null || after === undefined) return undefined;
   if (!Number.isSafeInteger(after) || after < 0) throw new AppError('VALIDATION_ERROR', 'after must be a log position (a whole number ≥ 0) from an earlier payload', 'after');
-  const behind = (await ctx.app.store.headPosition()) - after;
+  const behind = (await logHead(ctx.app.ports)) - after;
   if (behind > MAX_RESUME_EVENTS) {
     throw new AppError('VALIDATION_ERROR', `after is ${behind} events behind the log, more than the ${MAX_RESUME_EVENTS} a subscription resumes over; read the current state and subscribe from now`, 'after');
   }
@@ -42,7 +41,7 @@ async function follow<T>({ args, context }: SubscribeResolverData<unknown, Recor
   }
   const principal = principalOf(context);
   const after = await resumeFrom(context, (args as Args).after);
-  return liveEvents(context.app.live, after, (event) => select(event, principal));
+  return followLog(context.app.ports, after, (event) => select(event, principal));
 }
 
 const oneOf = (wanted: unknown, value: string) => !Array.isArray(wanted) || wanted.length === 0 || wanted.includes(value);
@@ -65,7 +64,7 @@ export class LiveResolver {
         if (!MEDIA_BUY_EVENTS.has(event.type)) return undefined;
         const d = event.data as Record<string, unknown>;
         const id = publicId(String(d.media_buy_id));
-        if (!oneOf(data.args.ids, id) || !mayRead(principal, await data.context.app.live.ownerOf(event))) return undefined;
+        if (!oneOf(data.args.ids, id) || !mayRead(principal, await ownerOfEvent(data.context.app.ports, event))) return undefined;
         const update: MediaBuyUpdate = { mediaBuyId: id, ...mediaBuyChange(event) };
         return update;
       }),
@@ -87,7 +86,7 @@ export class LiveResolver {
         const taskId = publicId(String(d.task_id));
         if (!oneOf(data.args.taskIds, taskId)) return undefined;
         // The task's type and subject are on its first event (TaskSubmitted).
-        const o = event.type === 'TaskSubmitted' ? (event.data as Record<string, unknown>) : await data.context.app.live.streamOrigin(event.streamId);
+        const o = event.type === 'TaskSubmitted' ? (event.data as Record<string, unknown>) : await streamOrigin(data.context.app.ports, event.streamId);
         if (!mayRead(principal, o.owner as string | undefined)) return undefined;
         const change: TaskStatusChange = {
           position: event.position,
@@ -149,7 +148,7 @@ export class LiveResolver {
     subscribe: (data: SubscribeResolverData<unknown, Record<string, unknown>, GraphQLContext>) =>
       follow(data, async (event, principal) => {
         if (event.type !== 'WebhookScheduled' && event.type !== 'WebhookAttempted') return undefined;
-        const o = event.type === 'WebhookScheduled' ? (event.data as Record<string, unknown>) : await data.context.app.live.streamOrigin(event.streamId);
+        const o = event.type === 'WebhookScheduled' ? (event.data as Record<string, unknown>) : await streamOrigin(data.context.app.ports, event.streamId);
         if (!mayRead(principal, o.owner as string | undefined)) return undefined;
         const d = event.data as Record<string, unknown>;
         const attempted = event.type === 'WebhookAttempted';

@@ -1,6 +1,7 @@
 import { GraphQLJSONObject } from '../json-object';
 import { Arg, Ctx, ID, Int, Mutation, Query, Resolver } from 'type-graphql';
 import { approveTask, rejectTask, requestInput } from '../../application/approvals';
+import { untilProjected } from '../../application/projected';
 import { AppError } from '../../shared/errors';
 import type { GraphQLContext } from '../context';
 import { runTask } from '../tasks';
@@ -14,7 +15,7 @@ export function operatorCommand(ctx: GraphQLContext) {
 
 /** Answers once the read models show the operator's change (read-your-writes). */
 export async function settled<T>(ctx: GraphQLContext, value: T): Promise<T> {
-  await ctx.app.projections.waitFor(ctx.app.store.appendedUpTo());
+  await untilProjected(ctx.app.ports);
   return value;
 }
 

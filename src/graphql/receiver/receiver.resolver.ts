@@ -1,6 +1,7 @@
 import { GraphQLJSONObject } from '../json-object';
 import { Arg, Ctx, Mutation, Query, Resolver } from 'type-graphql';
-import { receivedQueries } from '../../../projections/received-webhooks';
+import { untilProjected } from '../../application/projected';
+import { receivedTaskStatus } from '../../application/receiver-reads';
 import type { EndpointMode } from '../../domain/receiver/receiver';
 import { AppError } from '../../shared/errors';
 import type { GraphQLContext } from '../context';
@@ -31,13 +32,13 @@ export class ReceiverResolver {
     const m = (mode ?? 'rfc9421') as EndpointMode;
     if (!MODES.includes(m)) throw new AppError('VALIDATION_ERROR', `mode must be one of ${MODES.join(', ')}`, 'mode');
     const registered = await ctx.app.receiver.registerEndpoint(principal.org, { agentId, senderDomain, mode: m, ...(secret ? { secret } : {}), ...(pinPublisherDomain ? { pinPublisherDomain } : {}) }, { now: new Date().toISOString(), principal: principal.keyId });
-    await ctx.app.projections.waitFor(ctx.app.store.appendedUpTo());
+    await untilProjected(ctx.app.ports);
     return { ...registered, url_template: `${ctx.origin}${registered.path_template}` };
   }
 
   @Query(() => GraphQLJSONObject, { nullable: true, description: 'The latest task status senders reported to this buyer (a late, older status never replaces a newer one).' })
   async receivedTaskStatus(@Ctx() ctx: GraphQLContext, @Arg('taskId') taskId: string) {
     const principal = requireBuyer(ctx);
-    return (await receivedQueries.taskStatus(ctx.app.readModels, principal.org, taskId))[0] ?? null;
+    return (await receivedTaskStatus(ctx.app.ports, principal.org, taskId))[0] ?? null;
   }
 }

@@ -1,6 +1,7 @@
 import { Arg, Ctx, Mutation, Query, Resolver } from 'type-graphql';
-import { brandQueries } from '../../../projections/brands';
+import { resolveBrands } from '../../application/brand-reads';
 import { registerBrand } from '../../application/brands';
+import { untilProjected } from '../../application/projected';
 import { normalizeDomain, type ResolvedBrand } from '../../domain/brands/resolve';
 import { AppError } from '../../shared/errors';
 import type { GraphQLContext } from '../context';
@@ -82,7 +83,7 @@ export class BrandResolver {
   async brands(@Ctx() ctx: GraphQLContext, @Arg('domains', () => [String], { description: 'At most 100 bare DNS names.' }) domains: string[]): Promise<Brand[]> {
     if (domains.length > 100) throw new AppError('VALIDATION_ERROR', 'at most 100 domains', 'domains');
     const normalized = [...new Set(domains.map((d, i) => domainArg(d, `domains[${i}]`)))];
-    const known = await brandQueries.resolve(ctx.app.readModels, normalized);
+    const known = await resolveBrands(ctx.app.ports, normalized);
     return normalized.map((d) => toBrand(d, known.get(d)?.identity, known.get(d)?.crawled_at ?? null));
   }
 
@@ -91,8 +92,8 @@ export class BrandResolver {
     requireAdmin(ctx);
     const d = domainArg(domain);
     const identity = await ctx.app.brandCrawler.crawl(d);
-    await ctx.app.projections.waitFor(ctx.app.store.appendedUpTo());
-    const known = await brandQueries.resolve(ctx.app.readModels, [d]);
+    await untilProjected(ctx.app.ports);
+    const known = await resolveBrands(ctx.app.ports, [d]);
     // What the crawl found (found: false when brand.json names no brand), even where a registration outranks it.
     return toBrand(d, identity, known.get(d)?.crawled_at ?? null);
   }
@@ -101,9 +102,9 @@ export class BrandResolver {
   async registerBrand(@Ctx() ctx: GraphQLContext, @Arg('domain') domain: string, @Arg('identity', () => BrandIdentityInput) identity: BrandIdentityInput): Promise<Brand> {
     const principal = requireAdmin(ctx);
     const d = domainArg(domain);
-    const full = await registerBrand(ctx.app.store, d, identityOf(d, identity), new Date().toISOString(), principal.keyId);
-    await ctx.app.projections.waitFor(ctx.app.store.appendedUpTo());
-    const known = await brandQueries.resolve(ctx.app.readModels, [d]);
+    const full = await registerBrand(ctx.app.ports.store, d, identityOf(d, identity), new Date().toISOString(), principal.keyId);
+    await untilProjected(ctx.app.ports);
+    const known = await resolveBrands(ctx.app.ports, [d]);
     return toBrand(d, full, known.get(d)?.crawled_at ?? null);
   }
 }

@@ -1,7 +1,6 @@
 import { Arg, Ctx, Int, Mutation, Query, Resolver } from 'type-graphql';
-import { publisherQueries } from '../../../projections/publishers';
 import { revalidatePublisher } from '../../application/publisher-revalidation';
-import { getStoryboard, listStoryboards, readFeed, type Answer } from '../../application/registry-reads';
+import { getStoryboard, listStoryboards, publisherRecord, readFeed, type Answer } from '../../application/registry-reads';
 import { isTransient } from '../../domain/adagents/events';
 import { AppError, type ErrorCode } from '../../shared/errors';
 import type { GraphQLContext } from '../context';
@@ -130,10 +129,9 @@ export class RegistryResolver {
 }
 
 async function readPublisher(ctx: GraphQLContext, domain: string): Promise<Publisher | null> {
-  const rm = ctx.app.readModels;
-  const [p, result] = await Promise.all([publisherQueries.publisher(rm, domain), publisherQueries.lastResult(rm, domain)]);
-  if (!p || !result) return null;
-  const [agents, properties] = await Promise.all([publisherQueries.agents(rm, domain), publisherQueries.properties(rm, domain)]);
+  const record = await publisherRecord(ctx.app.ports, domain);
+  if (!record) return null;
+  const { publisher: p, result, agents, properties } = record;
   return {
     domain: p.domain,
     adagentsValid: Boolean(Number(p.adagents_valid)),

@@ -1,5 +1,5 @@
 import { Ctx, Query, Resolver } from 'type-graphql';
-import { eventStatsQueries, type EventTypeStat } from '../../../projections/event-stats';
+import { eventLogStatus } from '../../application/system-reads';
 import type { GraphQLContext } from '../context';
 import { EventLogStatus } from './system.type';
 
@@ -12,14 +12,7 @@ export class SystemResolver {
 
   @Query(() => EventLogStatus, { description: 'Log head, per-projection lag and event counts by type.' })
   async eventLog(@Ctx() { app }: GraphQLContext): Promise<EventLogStatus> {
-    const head = await app.store.headPosition();
-    const eventTypes = await app.readModels.query<EventTypeStat>(eventStatsQueries.sql);
-    return {
-      store: app.store.kind,
-      bus: app.bus.kind,
-      headPosition: head,
-      projections: app.projections.status().map((p) => ({ ...p, lag: Math.max(0, head - p.position) })),
-      eventTypes: eventTypes.map((t) => ({ ...t, count: Number(t.count), lastPosition: Number(t.lastPosition) })),
-    };
+    const status = await eventLogStatus(app.ports);
+    return { ...status, bus: app.bus.kind };
   }
 }

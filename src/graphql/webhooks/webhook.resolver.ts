@@ -1,8 +1,8 @@
 import DataLoader from 'dataloader';
 import { Arg, Ctx, FieldResolver, Int, Query, Resolver, Root } from 'type-graphql';
-import { impairmentQueries } from '../../../projections/impairments';
-import { receivedQueries } from '../../../projections/received-webhooks';
-import { webhookQueries, type WebhookActivityRow } from '../../../projections/webhooks';
+import { impairmentsOfBuys } from '../../application/media-buy-reads';
+import { recentReceivedWebhooks } from '../../application/receiver-reads';
+import { webhookAttemptsOfBuys, type WebhookActivityRow } from '../../application/webhook-reads';
 import type { Impairment as ImpairmentDoc } from '../../domain/impairment/impairment';
 import { AppError } from '../../shared/errors';
 import { publicId } from '../../shared/ids';
@@ -55,7 +55,7 @@ function toActivity(rows: WebhookActivityRow[]): WebhookActivity {
 function loadersOf(ctx: GraphQLContext): Loaders {
   let loaders = perRequest.get(ctx);
   if (!loaders) {
-    const rm = ctx.app.readModels;
+    const ports = ctx.app.ports;
     loaders = {
       activity: new DataLoader(
         async (keys) => {
@@ -63,7 +63,7 @@ function loadersOf(ctx: GraphQLContext): Loaders {
           const byOwner = new Map<string, string[]>();
           for (const k of keys) byOwner.set(k.owner, [...(byOwner.get(k.owner) ?? []), k.id]);
           for (const [owner, ids] of byOwner) {
-            for (const row of await webhookQueries.attemptsOfBuys(rm, owner, ids, ATTEMPT_ROWS_PER_BUY)) {
+            for (const row of await webhookAttemptsOfBuys(ports, owner, ids, ATTEMPT_ROWS_PER_BUY)) {
               const ofBuy = fires.get(row.media_buy_id!);
               if (ofBuy) ofBuy.set(row.idempotency_key, [...(ofBuy.get(row.idempotency_key) ?? []), row]);
             }
@@ -75,7 +75,7 @@ function loadersOf(ctx: GraphQLContext): Loaders {
       ),
       impairments: new DataLoader(async (ids) => {
         const found = new Map<string, Impairment[]>(ids.map((id) => [id, []]));
-        for (const row of await impairmentQueries.ofBuys(rm, ids)) {
+        for (const row of await impairmentsOfBuys(ports, ids)) {
           const d = JSON.parse(row.doc) as ImpairmentDoc;
           found.get(row.media_buy_id)?.push({ id: d.impairment_id, reasonCode: d.reason_code, reason: d.reason, resourceId: d.resource_id, packageIds: [...d.package_ids], observedAt: d.observed_at, resolvedAt: row.resolved_at, remediation: d.remediation ?? null });
         }
@@ -116,7 +116,7 @@ export class ReceivedWebhookResolver {
     // Refused rather than quietly cut: a client asking for more than a page holds learns the page size.
     if (limit !== undefined && limit !== null && (!Number.isInteger(limit) || limit < 1 || limit > MAX_RECEIVED)) throw new AppError('VALIDATION_ERROR', `limit must be between 1 and ${MAX_RECEIVED}`, 'limit');
     if (taskId && hasUnstorableText(taskId)) throw new AppError('VALIDATION_ERROR', 'taskId contains U+0000 or an unpaired surrogate', 'taskId');
-    const rows = await receivedQueries.recent(ctx.app.readModels, ctx.principal.org, { ...(taskId ? { taskId } : {}), limit: limit ?? 50 });
+    const rows = await recentReceivedWebhooks(ctx.app.ports, ctx.principal.org, { ...(taskId ? { taskId } : {}), limit: limit ?? 50 });
     return rows.map((r) => ({
       id: `${r.sender} ${r.dedup_key}`,
       endpointId: r.endpoint_id,

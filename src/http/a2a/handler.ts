@@ -24,7 +24,8 @@ import { newEventId, ownerScopedId } from '../../shared/ids';
 import { isObject } from '../../shared/objects';
 import { INTERNAL_ERROR, INVALID_PARAMS, jsonTypeOf, SERVER_ERROR } from '../json-rpc';
 import { callTool, type McpContext } from '../mcp/tools';
-import { liveEvents } from '../../bus/live-events';
+import { followLog } from '../../application/live';
+import { firstTaskEvent, taskEvents } from '../../application/task-reads';
 import type { CompletedTasks } from './completed-tasks';
 
 type Obj = Record<string, unknown>;
@@ -202,13 +203,13 @@ export class AdcpA2AHandler implements A2ARequestHandler {
     if (!found) throw A2AError.taskNotFound(publicTaskId);
     const { streamId, submitted } = found;
     const contextId = submitted.a2a?.context_id ?? publicTaskId;
-    const live = liveEvents(this.ctx.app.live, undefined, (e) => (e.streamId === streamId ? e : undefined));
+    const live = followLog(this.ctx.app.ports, undefined, (e) => (e.streamId === streamId ? e : undefined));
     const end = () => void live.return?.();
     const timer = setTimeout(end, STREAM_MAX_MS);
     this.signal.addEventListener('abort', end, { once: true });
     try {
       await live.ready; // following before reading: a change in between is in one or the other
-      const events = await this.ctx.app.store.readStream(streamId);
+      const events = await taskEvents(this.ctx.app.ports, streamId);
       let version = events.length;
       const changes = events.filter((e) => e.type === 'TaskStatusChanged').map((e) => e.data as StatusChange);
       const current = changes.at(-1);
@@ -260,7 +261,7 @@ export class AdcpA2AHandler implements A2ARequestHandler {
   /** The caller's AdCP task's stream and how it was submitted (undefined for another buyer's, or none). */
   private async taskStreamOf(publicTaskId: string): Promise<{ streamId: string; submitted: Submitted } | undefined> {
     for (const id of [ownerScopedId(this.ctx.principal.org, publicTaskId), publicTaskId]) {
-      const [first] = await this.ctx.app.store.readStream(taskStream(id), { limit: 1 });
+      const first = await firstTaskEvent(this.ctx.app.ports, id);
       const data = first?.data as Submitted | undefined;
       if (first?.type === 'TaskSubmitted' && data?.owner === this.ctx.principal.org) return { streamId: taskStream(id), submitted: data };
     }

@@ -1,5 +1,5 @@
-import { catalogQueries } from '../../../projections/catalog';
 import type { App } from '../../services';
+import { publishedPortfolio } from '../../application/catalog';
 import { pricingModel3 } from '../../wire/adcp3/answers';
 import { CHANNEL_TO_ADCP3 } from '../../wire/requests';
 import { CONTROLLER_SCENARIOS } from '../../application/sandbox/controller';
@@ -29,7 +29,7 @@ export const REPLAY_TTL_SECONDS = 86_400;
  * to exercise from it. Portfolio and pricing models come from the published catalog.
  */
 export async function capabilities(app: App, origin: string): Promise<Record<string, unknown>> {
-  const [products, properties] = await Promise.all([catalogQueries.products(app.readModels), catalogQueries.properties(app.readModels)]);
+  const { products, properties } = await publishedPortfolio(app.ports);
   const channels = [...new Set(products.flatMap((p) => p.channels.map((c) => CHANNEL_TO_ADCP3[c] ?? c)))];
   const pricingModels = [...new Set(products.flatMap((p) => p.pricing_options.map((o) => pricingModel3(o.pricing_model))))];
   const specialisms = specialismsFor(app.config.approvalPolicy, !!app.requestSigning);

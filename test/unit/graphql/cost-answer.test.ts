@@ -1,7 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { stringifyResultExtensionsFirst, withCost } from '../../../src/graphql/cost-limits';
 import type { ResourceLimits } from '../../../src/config';
-import type { BudgetVerdict, SharedBudgets } from '../../../src/http/shared-budgets';
+import type { BudgetVerdict, SharedBudgets } from '../../../src/limits/shared-budgets';
 
 describe('extensions.cost written into Apollo’s answer', () => {
   const limits = { graphql: { maxCost: 1000, maxDepth: 10, pointsPerMinute: { anonymous: 100, buyer: 500, seller: 500, admin: 500 } } } as unknown as ResourceLimits;

@@ -1,8 +1,8 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { SqlRateLimiter } from '../../../src/http/rate-limit';
-import { SharedBudgets, type BudgetVerdict } from '../../../src/http/shared-budgets';
+import { SqlRateLimiter } from '../../../src/limits/rate-limit';
+import { SharedBudgets, type BudgetVerdict } from '../../../src/limits/shared-budgets';
 import { SqliteReadModelStore } from '../../../src/readmodel/sqlite';
 
 /** Two instances' budgets over one SQLite store, on a clock the test moves. */
