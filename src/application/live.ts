@@ -1,5 +1,5 @@
 import type { StoredEvent } from '../eventstore/port';
-import { liveEvents } from '../bus/live-events';
+import { liveEvents } from './live-events';
 import type { BindingPorts, StreamOrigin } from './ports';
 
 export type { StoredEvent } from '../eventstore/port';
@@ -18,7 +18,7 @@ export function logHead(ports: Pick<BindingPorts, 'store'>): Promise<number> {
 /**
  * Each event after `after` (default: from now on) that `select` turns into a payload, in log
  * order, as an async iterator; a subscriber that falls too far behind is ended with an error
- * naming the position to resume from (src/bus/live-events.ts).
+ * naming the position to resume from (./live-events.ts).
  */
 export function followLog<T>(ports: Pick<BindingPorts, 'live'>, after: number | undefined, select: (event: StoredEvent) => Promise<T | undefined> | T | undefined): AsyncIterableIterator<T> & { ready: Promise<void> } {
   return liveEvents(ports.live, after, select);

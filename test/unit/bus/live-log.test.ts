@@ -1,5 +1,5 @@
 import { LiveLog } from '../../../src/bus/live-log';
-import { liveEvents, MAX_WAITING } from '../../../src/bus/live-events';
+import { liveEvents, MAX_WAITING } from '../../../src/application/live-events';
 import { MemoryEventStore } from '../../../src/eventstore/memory';
 import type { StoredEvent } from '../../../src/eventstore/port';
 import { eventually } from '../../support/infra';

@@ -1,4 +1,4 @@
-import type { LiveLog } from './live-log';
+import type { LiveEvents } from './ports';
 import type { StoredEvent } from '../eventstore/port';
 import { AppError } from '../shared/errors';
 
@@ -12,7 +12,7 @@ export const MAX_WAITING = 1_000;
  * time, so payloads keep the log's order. A subscriber that reads slower than the log grows is
  * ended with an error naming the position to resume from, rather than buffered without bound.
  */
-export function liveEvents<T>(live: Pick<LiveLog, 'follow'>, after: number | undefined, select: (event: StoredEvent) => Promise<T | undefined> | T | undefined): AsyncIterableIterator<T> & { ready: Promise<void> } {
+export function liveEvents<T>(live: Pick<LiveEvents, 'follow'>, after: number | undefined, select: (event: StoredEvent) => Promise<T | undefined> | T | undefined): AsyncIterableIterator<T> & { ready: Promise<void> } {
   const ready: T[] = [];
   let waiting: { resolve: (r: IteratorResult<T>) => void; reject: (err: unknown) => void } | undefined;
   let failure: unknown;
