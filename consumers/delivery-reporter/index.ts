@@ -12,6 +12,7 @@ import type { ProjectionRunner } from '../../src/projections/runner';
 import type { ReadModelStore } from '../../src/readmodel/port';
 import { newIdempotencyKey } from '../../src/webhooks/envelope';
 import { authOf } from '../webhook-dispatcher';
+import { buyStatus3 } from '../../src/wire/adcp3/answers';
 
 export const group = 'delivery-reporter';
 
@@ -34,7 +35,7 @@ const periodOf = (e: StoredEvent) => (JSON.parse((e.data as { body: string }).bo
 
 const hourFloor = (iso: string) => new Date(Math.floor(Date.parse(iso) / 3600_000) * 3600_000).toISOString();
 
-type Buy = { status: string; terms: MediaBuyTerms; webhook: ReportingWebhook };
+type Buy = { status: string; activated?: boolean; forcedStatus?: string; terms: MediaBuyTerms; webhook: ReportingWebhook };
 type Report = { key: string; notification_type: ReportKind; period: { start: string; end: string }; expected_availability?: string };
 
 const MESSAGES: Record<ReportKind, string> = {
@@ -55,11 +56,27 @@ const MESSAGES: Record<ReportKind, string> = {
  * event or a second instance issues nothing twice. Terms are read at fire time: a replaced
  * reporting_webhook is honoured from the next report while fires already scheduled keep their URL.
  */
+/**
+ * A report's status in the buy's own wire's vocabulary: a buy bought over AdCP 3.0 (MCP, A2A)
+ * hears the 3.0 status get_media_buys and get_media_buy_delivery tell it (buyStatus3); one bought
+ * over the spec's bindings hears the domain's status, as its REST and GraphQL answers say it.
+ */
+function reportedStatus(buy: Buy, now: Date): string {
+  if (buy.terms.wire !== 'adcp3') return buy.status;
+  return buyStatus3({ status: buy.status, start_time: buy.terms.start_time, packages: buy.terms.packages, activated: buy.activated, forced_status: buy.forcedStatus }, now);
+}
+
 export function deliveryReporter(deps: ReporterDeps): BusHandler {
   async function load(mediaBuyId: string): Promise<Buy | undefined> {
     const { state } = await loadState(deps.store, mediaBuyStream(mediaBuyId), mediaBuyDecider);
     if (state.status === 'none' || !state.terms.reporting_webhook) return undefined;
-    return { status: state.status as string, terms: state.terms, webhook: state.terms.reporting_webhook as unknown as ReportingWebhook };
+    return {
+      status: state.status as string,
+      ...(state.activated ? { activated: true } : {}),
+      ...(state.forcedStatus ? { forcedStatus: state.forcedStatus } : {}),
+      terms: state.terms,
+      webhook: state.terms.reporting_webhook as unknown as ReportingWebhook,
+    };
   }
 
   /**
@@ -172,7 +189,7 @@ export function deliveryReporter(deps: ReporterDeps): BusHandler {
         media_buy_deliveries: [
           {
             media_buy_id: mediaBuyId,
-            status: report.notification_type === 'delayed' ? 'reporting_delayed' : buy.status,
+            status: report.notification_type === 'delayed' ? 'reporting_delayed' : reportedStatus(buy, new Date(now)),
             totals: { impressions: sum('impressions'), spend: Math.round(sum('spend') * 100) / 100, clicks: sum('clicks') },
             by_package: packages,
             ...(report.notification_type === 'adjusted' ? { is_adjusted: true } : {}),
@@ -253,7 +270,10 @@ export function deliveryReporter(deps: ReporterDeps): BusHandler {
     await deps.projections.applied(e.position, READS);
     await catchUp(buy, at);
     const end = Date.parse(at) < Date.parse(buy.terms.end_time) ? at : buy.terms.end_time;
-    await issue(buy, { key: 'final', notification_type: 'final', period: { start: buy.terms.start_time, end } });
+    // A buy that ended before its flight began (rejected, or canceled while waiting) delivered
+    // nothing: its final period is empty, zero-length at its end, never one that ends before it starts.
+    const start = Date.parse(buy.terms.start_time) < Date.parse(end) ? buy.terms.start_time : end;
+    await issue(buy, { key: 'final', notification_type: 'final', period: { start, end } });
   }
 
   return async (events) => {

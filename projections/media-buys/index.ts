@@ -9,7 +9,7 @@ const ddl = (big: string, bytewise: string) => [
   `CREATE TABLE IF NOT EXISTS media_buys (
      media_buy_id TEXT${bytewise} PRIMARY KEY, owner TEXT NOT NULL, buyer_ref TEXT NOT NULL, status TEXT NOT NULL,
      task_id TEXT, revision INTEGER NOT NULL, terms TEXT NOT NULL, created_at TEXT NOT NULL, updated_at TEXT NOT NULL, position ${big} NOT NULL,
-     forced_status TEXT, activated INTEGER NOT NULL DEFAULT 0)`,
+     forced_status TEXT, activated INTEGER NOT NULL DEFAULT 0, confirmed_at TEXT)`,
   'CREATE INDEX IF NOT EXISTS media_buys_owner ON media_buys (owner, created_at)',
   `CREATE TABLE IF NOT EXISTS tasks (
      task_id TEXT PRIMARY KEY, owner TEXT NOT NULL, task_type TEXT NOT NULL, status TEXT NOT NULL, resource_id TEXT NOT NULL,
@@ -39,7 +39,8 @@ function withoutCredentials<T extends { push_notification_config?: Record<string
 /** Media buys and the asynchronous tasks that gate them, as buyers and operators read them. */
 export const mediaBuys: Projection = {
   name: 'media-buys',
-  version: 6,
+  // 7: confirmed_at (when the seller confirmed the buy).
+  version: 7,
   tables: ['media_buys', 'tasks', 'task_history'],
   ddl: { sqlite: ddl('INTEGER', ''), postgres: ddl('BIGINT', ' COLLATE "C"') },
   handles: ['MediaBuyCreated', 'MediaBuyApproved', 'MediaBuyRejected', 'MediaBuyUpdated', 'MediaBuyStatusChanged', 'TaskSubmitted', 'TaskStatusChanged'],
@@ -50,14 +51,15 @@ export const mediaBuys: Projection = {
         const { status, task_id, at, ...terms } = e.data;
         return [
           {
-            sql: `INSERT INTO media_buys (media_buy_id, owner, buyer_ref, status, task_id, revision, terms, created_at, updated_at, position)
-                  VALUES (?, ?, ?, ?, ?, 1, ?, ?, ?, ?)`,
-            params: [terms.media_buy_id, terms.owner, terms.buyer_ref, status, task_id ?? null, JSON.stringify(withoutCredentials(terms)), at, at, stored.position],
+            sql: `INSERT INTO media_buys (media_buy_id, owner, buyer_ref, status, task_id, revision, terms, created_at, updated_at, position, confirmed_at)
+                  VALUES (?, ?, ?, ?, ?, 1, ?, ?, ?, ?, ?)`,
+            // Confirmed at once (active), or later by the seller's approval.
+            params: [terms.media_buy_id, terms.owner, terms.buyer_ref, status, task_id ?? null, JSON.stringify(withoutCredentials(terms)), at, at, stored.position, status === 'active' ? at : null],
           },
         ];
       }
       case 'MediaBuyApproved':
-        return [{ sql: "UPDATE media_buys SET status = 'active', forced_status = NULL, revision = revision + 1, updated_at = ? WHERE media_buy_id = ?", params: [e.data.at, e.data.media_buy_id] }];
+        return [{ sql: "UPDATE media_buys SET status = 'active', forced_status = NULL, revision = revision + 1, updated_at = ?, confirmed_at = ? WHERE media_buy_id = ?", params: [e.data.at, e.data.at, e.data.media_buy_id] }];
       case 'MediaBuyRejected':
         return [{ sql: "UPDATE media_buys SET status = 'rejected', forced_status = NULL, revision = revision + 1, updated_at = ? WHERE media_buy_id = ?", params: [e.data.at, e.data.media_buy_id] }];
       case 'MediaBuyUpdated':
@@ -111,6 +113,8 @@ export interface MediaBuyRow {
   forced_status?: string | null;
   /** 1 once the buy was paused: it has left AdCP 3.0's pre-flight states for good. */
   activated?: number;
+  /** When the seller confirmed the buy: its creation when confirmed at once, else its approval; null while it waits (or rejected). */
+  confirmed_at?: string | null;
 }
 
 export interface TaskRow {

@@ -5,7 +5,8 @@ import type { EventStore } from '../eventstore/port';
 import { AppError } from '../shared/errors';
 import { handleCommand, loadState, type CommandContext } from './command-handler';
 import { applySync, syncInput } from './tasks/creative-tasks';
-import { mediaBuyView } from './tasks/media-buy-tasks';
+import { lifecycleFacts, mediaBuyView } from './tasks/media-buy-tasks';
+import { buyStatus3 } from '../wire/adcp3/answers';
 import type { TaskPorts } from './ports';
 
 /** The operator's side of async approval: seller or admin keys act on a waiting task. */
@@ -36,12 +37,30 @@ export async function approveTask(ports: TaskPorts, taskId: string, note: string
     }
     const { state } = await handleCommand(store, mediaBuyStream(task.resourceId), mediaBuyDecider, { type: 'ApproveMediaBuy', taskId, note, now: ctx.now }, ctx);
     const buy = state as Exclude<MediaBuyState, { status: 'none' }>;
-    await changeTask(store, taskId, 'completed', 'Media buy approved and active', ctx, mediaBuyView(buy.terms, buy.status));
+    const result = mediaBuyView(buy.terms, buy.status, { revision: buy.revision, ...(buy.confirmedAt ? { confirmed_at: buy.confirmedAt } : {}), ...lifecycleFacts(buy) });
+    await changeTask(store, taskId, 'completed', approvedMessage(result, new Date(ctx.now)), ctx, result);
   } catch (err) {
     await changeTask(store, taskId, 'failed', (err as Error).message, ctx).catch(() => {});
     throw err;
   }
   return 'completed';
+}
+
+/**
+ * The completion message of an approved buy, told from the status its result shows (the 3.0
+ * one, the finer): approved is not yet serving while it waits for creatives or its flight.
+ */
+function approvedMessage(view: ReturnType<typeof mediaBuyView>, now: Date): string {
+  switch (buyStatus3(view, now)) {
+    case 'pending_creatives':
+      return 'Media buy approved; it serves once creatives are assigned (sync_creatives)';
+    case 'pending_start':
+      return `Media buy approved; its flight starts ${view.start_time}`;
+    case 'active':
+      return 'Media buy approved and active';
+    default:
+      return `Media buy approved; now ${buyStatus3(view, now)}`;
+  }
 }
 
 export async function rejectTask(ports: TaskPorts, taskId: string, reason: string, ctx: CommandContext): Promise<string> {

@@ -72,6 +72,8 @@ describe('media buys as a typed graph (GraphQL)', () => {
       timeline: [
         { event: 'MediaBuyCreated', status: 'pending', note: null },
         { event: 'MediaBuyApproved', status: 'active', note: 'IO signed' },
+        // Bought "asap": the approval moved its start to when it was approved (issue 35, item 4 d).
+        { event: 'MediaBuyUpdated', status: null, note: null },
       ],
     });
     const sync = await graphql(gw.url, 'query($id: ID!) { mediaBuy(id: $id) { status task { id } packages { bidPrice } } }', { id: active.media_buy_id }, buyer);

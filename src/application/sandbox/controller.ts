@@ -7,7 +7,7 @@ import { taskDecider, taskStream } from '../../domain/task/task';
 import { ownerScopedId, publicId } from '../../shared/ids';
 import { resolveBuyId } from '../buy-ids';
 import { AppError, type ErrorCode } from '../../shared/errors';
-import { mediaBuyStatus3 } from '../../wire/adcp3/answers';
+import { buyStatus3 } from '../../wire/adcp3/answers';
 import { resolveAccount, type ResolvedAccount } from '../accounts';
 import { approveTask } from '../approvals';
 import { handleCommand, loadState, type CommandContext } from '../command-handler';
@@ -145,7 +145,7 @@ async function forceMediaBuyStatus(ctx: TaskContext, params: Obj, cmd: CommandCo
   // The forced status from the stream, not the read model: on PostgreSQL + Kafka the last force
   // may not be projected yet when the next one comes (a storyboard forces active, then completed).
   const { state: buy, history } = await sandboxBuyStream(ctx, id);
-  const previous = forcedStatusOf(history) ?? mediaBuyStatus3(buy.status, { start_time: buy.terms.start_time, packages: buy.terms.packages as never }, ctx.ports.clock());
+  const previous = buyStatus3({ status: buy.status, start_time: buy.terms.start_time, packages: buy.terms.packages, activated: buy.activated, forced_status: forcedStatusOf(history) }, ctx.ports.clock());
   if (!FORCE_EDGES[previous]!.includes(target)) throw new ControllerError('INVALID_TRANSITION', `a media buy that is ${previous} cannot become ${target}`, previous);
   await handleCommand(ctx.ports.store, mediaBuyStream(buy.terms.media_buy_id), mediaBuyDecider, { type: 'ForceMediaBuyStatus', status: DOMAIN_STATUS[target]!, viewStatus: target, now: cmd.now }, cmd);
   return { success: true, previous_state: previous, current_state: target, message: `media buy ${id} forced from ${previous} to ${target}` };

@@ -1,9 +1,8 @@
 import { z } from 'zod';
 import { ownedBuy } from '../buy-ids';
 import { deliveryQueries, type DeliveryRow } from '../../../projections/delivery';
-import { mediaBuyQueries } from '../../../projections/media-buys';
 import { AppError } from '../../shared/errors';
-import { defineTask, type TaskContext } from './context';
+import { defineTask } from './context';
 
 const day = z.string().refine((s) => !Number.isNaN(Date.parse(s)), { message: 'must be a date (YYYY-MM-DD) or date-time' });
 
@@ -68,14 +67,33 @@ export const getMediaBuyDelivery = defineTask({
         rate: p.rate,
         currency: p.currency,
         budget: p.budget,
+        creative_ids: p.creative_ids,
       }));
       const timeseries = granularity ? deliverySeries(rows, granularity) : undefined;
-      deliveries.push({ media_buy_id: id, status: buy.status, totals: deliveryMetrics(rows), by_package: byPackage, ...(timeseries ? { timeseries } : {}), currency: buy.terms.currency });
+      deliveries.push({
+        media_buy_id: id,
+        status: buy.status,
+        // What the buy's AdCP 3.0 status is computed from, as get_media_buys has it (the flight,
+        // the packages' creatives above, a pause, a sandbox-forced status): both answer one status.
+        start_time: buy.terms.start_time,
+        end_time: buy.terms.end_time,
+        ...(Number(buy.activated) ? { activated: true } : {}),
+        ...(buy.forced_status ? { forced_status: buy.forced_status } : {}),
+        totals: deliveryMetrics(rows),
+        by_package: byPackage,
+        ...(timeseries ? { timeseries } : {}),
+        currency: buy.terms.currency,
+      });
     }
     const first = deliveries[0]!;
     const now = ctx.ports.clock().toISOString();
+    // The period reported: the request's date_range when it names one (start ≤ end, checked above);
+    // otherwise from the earliest flight start to now. A flight that has not started has delivered
+    // nothing yet, and a period never ends before it starts (3.0 requires start and end, and
+    // nothing lets them be reversed): then the period is empty, zero-length at now.
+    const earliest = deliveries.map((d) => d.start_time).reduce((a, b) => (Date.parse(b) < Date.parse(a) ? b : a));
     return {
-      reporting_period: { start: from ?? (await earliest(ctx, ids)) ?? now, end: to ?? now },
+      reporting_period: { start: from ?? (Date.parse(earliest) < Date.parse(now) ? earliest : now), end: to ?? now },
       currency: first.currency,
       // The spec's shape for the (first) buy, and every buy in AdCP's media_buy_deliveries.
       delivery: first.totals,
@@ -85,8 +103,3 @@ export const getMediaBuyDelivery = defineTask({
     };
   },
 });
-
-async function earliest(ctx: TaskContext, ids: string[]): Promise<string | undefined> {
-  const starts = await Promise.all(ids.map(async (id) => (await mediaBuyQueries.byId(ctx.ports.readModels, ctx.principal.org, id))?.terms.start_time));
-  return starts.filter((s): s is string => !!s).sort()[0];
-}

@@ -172,6 +172,15 @@ async function assertCatalogs(ctx: TaskContext, account: { account_id: string } 
   if (missing) throw new AppError('NOT_FOUND', `no catalog ${missing.id} on this account: sync it with sync_catalogs first`, missing.field, { resource: 'catalog' });
 }
 
+/**
+ * What a buy's AdCP 3.0 status is computed from besides its terms and domain status (see
+ * mediaBuyStatus3 in src/wire/adcp3/answers.ts), as the media-buys read model keeps them too:
+ * every view that a 3.0 answer is made from carries them, so each answer tells the same status.
+ */
+export function lifecycleFacts(buy: { activated?: boolean; forcedStatus?: string }): { activated?: true; forced_status?: string } {
+  return { ...(buy.activated ? { activated: true as const } : {}), ...(buy.forcedStatus ? { forced_status: buy.forcedStatus } : {}) };
+}
+
 /** The spec-binding view of one media buy (REST and GraphQL share it). */
 export function mediaBuyView(terms: MediaBuyTerms, status: string, extra: Record<string, unknown> = {}) {
   return {
@@ -225,7 +234,7 @@ export const createMediaBuy = defineTask({
       const now = ctx.ports.clock();
       const mediaBuyId = mediaBuyIdFor(owner, input.buyer_ref);
       // The flight first: a request with impossible dates is refused whatever it buys.
-      const { start, end } = flightOf(input.start_time, input.end_time, now);
+      const { start, end, asap } = flightOf(input.start_time, input.end_time, now);
       // The buyer's governance agent has the first word: a commitment its plan refuses is refused
       // whatever the inventory. It is asked for what the request commits (budget, flight); if the
       // buy then fails here, the agent is told so and releases the budget.
@@ -260,6 +269,8 @@ export const createMediaBuy = defineTask({
           packages,
           ...(input.proposal_id !== undefined ? { proposal_id: input.proposal_id } : {}),
           start_time: start,
+          // Waiting for approval, an "asap" start moves to the approval (the decider does it).
+          ...(asap ? { start_asap: true } : {}),
           end_time: end,
           currency,
           total_budget: total,
@@ -314,7 +325,7 @@ export const createMediaBuy = defineTask({
           if (taskId) await handleCommand(ctx.ports.store, taskStream(taskId), taskDecider, { type: 'ChangeTaskStatus', status: 'failed', message: 'superseded by an earlier attempt with the same idempotency_key', actor: 'system', now: cmdCtx.now }, cmdCtx).catch(() => {});
           return recovered;
         }
-        const view = createdView(terms, approval ? 'pending' : 'active', taskId);
+        const view = createdView(terms, approval ? 'pending' : 'active', cmdCtx.now, taskId);
         // AdCP 3.0 buyers who registered a webhook hear of a synchronous completion too.
         if (!approval && ctx.wire === 'adcp3' && input.push_notification_config) {
           await recordSyncCompletion(ctx, { taskType: 'create_media_buy', resourceId: mediaBuyId, pushNotificationConfig: input.push_notification_config, context: input.context, result: view, now: cmdCtx.now });
@@ -333,7 +344,7 @@ const START_SKEW_MS = 5 * 60_000;
  * the past is refused (INVALID_REQUEST: AdCP lets a seller reject or adjust, and a buy cannot
  * deliver in the past), a slightly late one starts now; a flight that has ended is refused.
  */
-function flightOf(st: z.infer<typeof createInput>['start_time'], endTime: string, now: Date): { start: string; end: string } {
+function flightOf(st: z.infer<typeof createInput>['start_time'], endTime: string, now: Date): { start: string; end: string; asap: boolean } {
   const asap = st === 'asap' || (typeof st === 'object' && st.type === 'asap');
   let start = asap ? now.getTime() : Date.parse(typeof st === 'string' ? st : (st as { datetime: string }).datetime);
   const end = Date.parse(endTime);
@@ -341,14 +352,14 @@ function flightOf(st: z.infer<typeof createInput>['start_time'], endTime: string
   if (start < now.getTime() - START_SKEW_MS) throw new AppError('INVALID_REQUEST', 'start_time is in the past; use "asap" or a future date-time', 'start_time');
   start = Math.max(start, now.getTime());
   if (end <= start) throw new AppError('VALIDATION_ERROR', 'end_time is in the past', 'end_time');
-  return { start: new Date(start).toISOString(), end: new Date(end).toISOString() };
+  return { start: new Date(start).toISOString(), end: new Date(end).toISOString(), asap };
 }
 
-/** create_media_buy's answer for a buy as created (pending with its task, or active). */
-function createdView(terms: MediaBuyTerms, status: string, taskId?: string) {
+/** create_media_buy's answer for a buy as created (pending with its task, or active: confirmed at `at`, its creation). */
+function createdView(terms: MediaBuyTerms, status: string, at: string, taskId?: string) {
   return status === 'pending'
     ? mediaBuyView(terms, 'pending', { revision: 1, task_id: taskId && publicId(taskId), message: 'Media buy awaiting seller approval; poll tasks_get or wait for the webhook' })
-    : mediaBuyView(terms, 'active', { revision: 1 });
+    : mediaBuyView(terms, 'active', { revision: 1, confirmed_at: at });
 }
 
 /**
@@ -358,8 +369,8 @@ function createdView(terms: MediaBuyTerms, status: string, taskId?: string) {
  */
 function answerOfAttempt(first: StoredEvent | undefined, attempt: string | undefined): Record<string, unknown> | undefined {
   if (!attempt || first?.type !== 'MediaBuyCreated' || first.metadata.idempotency !== attempt) return undefined;
-  const { status, task_id, at: _at, ...terms } = first.data as MediaBuyTerms & { status: string; task_id?: string; at: string };
-  return createdView(terms as MediaBuyTerms, status, task_id);
+  const { status, task_id, at, ...terms } = first.data as MediaBuyTerms & { status: string; task_id?: string; at: string };
+  return createdView(terms as MediaBuyTerms, status, at, task_id);
 }
 
 const getMediaBuysInput = z
@@ -397,6 +408,8 @@ function rowView(r: MediaBuyRow, impairments: Impairment[], activity?: WebhookAc
     revision: Number(r.revision),
     created_at: r.created_at,
     updated_at: r.updated_at,
+    // When the seller confirmed it (creation, or the approval later); absent while it waits or if rejected.
+    ...(r.confirmed_at ? { confirmed_at: r.confirmed_at } : {}),
     health: impairments.length > 0 ? 'impaired' : 'ok',
     impairments: impairments.map(({ owner: _owner, media_buy_id: _buy, ...i }) => i),
     ...(r.task_id ? { task_id: publicId(r.task_id) } : {}),
@@ -499,7 +512,7 @@ export const updateMediaBuy = defineTask({
         const upTo = history.slice(0, applied + 1) as unknown as MediaBuyEvent[];
         const then = upTo.reduce((st, e) => mediaBuyDecider.evolve(st, e), mediaBuyDecider.initialState()) as Exclude<typeof state, { status: 'none' }>;
         const mine = history.filter((e) => e.metadata.idempotency === attempt) as unknown as MediaBuyEvent[];
-        return mediaBuyView(then.terms, then.status, { revision: then.revision, changed: changedBy(mine) });
+        return mediaBuyView(then.terms, then.status, { revision: then.revision, changed: changedBy(mine), ...lifecycleFacts(then) });
       }
       const u = input.updates;
       await assertCallbacks(ctx, u, 'updates.');
@@ -537,7 +550,7 @@ export const updateMediaBuy = defineTask({
         handleCommand(ctx.ports.store, mediaBuyStream(mediaBuyId), mediaBuyDecider, command, { now, principal: ctx.principal.keyId, correlationId: ctx.requestId, idempotency: attempt }),
       );
       const buy = after as Exclude<typeof after, { status: 'none' }>;
-      return mediaBuyView(buy.terms, buy.status, { revision: buy.revision, changed: changedBy(events), ...(buy.activated ? { activated: true } : {}) });
+      return mediaBuyView(buy.terms, buy.status, { revision: buy.revision, changed: changedBy(events), ...lifecycleFacts(buy) });
     });
   },
 });

@@ -45,6 +45,12 @@ export interface MediaBuyTerms {
   /** The proposal this buy accepted, when it was bought that way. */
   readonly proposal_id?: string;
   readonly start_time: string;
+  /**
+   * The buyer asked to start "asap": `start_time` is the submission time until the seller approves,
+   * then the approval's (a buy that waited two days for its IO starts when approved, not two days
+   * earlier). Absent on buys with a scheduled start, and on buys recorded before this was kept.
+   */
+  readonly start_asap?: boolean;
   readonly end_time: string;
   readonly currency: string;
   readonly total_budget: number;
@@ -122,6 +128,10 @@ export type MediaBuyState =
       readonly revision: number;
       /** Paused at least once: AdCP 3.0's pre-flight states (pending_creatives, pending_start) lie behind it. */
       readonly activated?: boolean;
+      /** When the seller confirmed the buy: its creation when confirmed at once, else its approval. */
+      readonly confirmedAt?: string;
+      /** The AdCP 3.0 status the sandbox controller forced, until the next real transition. */
+      readonly forcedStatus?: string;
     };
 
 /**
@@ -210,6 +220,11 @@ function applyChanges(terms: MediaBuyTerms, c: MediaBuyChanges, now: string): { 
   return { terms: { ...next, packages, total_budget: cents(packages.reduce((s, p) => s + p.budget, 0)) }, changed };
 }
 
+function withoutForced<S extends { forcedStatus?: string }>(state: S): S {
+  const { forcedStatus: _forced, ...rest } = state;
+  return rest as S;
+}
+
 export const mediaBuyDecider: Decider<MediaBuyCommand, MediaBuyEvent, MediaBuyState> = {
   initialState: () => ({ status: 'none' }),
 
@@ -225,9 +240,20 @@ export const mediaBuyDecider: Decider<MediaBuyCommand, MediaBuyEvent, MediaBuySt
         const status = command.needsApproval ? 'pending' : 'active';
         return [{ type: 'MediaBuyCreated', data: { ...command.terms, status, ...(command.taskId ? { task_id: command.taskId } : {}), at: command.now } }];
       }
-      case 'ApproveMediaBuy':
+      case 'ApproveMediaBuy': {
         requireStatus(state, ['pending'], 'approve');
-        return [{ type: 'MediaBuyApproved', data: { media_buy_id: state.terms.media_buy_id, task_id: command.taskId, note: command.note, at: command.now } }];
+        const approved: MediaBuyEvent = { type: 'MediaBuyApproved', data: { media_buy_id: state.terms.media_buy_id, task_id: command.taskId, note: command.note, at: command.now } };
+        // An "asap" buy starts when the seller confirms it, not when it was submitted: its start
+        // moves to the approval, as long as that leaves a flight (approved at or after its end,
+        // the start stays as recorded and the flight simply has no time left).
+        const { terms } = state;
+        const at = Date.parse(command.now);
+        if (terms.start_asap && at > Date.parse(terms.start_time) && at < Date.parse(terms.end_time)) {
+          const start_time = new Date(at).toISOString();
+          return [approved, { type: 'MediaBuyUpdated', data: { media_buy_id: terms.media_buy_id, changed: ['start_time'], terms: { ...terms, start_time }, at: command.now } }];
+        }
+        return [approved];
+      }
       case 'RejectMediaBuy':
         requireStatus(state, ['pending'], 'reject');
         return [{ type: 'MediaBuyRejected', data: { media_buy_id: state.terms.media_buy_id, task_id: command.taskId, reason: command.reason, at: command.now } }];
@@ -281,19 +307,26 @@ export const mediaBuyDecider: Decider<MediaBuyCommand, MediaBuyEvent, MediaBuySt
   evolve(state, event) {
     switch (event.type) {
       case 'MediaBuyCreated': {
-        const { status, task_id, at: _at, ...terms } = event.data;
-        return { status, terms, taskId: task_id, revision: 1 };
+        const { status, task_id, at, ...terms } = event.data;
+        return { status, terms, taskId: task_id, revision: 1, ...(status === 'active' ? { confirmedAt: at } : {}) };
       }
       case 'MediaBuyApproved':
-        return state.status === 'none' ? state : { ...state, status: 'active', revision: state.revision + 1 };
+        return state.status === 'none' ? state : { ...withoutForced(state), status: 'active', revision: state.revision + 1, confirmedAt: event.data.at };
       case 'MediaBuyRejected':
-        return state.status === 'none' ? state : { ...state, status: 'rejected', revision: state.revision + 1 };
+        return state.status === 'none' ? state : { ...withoutForced(state), status: 'rejected', revision: state.revision + 1 };
       case 'MediaBuyUpdated':
         return state.status === 'none' ? state : { ...state, terms: event.data.terms, revision: state.revision + 1 };
       case 'MediaBuyStatusChanged':
         return state.status === 'none'
           ? state
-          : { ...state, status: event.data.status, revision: state.revision + 1, ...(event.data.status === 'paused' || state.activated ? { activated: true } : {}) };
+          : {
+              ...withoutForced(state),
+              status: event.data.status,
+              revision: state.revision + 1,
+              ...(event.data.status === 'paused' || state.activated ? { activated: true } : {}),
+              // A real transition ends whatever the sandbox controller had forced.
+              ...(event.data.forced_status ? { forcedStatus: event.data.forced_status } : {}),
+            };
       default:
         return assertNever(event);
     }

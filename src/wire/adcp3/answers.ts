@@ -66,12 +66,32 @@ export function format3(f: Obj): Obj {
  * approval has no 3.0 status of its own; it has not started, so `pending_start` (and it names no
  * `confirmed_at`).
  */
-export function mediaBuyStatus3(status: string, buy: { start_time?: string; packages?: Obj[]; activated?: boolean }, now: Date): string {
+export function mediaBuyStatus3(status: string, buy: { start_time?: string; packages?: readonly { creative_ids?: readonly string[] }[]; activated?: boolean }, now: Date): string {
   if (status === 'pending') return 'pending_start';
   if (status !== 'active' || buy.activated) return status;
   if (buy.packages?.some((p) => !p.creative_ids?.length)) return 'pending_creatives';
   if (buy.start_time && Date.parse(buy.start_time) > now.getTime()) return 'pending_start';
   return 'active';
+}
+
+/**
+ * What a buy's 3.0 status is computed from: the domain status, the flight's start, the packages'
+ * creatives, whether it was ever paused, and what the sandbox controller forced.
+ */
+export interface BuyLifecycle {
+  status: string;
+  start_time?: string;
+  packages?: readonly { creative_ids?: readonly string[] }[];
+  activated?: boolean;
+  forced_status?: string | null;
+}
+
+/**
+ * The one 3.0 status of a buy, as every 3.0 answer tells it: get_media_buys, get_media_buy_delivery,
+ * create and update answers, task results and webhooks, and delivery reports.
+ */
+export function buyStatus3(b: BuyLifecycle, now: Date): string {
+  return b.forced_status ?? mediaBuyStatus3(b.status, b, now);
 }
 
 function package3(p: Obj): Obj {
@@ -96,7 +116,7 @@ function validActions(status: string): string[] {
 
 /** One media buy as 3.0 shows it (get_media_buys, create's success arm). */
 export function mediaBuy3(b: Obj, now: Date): Obj {
-  const status = b.forced_status ?? mediaBuyStatus3(b.status, b, now);
+  const status = buyStatus3(b as BuyLifecycle, now);
   const { forced_status: _forced, activated: _activated, buyer_ref: _ref, task_id: _task, message: _message, packages, changed: _changed, confirmed_at, webhook_activity, impairments, health, ...rest } = b;
   return {
     ...rest,
@@ -118,7 +138,8 @@ export const answers3: Readonly<Record<string, (result: Obj, ctx: AnswerContext)
 
   create_media_buy(r, { now }) {
     if (r.status === 'pending') return { status: 'submitted', task_id: r.task_id, message: r.message };
-    const { total_budget: _t, currency: _c, start_time: _s, end_time: _e, ...buy } = mediaBuy3({ ...r, confirmed_at: now.toISOString() }, now);
+    // Confirmed when created (or, answered in the approval's webhook and task result, when approved).
+    const { total_budget: _t, currency: _c, start_time: _s, end_time: _e, ...buy } = mediaBuy3({ ...r, confirmed_at: r.confirmed_at ?? now.toISOString() }, now);
     return buy;
   },
 
@@ -140,10 +161,11 @@ export const answers3: Readonly<Record<string, (result: Obj, ctx: AnswerContext)
     const { delivery: _d, by_package: _b, timeseries: _t, ...rest } = r;
     return {
       ...rest,
-      media_buy_deliveries: (r.media_buy_deliveries as Obj[]).map(({ timeseries, currency: _c, status, by_package, ...d }) => ({
+      media_buy_deliveries: (r.media_buy_deliveries as Obj[]).map(({ timeseries, currency: _c, status, by_package, start_time, end_time: _end, activated, forced_status, ...d }) => ({
         ...d,
-        status: mediaBuyStatus3(status, d, now),
-        by_package: (by_package as Obj[]).map(({ budget: _budget, pricing_model, ...p }) => ({ ...p, pricing_model: pricingModel3(pricing_model) })),
+        // The buy's status as get_media_buys tells it (the task hands over the same facts).
+        status: buyStatus3({ status, start_time, activated, forced_status, packages: by_package }, now),
+        by_package: (by_package as Obj[]).map(({ budget: _budget, pricing_model, creative_ids: _creatives, ...p }) => ({ ...p, pricing_model: pricingModel3(pricing_model) })),
         ...(timeseries ? { daily_breakdown: (timeseries as Obj[]).map(({ start, impressions, spend, clicks }) => ({ date: start.slice(0, 10), impressions, spend, clicks })) } : {}),
       })),
     };
