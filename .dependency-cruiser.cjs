@@ -38,7 +38,7 @@ const LAYERS = [
   { name: 'application', path: ['^src/application/'] },
   {
     name: 'adapters',
-    path: ['^src/(eventstore|readmodel|bus|adserver|projections|webhooks|oauth|limits)/', '^consumers/'],
+    path: ['^src/(eventstore|readmodel|bus|adserver|projections|webhooks|oauth|limits|caches)/', '^consumers/'],
     pathNot: PORTS,
   },
   // src/services.ts: the App interface, what the composition root hands the bindings.

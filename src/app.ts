@@ -19,8 +19,8 @@ import { PostgresEventStore } from './eventstore/postgres';
 import { SqliteEventStore } from './eventstore/sqlite';
 import type { Projection } from './projections/projection';
 import { ProjectionRunner } from './projections/runner';
-import { MediaBuyCache } from './readmodel/media-buy-cache';
-import { QueryCache } from './readmodel/query-cache';
+import { MediaBuyCache } from './caches/media-buy-cache';
+import { QueryCache } from './caches/query-cache';
 import type { ReadModelStore } from './readmodel/port';
 import { PostgresReadModelStore } from './readmodel/postgres';
 import { SqliteReadModelStore } from './readmodel/sqlite';
@@ -44,7 +44,7 @@ import { AppError } from './shared/errors';
 import { SharedBudgets } from './limits/shared-budgets';
 import { RequestSigning } from './http/request-signing';
 import { DatabaseReplayStore } from './webhooks/receiver/replay-store';
-import { AuthFailureThrottle } from './http/client-budgets';
+import { AuthFailureThrottle } from './limits/client-budgets';
 import { STALL_THRESHOLD_MS } from './http/loop-stalls';
 
 export async function openEventStore(config: Config): Promise<EventStore> {

@@ -6,7 +6,7 @@ import type { AdServer } from './adserver/port';
 import type { GatewayClock } from './adserver/clock';
 import type { Bus } from './bus/port';
 import type { Config } from './config';
-import type { AuthFailureThrottle } from './http/client-budgets';
+import type { AuthFailureThrottle } from './limits/client-budgets';
 import type { RateLimiter } from './limits/rate-limit';
 import type { RequestSigning } from './http/request-signing';
 import type { SharedBudgets } from './limits/shared-budgets';

@@ -2,8 +2,8 @@ import type { FastifyReply, FastifyRequest, preHandlerHookHandler } from 'fastif
 import { getOperationAST, type DocumentNode, type GraphQLSchema } from 'graphql';
 import type { Principal } from '../application/api-keys';
 import type { ResourceLimits } from '../config';
-import { budgetOwner, type BudgetOwner } from '../http/client-budgets';
-import { rateLimitHeaderValues } from '../http/request-limits';
+import { budgetOwner, type BudgetOwner } from '../limits/client-budgets';
+import { rateLimitHeaderValues } from '../limits/rate-limit-headers';
 import type { BudgetVerdict, SharedBudgets } from '../limits/shared-budgets';
 import { hasMoreTokensThan, operationCost, TOKENS_PER_POINT, type OperationCost } from './cost';
 import { operationParamsOf, type GraphqlDocuments, type InvalidDocumentAnswer, type OperationParams } from './documents';

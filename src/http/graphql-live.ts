@@ -17,7 +17,7 @@ import { AppError } from '../shared/errors';
 import { authenticate, principalOf } from './auth';
 import { bearerChallenge } from './errors';
 import { clientAddressOf } from './client-address';
-import { budgetOwner } from './client-budgets';
+import { budgetOwner } from '../limits/client-budgets';
 import { publicOrigin, requestOrigin } from './well-known';
 import type { LoopStalls } from './loop-stalls';
 

@@ -1,7 +1,8 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { App } from '../services';
 import { errorSenderFor } from './errors';
-import { rateLimited, rateLimitHeaderValues } from './request-limits';
+import { rateLimitHeaderValues } from '../limits/rate-limit-headers';
+import { rateLimited } from './request-limits';
 import type { BudgetVerdict, SharedBudgets } from '../limits/shared-budgets';
 import { publicOrigin } from './well-known';
 

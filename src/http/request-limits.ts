@@ -6,7 +6,8 @@ import { AppError } from '../shared/errors';
 import { authenticate } from './auth';
 import { errorSenderFor } from './errors';
 import type { BudgetVerdict, SharedBudgets } from '../limits/shared-budgets';
-import { budgetOwner, type AuthFailureThrottle, type BudgetOwner } from './client-budgets';
+import { budgetOwner, type AuthFailureThrottle, type BudgetOwner } from '../limits/client-budgets';
+import { rateLimitHeaderValues } from '../limits/rate-limit-headers';
 
 /**
  * The paths whose requests count against a client's request rate: every API binding, and the
@@ -21,34 +22,6 @@ declare module 'fastify' {
     /** Whom this request counts against (null until authenticated, or when authentication failed). */
     budgetOwner: BudgetOwner | null;
   }
-}
-
-// `"name";q=limit;w=window` for each budget in force: a few strings, made once each (keyed by
-// name, then limit: no key string to build per request).
-const policies = new Map<string, Map<number, { windowSeconds: number; policy: string }>>();
-function policyOf(name: string, v: BudgetVerdict): string {
-  let byLimit = policies.get(name);
-  if (!byLimit) policies.set(name, (byLimit = new Map()));
-  const known = byLimit.get(v.limit);
-  if (known?.windowSeconds === v.windowSeconds) return known.policy;
-  const policy = `"${name}";q=${v.limit};w=${v.windowSeconds}`;
-  if (byLimit.size < 100) byLimit.set(v.limit, { windowSeconds: v.windowSeconds, policy });
-  return policy;
-}
-
-/**
- * `RateLimit-Policy` and `RateLimit` (draft-ietf-httpapi-ratelimit-headers) for one budget, or
- * two: what each allows per window, and what is left of it and for how long.
- */
-export function rateLimitHeaderValues(name: string, v: BudgetVerdict, secondName?: string, second?: BudgetVerdict): [policy: string, state: string] {
-  // Plain concatenation, no arrays: this runs on every counted request.
-  let policy = policyOf(name, v);
-  let state = `"${name}";r=${v.remaining};t=${v.resetSeconds}`;
-  if (secondName !== undefined && second) {
-    policy += `, ${policyOf(secondName, second)}`;
-    state += `, "${secondName}";r=${second.remaining};t=${second.resetSeconds}`;
-  }
-  return [policy, state];
 }
 
 /** A refusal for an exhausted budget, in the binding's error shape, with when to come back. */

@@ -31,7 +31,7 @@ import {
 import { ConcurrencyError, type EventStore } from '../eventstore/port';
 import type { Logger } from 'pino';
 import type { ReadModelStore } from '../readmodel/port';
-import type { QueryCache } from '../readmodel/query-cache';
+import type { QueryCache } from '../caches/query-cache';
 import { AppError } from '../shared/errors';
 import { jsonNestingDepth, MAX_JSON_DEPTH } from '../shared/json-depth';
 import { hasUnstorableEscape } from '../shared/nul';

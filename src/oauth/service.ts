@@ -4,7 +4,7 @@ import type { Config } from '../config';
 import type { EventStore } from '../eventstore/port';
 import type { Logger } from 'pino';
 import type { ReadModelStore } from '../readmodel/port';
-import type { QueryCache } from '../readmodel/query-cache';
+import type { QueryCache } from '../caches/query-cache';
 import { SigningKeystore } from '../signing/keystore';
 import { AccessTokenVerifier, apiOfAudience, discoverJwksUri, LocalTokenKeys, RemoteTokenKeys, type ApiResource, type ExpectedAudiences, type TokenKeys } from './access-tokens';
 import { createAuthorizationServer, SCOPES } from './authorization-server';

@@ -6,7 +6,7 @@ import { mediaBuyQueries, mediaBuys } from '../../projections/media-buys';
 import type { EventStore } from '../../src/eventstore/port';
 import { SqliteEventStore } from '../../src/eventstore/sqlite';
 import { ProjectionRunner } from '../../src/projections/runner';
-import { MediaBuyCache } from '../../src/readmodel/media-buy-cache';
+import { MediaBuyCache } from '../../src/caches/media-buy-cache';
 import type { ReadModelStore } from '../../src/readmodel/port';
 import { SqliteReadModelStore } from '../../src/readmodel/sqlite';
 import { eventually } from '../support/infra';

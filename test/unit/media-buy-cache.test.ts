@@ -1,6 +1,6 @@
 import { impairments } from '../../projections/impairments';
 import { mediaBuys } from '../../projections/media-buys';
-import { CHANGES_CACHED_BUY } from '../../src/readmodel/media-buy-cache';
+import { CHANGES_CACHED_BUY } from '../../src/caches/media-buy-cache';
 
 describe('MediaBuyCache invalidation', () => {
   const handled = (h: readonly string[] | '*') => (h === '*' ? [] : [...h]);

@@ -8,8 +8,8 @@ import { createMediaBuy } from '../../../src/application/tasks/media-buy-tasks';
 import { MemoryEventStore } from '../../../src/eventstore/memory';
 import { withAppendWatermark } from '../../../src/eventstore/watermark';
 import { ProjectionRunner } from '../../../src/projections/runner';
-import { MediaBuyCache } from '../../../src/readmodel/media-buy-cache';
-import { QueryCache } from '../../../src/readmodel/query-cache';
+import { MediaBuyCache } from '../../../src/caches/media-buy-cache';
+import { QueryCache } from '../../../src/caches/query-cache';
 import { SqliteReadModelStore } from '../../../src/readmodel/sqlite';
 import { AppError } from '../../../src/shared/errors';
 

@@ -3,7 +3,7 @@ import type { StoredEvent } from '../eventstore/port';
 import { impairmentQueries } from '../../projections/impairments';
 import { mediaBuyQueries, type MediaBuyRow } from '../../projections/media-buys';
 import type { Impairment } from '../domain/impairment/impairment';
-import type { ReadModelStore } from './port';
+import type { ReadModelStore } from '../readmodel/port';
 
 /**
  * The events that write a media_buys row (media-buys projection) or an impairments row

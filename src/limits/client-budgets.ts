@@ -1,6 +1,6 @@
 import type { Principal } from '../application/api-keys';
 import type { LimitedRole } from '../config';
-import type { BudgetVerdict, SharedBudgets } from '../limits/shared-budgets';
+import type { BudgetVerdict, SharedBudgets } from './shared-budgets';
 
 /** Who a limit counts against, and the names of their buckets in the shared budgets. */
 export interface BudgetOwner {
