@@ -1,4 +1,5 @@
 import { issueApiKey } from '../../src/application/api-keys';
+import { mcpCall } from '../support/mcp-call';
 import { eventually } from '../support/infra';
 import { graphql, startTestGateway } from '../support/gateway';
 import { startReceiver } from '../support/receiver';
@@ -16,15 +17,9 @@ const key = (what: string) => `answers-${what}-${Date.now()}-${++n}`.padEnd(16, 
 
 /** A 3.0 buyer (the official SDK's wire) over MCP, with `fetch`. */
 async function mcp(gw: Gateway, apiKey: string, name: string, args: Json): Promise<Json> {
-  const res = await fetch(`${gw.url}/mcp`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', accept: 'application/json', authorization: `Bearer ${apiKey}` },
-    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args } }),
-  });
-  expect(res.status).toBe(200);
-  const result = ((await res.json()) as { result: { isError?: boolean; structuredContent: Json } }).result;
-  expect({ name, error: result.isError ? result.structuredContent : undefined }).toEqual({ name, error: undefined });
-  return result.structuredContent;
+  const answer = await mcpCall(gw.url, apiKey, name, args, { validate: false });
+  expect({ name, error: answer.isError ? answer.body : undefined }).toEqual({ name, error: undefined });
+  return answer.body;
 }
 
 async function buyerOf(gw: Gateway): Promise<string> {

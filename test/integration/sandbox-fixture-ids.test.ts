@@ -1,4 +1,5 @@
 import { issueApiKey } from '../../src/application/api-keys';
+import { mcpCall } from '../support/mcp-call';
 import { graphql, startTestGateway } from '../support/gateway';
 
 type Gateway = Awaited<ReturnType<typeof startTestGateway>>;
@@ -8,15 +9,8 @@ const SANDBOX = { brand: { domain: 'acme.example' }, operator: 'agency.example',
 /** The fixed ids of the stock storyboards (get_media_buys_pagination_integrity, media_buy_seller). */
 const FIXTURE_IDS = ['pagination_integrity_mb_1', 'mb_acme_q2_2026'];
 
-const mcp = async (gw: Gateway, key: string, name: string, args: unknown): Promise<Json> => {
-  const res = await fetch(`${gw.url}/mcp`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', accept: 'application/json', authorization: `Bearer ${key}` },
-    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args } }),
-  });
-  expect(res.status).toBe(200);
-  return ((await res.json()) as { result: { structuredContent: Json } }).result.structuredContent;
-};
+/** A tools/call over MCP; successes are checked against their AdCP 3.0 response schemas. */
+const mcp = async (gw: Gateway, key: string, name: string, args: unknown): Promise<Json> => (await mcpCall(gw.url, key, name, args)).body;
 
 /**
  * Issue 35, item 1: the ids a sandbox fixture chooses are kept under the buyer who seeds them, as

@@ -1,4 +1,5 @@
 import http from 'node:http';
+import { mcpCall } from '../support/mcp-call';
 import { issueApiKey } from '../../src/application/api-keys';
 import { graphql, startTestGateway } from '../support/gateway';
 
@@ -22,15 +23,7 @@ const rest = async (gw: Gateway, key: string, task: string, body: unknown) => {
   const res = await fetch(`${gw.url}/api/tasks/${task}`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` }, body: typeof body === 'string' ? body : JSON.stringify(body) });
   return { status: res.status, body: (await res.json()) as Json };
 };
-const mcp = async (gw: Gateway, key: string, name: string, args: unknown) => {
-  const res = await fetch(`${gw.url}/mcp`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', accept: 'application/json', authorization: `Bearer ${key}` },
-    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args } }),
-  });
-  expect(res.status).toBe(200);
-  return ((await res.json()) as { result: { structuredContent: Json } }).result.structuredContent;
-};
+const mcp = async (gw: Gateway, key: string, name: string, args: unknown) => (await mcpCall(gw.url, key, name, args, { validate: false })).body;
 /** A request with the Host header as given (fetch would not let a test choose it). */
 const withHost = (gw: Gateway, path: string, host: string, post?: { body: string; headers: Record<string, string> }) =>
   new Promise<{ status: number; headers: http.IncomingHttpHeaders; body: string }>((resolve, reject) => {
