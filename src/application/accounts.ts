@@ -71,7 +71,7 @@ export async function resolveAccount(ctx: TaskContext, ref: unknown, field = 'ac
     row = await accountQueries.byId(ctx.ports.readModels, owner, terms.account_id);
     if (!row) {
       if (!terms.sandbox) {
-        throw new AppError('ACCOUNT_NOT_FOUND', `no account for brand ${terms.brand.domain} operated by ${terms.operator}; call sync_accounts first`, field);
+        throw new AppError('ACCOUNT_NOT_FOUND', `no account for brand ${terms.brand.domain} operated by ${terms.operator}; call sync_accounts first`, field, { recovery: 'correctable' });
       }
       const now = ctx.ports.clock().toISOString();
       await handleCommand(ctx.ports.store, accountStream(terms.account_id), accountDecider, { type: 'SyncAccount', terms, now }, { now, principal: ctx.principal.keyId, correlationId: ctx.requestId });

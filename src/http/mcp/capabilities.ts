@@ -41,6 +41,12 @@ export async function capabilities(app: App, origin: string): Promise<Record<str
     // check_governance, report_plan_outcome, get_plan_audit_logs), and as a seller it consults the
     // agent a buyer registers (sync_governance) before committing a buy.
     supported_protocols: ['media_buy', 'creative', 'governance'],
+    // Implicit accounts: the caller's key speaks for the brands and operators it declares with
+    // sync_accounts, and a create names one (or none: the buyer's own). Products are browsed
+    // without one. Sandbox accounts: sync_accounts with sandbox: true, any brand on a domain
+    // reserved for examples (.example, .test, …), and an account_id not of this seller's issued
+    // shape, which names the caller's own sandbox account (docs/mcp.md#accounts).
+    account: { require_operator_auth: false, supported_billing: ['operator', 'agent', 'advertiser'], required_for_products: false, account_financials: true, sandbox: true },
     media_buy: {
       supported_pricing_models: pricingModels,
       reporting_delivery_methods: ['webhook'],

@@ -36,6 +36,8 @@ const RECOVERY: Readonly<Record<string, AdcpError['recovery']>> = {
   CAMPAIGN_SUSPENDED: 'transient',
 };
 
+const recoveryOf = (v: unknown): AdcpError['recovery'] | undefined => (v === 'transient' || v === 'correctable' || v === 'terminal' ? v : undefined);
+
 /**
  * One AppError as 3.0's error object. Field paths are given as the request named them: the
  * spec's `updates.` wrapper, which 3.0 requests do not have, is dropped for them.
@@ -50,11 +52,12 @@ export function adcpError(err: AppError, options: { fieldPrefixToDrop?: string }
   if (err.code === 'INVALID_STATE' && err.details?.action === 'cancel') code = 'NOT_CANCELLABLE';
   const prefix = options.fieldPrefixToDrop;
   const field = err.field && prefix && err.field.startsWith(prefix) ? err.field.slice(prefix.length) : err.field;
-  const details = err.details && Object.fromEntries(Object.entries(err.details).filter(([k]) => k !== 'resource' && k !== 'action' && k !== 'retry_after'));
+  const details = err.details && Object.fromEntries(Object.entries(err.details).filter(([k]) => k !== 'resource' && k !== 'action' && k !== 'retry_after' && k !== 'recovery'));
   return {
     code,
     message: err.message,
-    recovery: RECOVERY[code] ?? 'correctable',
+    // The code's usual recovery, unless this error names the buyer's fix (an account to sync first).
+    recovery: recoveryOf(err.details?.recovery) ?? RECOVERY[code] ?? 'correctable',
     ...(field ? { field } : {}),
     ...(details && Object.keys(details).length ? { details } : {}),
     ...(code === 'SERVICE_UNAVAILABLE' || code === 'RATE_LIMITED' ? { retry_after: retryAfterOf(err) } : {}),
