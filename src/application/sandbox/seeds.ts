@@ -112,15 +112,20 @@ async function testProduct(ctx: TaskContext): Promise<Product> {
 /** Whose seeded catalog a request sees: the caller's own under a sandbox account, else none. */
 const sandboxOwnerOf = (ctx: TaskContext, account: ResolvedAccount | undefined): string | undefined => (account?.sandbox ? ctx.principal.org : undefined);
 
-/** One product as a request sees it (see catalogFor). */
+/**
+ * One product a request may buy: under a sandbox account, the caller's seeded product of that id
+ * first; else the operator's. A sandbox's seeded products are the whole list it is shown
+ * (catalogFor), but a product the caller was offered elsewhere (get_products without an account
+ * lists the operator's catalog) stays buyable under its sandbox account: discovery and purchase
+ * agree for one buyer.
+ */
 export async function productFor(ctx: TaskContext, account: ResolvedAccount | undefined, productId: string): Promise<Product | undefined> {
   const sandboxOwner = sandboxOwnerOf(ctx, account);
   if (sandboxOwner) {
     const seeded = await sandboxCatalogQueries.product(ctx.ports.readModels, sandboxOwner, productId);
     if (seeded) return seeded;
+    if (productId === TEST_PRODUCT_ID && !(await sandboxCatalogQueries.products(ctx.ports.readModels, sandboxOwner)).length) return testProduct(ctx);
   }
-  if (sandboxOwner && (await sandboxCatalogQueries.products(ctx.ports.readModels, sandboxOwner)).length) return undefined;
-  if (sandboxOwner && productId === TEST_PRODUCT_ID) return testProduct(ctx);
   return ctx.ports.cache.get(`catalog:product:${productId}`, () => catalogQueries.product(ctx.ports.readModels, productId));
 }
 
