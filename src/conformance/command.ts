@@ -25,7 +25,7 @@ time, and prints a line per storyboard and a summary. Exits 1 if any storyboard 
   --json                 print the whole result as one JSON document instead
 
 The governance storyboards get the gateway's own governance agent (<gateway>/mcp, as https) as the
-buyer's. The runner receives webhooks on loopback: start the gateway with
+buyer's; webhook signatures are checked against the gateway's /.well-known/jwks.json. The runner receives webhooks on loopback: start the gateway with
 ALLOW_PRIVATE_WEBHOOK_URLS=1 for the webhook steps. Left out, and why:
 ${Object.entries(LEFT_OUT)
   .map(([id, why]) => `  ${id}: ${why}`)
@@ -97,6 +97,8 @@ export async function conformanceCommand(args: string[], out: Out = { stdout: (s
       buyer = () => freshBuyer(s, base, cfg);
     }
 
+    // The keys the gateway publishes for its webhook signatures, as a buyer verifies them.
+    const jwks = await publishedJwks(base);
     log(`${ids.length} storyboards against ${agentUrl} over ${protocol.toUpperCase()}, ${values.token !== undefined ? 'as the buyer of --token' : 'each as a fresh buyer'}\n`);
     const outcomes: StoryboardOutcome[] = [];
     for (const id of ids) {
@@ -105,7 +107,7 @@ export async function conformanceCommand(args: string[], out: Out = { stdout: (s
         const token = await buyer();
         await prepare(base, token, id);
         const context = needsGovernanceAgent(id) ? { governance_agent_url: ownGovernanceAgent(base) } : undefined;
-        outcome = await runner.run({ storyboard: id, agentUrl, token, protocol, ...(context ? { context } : {}) });
+        outcome = await runner.run({ storyboard: id, agentUrl, token, protocol, ...(context ? { context } : {}), ...(jwks ? { jwks } : {}) });
       } catch (err) {
         if (err instanceof GatewayError) throw err;
         outcome = { storyboard: id, status: 'failed', passed: 0, failed: 0, skipped: 0, steps: [], failures: [{ step: '(setup)', reason: (err as Error).message }] };
@@ -160,6 +162,16 @@ async function reachable(base: string): Promise<void> {
     const e = err as Error & { cause?: { code?: string } };
     const why = e.cause?.code ?? e.message;
     throw new GatewayError(`cannot reach the gateway at ${base} (${why}): start it (\`adcp-gateway serve\`) or pass --url`);
+  }
+}
+
+async function publishedJwks(base: string): Promise<Record<string, unknown>[] | undefined> {
+  try {
+    const res = await fetch(`${base}/.well-known/jwks.json`, { signal: AbortSignal.timeout(10_000) });
+    const keys = res.ok ? ((await res.json()) as { keys?: unknown }).keys : undefined;
+    return Array.isArray(keys) && keys.length > 0 ? (keys as Record<string, unknown>[]) : undefined;
+  } catch {
+    return undefined;
   }
 }
 
