@@ -147,7 +147,7 @@ export async function conformanceCommand(args: string[], out: Out = { stdout: (s
 /** The gateway cannot be used as asked (unreachable, or it does not know the issued key). */
 class GatewayError extends Error {}
 
-/** `PASS  id  12 passed, 0 failed, 1 skipped` and, for a failure, each failed step and why. */
+/** `PASSED   id  12 passed, 0 failed, 1 skipped` and, for a failure, each failed step and why. */
 export function formatLine(o: StoryboardOutcome): string {
   const head = `${o.status.toUpperCase().padEnd(7)}  ${o.storyboard}  ${o.passed} passed, ${o.failed} failed, ${o.skipped} skipped`;
   if (o.status !== 'failed') return head;
