@@ -31,6 +31,9 @@ const USAGE = `usage: adcp-gateway <command>
   webhooks verify --jwks <file> [--now <unix>]
                                           check a signed webhook ({"method","url","headers","body"} on stdin)
   bench                                   run the benchmarks (JSON lines)
+  conformance [--protocol mcp|a2a] [--url <gateway>] [--storyboards a,b] [--token <key>] [--json]
+                                          run the official AdCP storyboards against a running
+                                          gateway and print the results (--help for more)
 
 Configuration comes from the environment; see README.md.`;
 
@@ -221,6 +224,15 @@ export async function main(argv: string[]): Promise<number> {
         if (only && !BENCH_NAMES.some((name) => name.includes(only))) throw new UsageError(`bench: nothing matches "${only}"; names: ${BENCH_NAMES.join(', ')}`);
         await runBenchmarks(rest);
         return 0;
+      }
+      case 'conformance': {
+        const { ConformanceUsageError, conformanceCommand } = await import('./conformance/command');
+        try {
+          return await conformanceCommand(rest, undefined, loadConfig);
+        } catch (err) {
+          if (err instanceof ConformanceUsageError) throw new UsageError(err.message);
+          throw err;
+        }
       }
       case undefined:
       case 'help':

@@ -4,7 +4,7 @@ import path from 'node:path';
 import YAML from 'yaml';
 import { issueApiKey } from '../../src/application/api-keys';
 import { validateAdcp3, validateAdcp3Response } from '../../src/wire/adcp3/schemas';
-import { redatedComplianceDir } from '../support/compliance-tree';
+import { redatedComplianceDir } from '../../src/conformance/compliance-tree';
 import { startTestGateway } from '../support/gateway';
 import { mcpCall } from '../support/mcp-call';
 import { startReceiver } from '../support/receiver';

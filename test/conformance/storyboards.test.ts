@@ -11,6 +11,8 @@ import { ADCP_BIN, problemsOf, runStoryboards } from '../support/adcp-runner';
 import { ROOT, startTestGateway } from '../support/gateway';
 import { KAFKA_BROKERS, PG_ADMIN_URL, createTestDatabase, describeWith } from '../support/infra';
 import { runStoryboardWithJwks } from '../support/sdk-storyboard';
+import { ownGovernanceAgent } from '../../src/conformance/command';
+import { CONFIRMING_SELLER_STORYBOARDS, ONBOARDED, PRESEEDED, STORYBOARDS, needsGovernanceAgent } from '../../src/conformance/storyboards';
 
 const run = promisify(execFile);
 
@@ -18,66 +20,12 @@ const run = promisify(execFile);
  * The official AdCP storyboard runner (`adcp` from @adcp/sdk 6.11.0, AdCP 3.0.6) against a fresh
  * gateway, storyboard by storyboard, each as a new buyer (several assume a fresh principal: fixed
  * idempotency keys, "the accounts I synced are all there is"). The runner exits 0 even when steps
- * fail: each test judges its summary and report (problemsOf), and prints what broke.
+ * fail: each test judges its summary and report (problemsOf), and prints what broke. The lists
+ * (and the harness steps ONBOARDED and PRESEEDED) are src/conformance/storyboards.ts's, which
+ * `adcp-gateway conformance` runs too: STORYBOARDS against the default approval rules,
+ * CONFIRMING_SELLER_STORYBOARDS against a seller that confirms every order at once
+ * (APPROVAL_POLICY=never).
  */
-const STORYBOARDS = [
-  'capability_discovery',
-  'deterministic_testing',
-  'error_compliance',
-  'idempotency',
-  'schema_validation',
-  'security_baseline',
-  'v3_envelope_integrity',
-  'webhook_emission',
-  'pagination_integrity',
-  'pagination_integrity_creative_formats',
-  'pagination_integrity_list_accounts',
-  'get_media_buys_pagination_integrity',
-  'media_buy_seller',
-  'media_buy_seller/create_media_buy_async',
-  'media_buy_seller/creative_fate_after_cancellation',
-  'media_buy_seller/delivery_reporting',
-  'media_buy_seller/invalid_transitions',
-  'media_buy_seller/inventory_list_no_match',
-  'media_buy_seller/inventory_list_targeting',
-  'media_buy_seller/pending_creatives_to_start',
-  'media_buy_seller/refine_products',
-  'media_buy_state_machine',
-  'sales_non_guaranteed',
-  'sales_guaranteed',
-  'creative_sales_agent',
-  'audience_sync',
-  'sales_social',
-  'governance_aware_seller',
-  'media_buy_seller/governance_approved',
-  'media_buy_seller/governance_conditions',
-  'media_buy_seller/governance_denied',
-  'media_buy_seller/governance_denied_recovery',
-  'governance_spend_authority',
-  'governance_spend_authority/denied',
-  'sales_catalog_driven',
-];
-
-/**
- * The storyboards describe two kinds of seller that no single configuration can be: the same
- * guaranteed create (same products, budgets and account) must wait for a human IO signature in
- * sales_guaranteed and be confirmed in the answer in creative_generative/seller. Sellers differ in
- * exactly this, so each storyboard runs against the seller it describes: the default approval
- * rules (a product flagged requires_approval, or a budget over the catalog's threshold, waits for
- * the seller) for the list above, and a seller that confirms every order at once
- * (APPROVAL_POLICY=never) for these.
- */
-const CONFIRMING_SELLER_STORYBOARDS = [
-  'sales_broadcast_tv',
-  'creative_generative/seller',
-  'media_buy_seller/measurement_terms_rejected',
-  // Proposal mode bundles measurement_terms_rejected: the same seller.
-  'media_buy_seller/proposal_finalize',
-  'sales_proposal_mode',
-  // Their creates are expected to confirm at once (a media_buy_id to monitor, or to report to governance).
-  'governance_delivery_monitor',
-  'media_buy_governance_escalation',
-];
 
 /**
  * Governance storyboards register "the buyer's governance agent" as `$context.governance_agent_url`,
@@ -85,7 +33,7 @@ const CONFIRMING_SELLER_STORYBOARDS = [
  * programmatically, with this gateway's own governance agent as that URL (https, as the schema
  * requires; the gateway knows its own endpoint by host and asks it in-process).
  */
-const GOVERNED = new Set([...STORYBOARDS, ...CONFIRMING_SELLER_STORYBOARDS].filter((id) => /governance/.test(id)));
+const GOVERNED = new Set<string>([...STORYBOARDS, ...CONFIRMING_SELLER_STORYBOARDS].filter(needsGovernanceAgent));
 
 /**
  * Over A2A (`--protocol a2a`, the agent's base URL, its card at /.well-known/agent-card.json):
@@ -100,52 +48,6 @@ const SELLERS: { seller: string; env: Record<string, string>; storyboards: reado
   { seller: 'APPROVAL_POLICY=never', env: { APPROVAL_POLICY: 'never' }, storyboards: CONFIRMING_SELLER_STORYBOARDS, protocol: 'mcp' },
   { seller: 'approval rules, over A2A', env: {}, storyboards: A2A_STORYBOARDS, protocol: 'a2a' },
 ];
-
-/**
- * Storyboards whose prerequisites say the caller already has an active account on the seller
- * (audience_sync: "the account must already exist and be active", and its first stateful step
- * lists accounts before any is made): the harness onboards the test kit's account first, as the
- * operator would have for a real buyer.
- */
-const ONBOARDED: Readonly<Record<string, { brand: { domain: string }; operator: string }>> = {
-  audience_sync: { brand: { domain: 'acmeoutdoor.example' }, operator: 'pinnacle-agency.example' },
-};
-
-/**
- * Inventory a storyboard buys without seeding or discovering it (governance_conditions buys
- * `outdoor_ctv_q2` and governance_delivery_monitor `sports_ctv_q2` at `cpm_guaranteed`, which no
- * fixture of theirs defines): the harness seeds it in the buyer's sandbox first, as the seller's
- * CTV inventory the storyboards presume.
- */
-const PRESEEDED: Readonly<Record<string, Record<string, unknown>[]>> = {
-  'media_buy_seller/governance_conditions': [
-    {
-      scenario: 'seed_product',
-      params: {
-        product_id: 'outdoor_ctv_q2',
-        fixture: { delivery_type: 'guaranteed', channels: ['ctv'], format_ids: [{ id: 'video_30s' }], pricing_options: [{ pricing_option_id: 'cpm_standard', pricing_model: 'cpm', currency: 'USD', fixed_price: 30 }] },
-      },
-    },
-  ],
-  sales_catalog_driven: [
-    {
-      scenario: 'seed_product',
-      params: {
-        product_id: 'local_display_dynamic',
-        fixture: { delivery_type: 'non_guaranteed', channels: ['display'], format_ids: [{ id: 'display_300x250' }], pricing_options: [{ pricing_option_id: 'cpm_standard', pricing_model: 'cpm', currency: 'USD', fixed_price: 9 }] },
-      },
-    },
-  ],
-  governance_delivery_monitor: [
-    {
-      scenario: 'seed_product',
-      params: {
-        product_id: 'sports_ctv_q2',
-        fixture: { delivery_type: 'guaranteed', channels: ['ctv'], format_ids: [{ id: 'video_30s' }], pricing_options: [{ pricing_option_id: 'cpm_guaranteed', pricing_model: 'cpm', currency: 'USD', fixed_price: 45 }] },
-      },
-    },
-  ],
-};
 
 /** Storyboards whose steps wait for webhooks (the receiver's retry window is 90 s). */
 const WITH_WEBHOOKS = new Set(['webhook_emission', 'idempotency', 'sales_broadcast_tv']);
@@ -241,7 +143,7 @@ function sellerSuite(name: string, storyboards: readonly string[], protocol: Pro
             expect(((await res.json()) as { result: { isError?: boolean } }).result.isError).toBeFalsy();
           }
           if (GOVERNED.has(id)) {
-            const governanceAgentUrl = `https://${new URL(gw.url).host}/mcp`;
+            const governanceAgentUrl = ownGovernanceAgent(gw.url);
             const result = await runStoryboardWithJwks({ agentUrl: agentUrl(), token, storyboard: id, protocol, context: { governance_agent_url: governanceAgentUrl } });
             const notPassed = result.steps.filter((s) => !s.passed || s.skipped).map((s) => `${s.step} (${s.task}): ${s.skipped ? `skipped ${s.skip_reason}` : s.details}`);
             expect({ storyboard: id, notPassed, ran: result.passed > 0 }).toEqual({ storyboard: id, notPassed: [], ran: true });

@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { redatedComplianceDir } from './compliance-tree';
+import { redatedComplianceDir } from '../../src/conformance/compliance-tree';
 import { tempDir } from './gateway';
 
 /** The official storyboard runner's CLI, as `npx adcp` runs it. */
@@ -28,7 +28,7 @@ export interface StoryboardRun {
  * Runs `adcp storyboard run` against an agent, as a user would from the command line, and reads
  * both its stable summary (`--summary-output`) and its full report (`--json`). The runner exits 0
  * even when steps fail, so callers judge the summary, never the exit code. The storyboards are
- * the SDK's own, re-dated (see compliance-tree.ts).
+ * the SDK's own, re-dated (see src/conformance/compliance-tree.ts).
  */
 export function runStoryboards(opts: { agentUrl: string; token: string; storyboards: string; webhookReceiver?: boolean; timeoutMs?: number; protocol?: 'mcp' | 'a2a' }): Promise<StoryboardRun> {
   const dir = tempDir('adcp-runner-');
