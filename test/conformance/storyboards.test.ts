@@ -114,8 +114,9 @@ const ONBOARDED: Readonly<Record<string, { brand: { domain: string }; operator: 
 /**
  * Inventory a storyboard buys without seeding or discovering it (governance_conditions buys
  * `outdoor_ctv_q2` and governance_delivery_monitor `sports_ctv_q2` at `cpm_guaranteed`, which no
- * fixture of theirs defines): the harness seeds it in the buyer's sandbox first, as the seller's
- * CTV inventory the storyboards presume.
+ * fixture of theirs defines), and formats a storyboard syncs and previews as the seller's own
+ * (creative_sales_agent's `native_post`): the harness seeds them in the buyer's sandbox first, as
+ * the seller's inventory and formats the storyboards presume.
  */
 const PRESEEDED: Readonly<Record<string, Record<string, unknown>[]>> = {
   'media_buy_seller/governance_conditions': [
@@ -133,6 +134,27 @@ const PRESEEDED: Readonly<Record<string, Record<string, unknown>[]>> = {
       params: {
         product_id: 'local_display_dynamic',
         fixture: { delivery_type: 'non_guaranteed', channels: ['display'], format_ids: [{ id: 'display_300x250' }], pricing_options: [{ pricing_option_id: 'cpm_standard', pricing_model: 'cpm', currency: 'USD', fixed_price: 9 }] },
+      },
+    },
+  ],
+  // A publisher's native post format, which the storyboard syncs and previews under a placeholder
+  // agent; the demo catalog has none (sync_creatives and preview_creative take a format by one
+  // rule: one the seller lacks is refused by both).
+  creative_sales_agent: [
+    {
+      scenario: 'seed_creative_format',
+      params: {
+        format_id: 'native_post',
+        fixture: {
+          name: 'Native post',
+          type: 'native',
+          assets: [
+            { asset_id: 'headline', asset_type: 'text', required: true },
+            { asset_id: 'body', asset_type: 'text', required: false },
+            { asset_id: 'image', asset_type: 'image', required: true, requirements: { min_width: 1200, max_width: 1200, min_height: 628, max_height: 628 } },
+            { asset_id: 'click_url', asset_type: 'url', required: false },
+          ],
+        },
       },
     },
   ],
