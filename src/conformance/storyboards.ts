@@ -110,8 +110,9 @@ export const ONBOARDED: Readonly<Record<string, { brand: { domain: string }; ope
  * Inventory a storyboard buys without seeding or discovering it (governance_conditions buys
  * `outdoor_ctv_q2` and governance_delivery_monitor `sports_ctv_q2` at `cpm_guaranteed`,
  * sales_catalog_driven `local_display_dynamic` at `cpm_standard`, which no fixture of theirs
- * defines): seeded in the buyer's sandbox first (`comply_test_controller` seed_product), as the
- * seller's inventory the storyboards presume.
+ * defines), and formats a storyboard syncs and previews as the seller's own (creative_sales_agent's
+ * `native_post`): seeded in the buyer's sandbox first (`comply_test_controller` seed_product,
+ * seed_creative_format), as the seller's inventory and formats the storyboards presume.
  */
 export const PRESEEDED: Readonly<Record<string, readonly Record<string, unknown>[]>> = {
   'media_buy_seller/governance_conditions': [
@@ -129,6 +130,27 @@ export const PRESEEDED: Readonly<Record<string, readonly Record<string, unknown>
       params: {
         product_id: 'local_display_dynamic',
         fixture: { delivery_type: 'non_guaranteed', channels: ['display'], format_ids: [{ id: 'display_300x250' }], pricing_options: [{ pricing_option_id: 'cpm_standard', pricing_model: 'cpm', currency: 'USD', fixed_price: 9 }] },
+      },
+    },
+  ],
+  // A publisher's native post format, which the storyboard syncs and previews under a placeholder
+  // agent; the demo catalog has none (sync_creatives and preview_creative take a format by one
+  // rule: one the seller lacks is refused by both).
+  creative_sales_agent: [
+    {
+      scenario: 'seed_creative_format',
+      params: {
+        format_id: 'native_post',
+        fixture: {
+          name: 'Native post',
+          type: 'native',
+          assets: [
+            { asset_id: 'headline', asset_type: 'text', required: true },
+            { asset_id: 'body', asset_type: 'text', required: false },
+            { asset_id: 'image', asset_type: 'image', required: true, requirements: { min_width: 1200, max_width: 1200, min_height: 628, max_height: 628 } },
+            { asset_id: 'click_url', asset_type: 'url', required: false },
+          ],
+        },
       },
     },
   ],

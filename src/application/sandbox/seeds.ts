@@ -76,13 +76,21 @@ export async function catalogFor(ctx: TaskContext, account: ResolvedAccount | un
 }
 
 /**
- * Every format a reference by id may name: the request's own list (catalogFor) and the operator's
- * catalog. A sandbox that seeded its own formats lists only those, but building or previewing a
- * creative in a format the seller offers does not depend on the test world's fixtures.
+ * Every format a reference by id may name, each once: the request's own list (catalogFor) and the
+ * operator's catalog. A sandbox that seeded its own formats lists only those, but syncing, building
+ * or previewing a creative in a format the seller offers does not depend on the test world's
+ * fixtures (the one rule: application/formats.ts `acceptFormat`).
  */
 export async function formatsFor(ctx: TaskContext, account: ResolvedAccount | undefined): Promise<Format[]> {
   const { formats } = await catalogFor(ctx, account);
-  return [...formats, ...(await catalogQueries.formats(ctx.ports.readModels))];
+  const all = [...formats, ...(await catalogQueries.formats(ctx.ports.readModels))];
+  const seen = new Set<string>();
+  return all.filter((f) => {
+    const key = formatKey(f.format_id);
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
 }
 
 /**

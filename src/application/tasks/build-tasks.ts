@@ -9,7 +9,7 @@ import { resolveAccount, type ResolvedAccount } from '../accounts';
 import { formatsFor } from '../sandbox/seeds';
 import { httpUrlInput, idempotencyKeyInput } from '../validation';
 import { defineTask, type TaskContext } from './context';
-import { resolveFormat } from '../formats';
+import { acceptFormat } from '../formats';
 import { recordPreview } from './preview-tasks';
 
 const formatId = z.object({ agent_url: httpUrlInput, id: z.string().regex(/^[A-Za-z0-9_-]{1,255}$/) }).passthrough();
@@ -107,13 +107,13 @@ export const buildCreative = defineTask({
       const formats = await formatsFor(ctx, account);
       const targets = i.target_format_ids ?? [i.target_format_id ?? i.creative_manifest!.format_id!];
       const resolved = targets.map((t, n) => {
-        const format = resolveFormat(formats, t, ctx.origin, { placeholders: true });
-        if (!format) {
-          throw new AppError('VALIDATION_ERROR', `format ${t.id} of ${t.agent_url} is not one this seller builds`, i.target_format_ids ? `target_format_ids[${n}]` : 'target_format_id', {
-            accepted_values: formats.map((f) => f.format_id.id),
-          });
+        // The rule sync_creatives and preview_creative apply too (placeholder agents in a sandbox only).
+        const taken = acceptFormat(formats, t, ctx.origin, account?.sandbox === true);
+        if ('refusal' in taken) {
+          const field = i.target_format_ids ? `target_format_ids[${n}]` : i.target_format_id ? 'target_format_id' : 'creative_manifest.format_id';
+          throw new AppError('VALIDATION_ERROR', taken.refusal.message, field, { accepted_values: taken.refusal.accepted_values });
         }
-        return { requested: t, format };
+        return { requested: t, format: taken.format };
       });
       const given = i.creative_manifest?.assets ?? {};
       const catalog = await catalogOf(ctx, account, i.message, given);

@@ -5,6 +5,7 @@ import { creativeQueries } from '../../../projections/creatives';
 import { mediaBuyQueries } from '../../../projections/media-buys';
 import { mediaBuyDecider, mediaBuyStream } from '../../domain/media-buy/media-buy';
 import type { Format } from '../../domain/catalog/catalog';
+import { assetRequirements, violations } from '../../wire/adcp3/format-requirements';
 import { creativeDecider, creativeStream, syncAction, type CreativeContent } from '../../domain/creative/creative';
 import { AppError } from '../../shared/errors';
 import { HTTP_URL_MESSAGE, isHttpUrl } from '../../shared/http-url';
@@ -17,8 +18,8 @@ import { httpUrlInput, paginationInput, idempotencyKeyInput } from '../validatio
 import { fieldPath } from '../../shared/field-path';
 import { defineTask, type TaskContext } from './context';
 import { resolveAccount } from '../accounts';
-import { resolveFormat } from '../formats';
-import { catalogFor } from '../sandbox/seeds';
+import { acceptFormat } from '../formats';
+import { catalogFor, formatsFor } from '../sandbox/seeds';
 
 const dims = { width: z.number().int().positive(), height: z.number().int().positive() };
 /** Asset shapes by kind; other kinds pass as given. */
@@ -52,16 +53,19 @@ interface ItemError {
   code: string;
   message: string;
   field: string;
+  details?: Record<string, unknown>;
 }
 
 type Outcome = { creative_id: string; action: 'created' | 'updated' | 'unchanged' | 'archived' | 'failed'; status?: string; errors?: ItemError[]; assigned_to?: string[] };
 
 function checkAssets(format: Format, assets: Record<string, unknown>, at: string): ItemError[] {
   const errors: ItemError[] = [];
+  const failed = new Set<string>();
   for (const [kind, value] of Object.entries(assets)) {
     // Whatever its kind, an asset's `url` is where its file is fetched from and what a page links to.
     if (isObject(value) && Object.hasOwn(value, 'url') && !isHttpUrl(value.url)) {
       errors.push({ code: 'VALIDATION_ERROR', message: HTTP_URL_MESSAGE, field: `${at}.assets.${kind}.url` });
+      failed.add(kind);
       continue;
     }
     // Own keys only: an asset named "constructor" or "toString" is just an unknown kind.
@@ -71,21 +75,20 @@ function checkAssets(format: Format, assets: Record<string, unknown>, at: string
     if (!r.success) {
       const issue = r.error.issues[0]!;
       errors.push({ code: 'VALIDATION_ERROR', message: issue.message, field: `${at}.assets.${kind}${issue.path.length ? `.${fieldPath(issue.path)}` : ''}` });
+      failed.add(kind);
     }
   }
   for (const a of format.assets) {
-    if (a.required && assets[a.asset_type] === undefined && assets[a.asset_id] === undefined) {
-      errors.push({ code: 'VALIDATION_ERROR', message: `format ${format.format_id.id} requires a ${a.asset_type} asset`, field: `${at}.assets.${a.asset_type}` });
+    // A manifest keys an asset by the format's asset_id (older buyers by its type).
+    const key = Object.hasOwn(assets, a.asset_id) ? a.asset_id : Object.hasOwn(assets, a.asset_type) ? a.asset_type : undefined;
+    if (key === undefined) {
+      if (a.required) errors.push({ code: 'VALIDATION_ERROR', message: `format ${format.format_id.id} requires a ${a.asset_type} asset`, field: `${at}.assets.${a.asset_type}` });
+      continue;
     }
-  }
-  const video = assets.video as { duration_ms?: number } | undefined;
-  const req = format.requirements as { max_duration_ms?: number; min_duration_ms?: number };
-  if (video?.duration_ms !== undefined) {
-    if (req.max_duration_ms !== undefined && video.duration_ms > req.max_duration_ms) {
-      errors.push({ code: 'VALIDATION_ERROR', message: `duration ${video.duration_ms} ms exceeds the format's ${req.max_duration_ms} ms`, field: `${at}.assets.video.duration_ms` });
-    }
-    if (req.min_duration_ms !== undefined && video.duration_ms < req.min_duration_ms) {
-      errors.push({ code: 'VALIDATION_ERROR', message: `duration ${video.duration_ms} ms is below the format's ${req.min_duration_ms} ms`, field: `${at}.assets.video.duration_ms` });
+    if (failed.has(key)) continue;
+    // What list_creative_formats states of this asset, and nothing else (wire/adcp3/format-requirements).
+    for (const v of violations(assetRequirements(format, a), assets[key])) {
+      errors.push({ code: 'VALIDATION_ERROR', message: v.message, field: `${at}.assets.${key}.${v.field}` });
     }
   }
   return errors;
@@ -137,6 +140,7 @@ export async function applySync(ctx: TaskContext, input: z.infer<typeof syncInpu
   const cmdCtx = { now, principal: ctx.principal.keyId, correlationId: ctx.requestId };
   const account = input.account !== undefined ? await resolveAccount(ctx, input.account) : undefined;
   const catalog = await catalogFor(ctx, account);
+  const formats = await formatsFor(ctx, account);
   const products = new Map(catalog.products.map((p) => [p.product_id, p]));
   const packages = input.assignments ? await ownPackages(ctx) : new Map<string, { productId: string; mediaBuyId: string }>();
   const outcomes: Outcome[] = [];
@@ -153,11 +157,13 @@ export async function applySync(ctx: TaskContext, input: z.infer<typeof syncInpu
     }
     const c = parsed.data;
     seen.add(c.creative_id);
-    // Placeholder agents (reserved test domains) stand for this seller in a sandbox only.
-    const format = resolveFormat(catalog.formats, c.format_id, ctx.origin, { placeholders: account?.sandbox === true });
-    const errors: ItemError[] = format
-      ? checkAssets(format, c.assets, at)
-      : [{ code: 'VALIDATION_ERROR', message: `unknown format ${c.format_id.id} of ${c.format_id.agent_url}`, field: `${at}.format_id` }];
+    // The rule build_creative and preview_creative apply too (placeholder agents in a sandbox only).
+    const taken = acceptFormat(formats, c.format_id, ctx.origin, account?.sandbox === true);
+    const format = 'format' in taken ? taken.format : undefined;
+    const errors: ItemError[] =
+      'format' in taken
+        ? checkAssets(taken.format, c.assets, at)
+        : [{ code: 'VALIDATION_ERROR', message: taken.refusal.message, field: `${at}.format_id`, details: { accepted_values: taken.refusal.accepted_values } }];
     // Own keys only: a creative_id such as "constructor" must not find Object.prototype's.
     const assigned = input.assignments && Object.hasOwn(input.assignments, c.creative_id) ? input.assignments[c.creative_id] : undefined;
     for (const [j, packageId] of (assigned ?? []).entries()) {

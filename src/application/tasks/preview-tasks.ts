@@ -8,7 +8,7 @@ import { AppError } from '../../shared/errors';
 import { resolveAccount } from '../accounts';
 import { formatsFor } from '../sandbox/seeds';
 import { defineTask, type TaskContext } from './context';
-import { resolveFormat } from '../formats';
+import { acceptFormat } from '../formats';
 import { httpUrlInput } from '../validation';
 
 /** How long a preview URL keeps working. */
@@ -45,19 +45,27 @@ export const previewCreative = defineTask({
     const account = i.account !== undefined ? await resolveAccount(ctx, i.account) : undefined;
     let manifest = i.creative_manifest as { creative_id?: string; name?: string; format_id?: { agent_url: string; id: string }; assets?: Record<string, unknown> } | undefined;
     const creativeId = i.creative_id ?? manifest?.creative_id;
+    let storedFormat: { sandbox: boolean } | undefined;
     if (!manifest?.assets && creativeId) {
       const [row] = await creativeQueries.list(ctx.ports.readModels, ctx.principal.org, { creativeIds: [creativeId] });
       if (!row) throw new AppError('CREATIVE_NOT_FOUND', 'no creative of yours has this creative_id', i.creative_id ? 'creative_id' : 'creative_manifest.creative_id');
       const c = JSON.parse(row.doc) as CreativeContent;
       manifest = { creative_id: c.creative_id, name: c.name, format_id: c.format_id, assets: c.assets };
+      storedFormat = { sandbox: c.sandbox === true };
     }
     if (!manifest) throw new AppError('INVALID_REQUEST', 'creative_manifest or creative_id is required', 'creative_manifest');
     const wanted = i.format_id ?? manifest.format_id;
     if (!wanted) throw new AppError('INVALID_REQUEST', 'format_id is required (on the request or in creative_manifest)', 'creative_manifest.format_id');
     const formats = await formatsFor(ctx, account);
-    // A placeholder agent (a reserved test domain) stands for this seller's own, as in sync_creatives.
-    const format = resolveFormat(formats, wanted, ctx.origin, { placeholders: true });
-    return { response_type: 'single', ...(await recordPreview(ctx, { ...manifest, format_id: wanted }, format)) };
+    // The rule sync_creatives and build_creative apply too (placeholder agents in a sandbox only).
+    // A creative of the library in its own format was taken by sync_creatives already: it renders
+    // in that format, found by the rule of the world it was synced in.
+    const stored = storedFormat && !i.format_id ? storedFormat : undefined;
+    const taken = acceptFormat(formats, wanted, ctx.origin, account?.sandbox === true || stored?.sandbox === true);
+    if ('refusal' in taken && !stored) {
+      throw new AppError('VALIDATION_ERROR', taken.refusal.message, i.format_id ? 'format_id' : 'creative_manifest.format_id', { accepted_values: taken.refusal.accepted_values });
+    }
+    return { response_type: 'single', ...(await recordPreview(ctx, { ...manifest, format_id: wanted }, 'format' in taken ? taken.format : undefined)) };
   },
 });
 

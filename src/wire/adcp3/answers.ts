@@ -1,3 +1,4 @@
+import { assetRequirements, type AssetLike, type FormatLike } from './format-requirements';
 import { CHANNEL_TO_ADCP3 } from '../requests';
 
 /**
@@ -50,13 +51,21 @@ export function product3(p: Obj): Obj {
   };
 }
 
-/** A format's assets as 3.0 individual assets (`item_type`), requirements left with the format. */
+/**
+ * A format's assets as 3.0 individual assets (`item_type`), each with the requirements this seller
+ * checks in sync_creatives (dimensions, durations, URL schemes, catalog type; see
+ * wire/adcp3/format-requirements), and nothing it does not check (file types and sizes).
+ */
 export function format3(f: Obj): Obj {
   const { type: _type, dimensions, requirements: _requirements, assets, ...rest } = f;
   return {
     ...rest,
     ...(dimensions ? { renders: [{ role: 'primary', dimensions: { width: dimensions.width, height: dimensions.height } }] } : {}),
-    assets: ((assets ?? []) as Obj[]).map(({ schema: _schema, ...a }) => ({ item_type: 'individual', ...a })),
+    assets: ((assets ?? []) as Obj[]).map((a) => {
+      const { schema: _schema, requirements: _stated, ...asset } = a;
+      const requirements = assetRequirements(f as FormatLike, a as AssetLike);
+      return { item_type: 'individual', ...asset, ...(Object.keys(requirements).length ? { requirements } : {}) };
+    }),
   };
 }
 
