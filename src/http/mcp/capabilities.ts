@@ -2,6 +2,7 @@ import type { App } from '../../services';
 import { publishedPortfolio } from '../../application/catalog';
 import { pricingModel3 } from '../../wire/adcp3/answers';
 import { CHANNEL_TO_ADCP3 } from '../../wire/requests';
+import { SUPPORTED_MAJORS, SUPPORTED_VERSIONS } from '../../wire/version';
 import { CONTROLLER_SCENARIOS } from '../../application/sandbox/controller';
 import { MINIMUM_AUDIENCE_SIZE } from '../../domain/audience/audience';
 import { EVENT_TYPES } from '../../application/tasks/commerce-tasks';
@@ -34,7 +35,9 @@ export async function capabilities(app: App, origin: string): Promise<Record<str
   const pricingModels = [...new Set(products.flatMap((p) => p.pricing_options.map((o) => pricingModel3(o.pricing_model))))];
   const specialisms = specialismsFor(app.config.approvalPolicy, !!app.requestSigning);
   return {
-    adcp: { major_versions: [3], idempotency: { supported: true, replay_ttl_seconds: REPLAY_TTL_SECONDS } },
+    // The releases a call may pin with adcp_version (wire/version.ts negotiates); 3.0.6 leaves
+    // `adcp` open, so a buyer without a pin, as VERSION_UNSUPPORTED tells it to ask, finds them too.
+    adcp: { major_versions: [...SUPPORTED_MAJORS], supported_versions: [...SUPPORTED_VERSIONS], idempotency: { supported: true, replay_ttl_seconds: REPLAY_TTL_SECONDS } },
     // The creative protocol: formats, a library (sync, list), previews, and build_creative (a
     // template filled from the brief and the buyer's catalogs; no transformation of its creatives).
     // Governance: this gateway is also its buyers' campaign governance agent (sync_plans,

@@ -3,8 +3,9 @@ import type { App } from '../../services';
 import { tasks } from '../../application/tasks';
 import { runTaskConsistently, type TaskContext } from '../../application/tasks/context';
 import { AppError } from '../../shared/errors';
-import { answer3 } from '../../wire/adcp3/answers';
-import { adcpErrorFor } from '../../wire/adcp3/errors';
+import type { AnswerCodec } from '../../wire/answer-codec';
+import { codecFor } from '../../wire/codecs';
+import { negotiateVersion } from '../../wire/version';
 import { canonicalRequest } from '../../wire/requests';
 import { capabilities } from './capabilities';
 import { ControllerError, runController } from '../../application/sandbox/controller';
@@ -12,7 +13,10 @@ import { forwardToAgent, RemoteAgentError } from '../../application/agent-forwar
 import { isObject } from '../../shared/objects';
 import { validateAdcp3 } from '../../wire/adcp3/schemas';
 
-/** One call of the sales agent's tools, over MCP or A2A (both speak AdCP 3.0). */
+/**
+ * One call of the sales agent's tools, over MCP or A2A (both speak AdCP 3.x: each call is answered
+ * in the release it negotiates, 3.0 unless it pins another).
+ */
 export interface McpContext extends TaskContext {
   app: App;
   /** The origin this request reached us at: our own agent URL is `${origin}/mcp`. */
@@ -59,26 +63,27 @@ function assertTargeting3(args: Obj): void {
 
 interface ToolDef {
   description: string;
-  run(args: Obj, ctx: McpContext): Promise<Obj>;
+  /** Runs the tool; its answer is in `codec`'s release (the call's negotiated one). */
+  run(args: Obj, ctx: McpContext, codec: AnswerCodec): Promise<Obj>;
 }
 
 const tools: Readonly<Record<string, ToolDef>> = {
   get_adcp_capabilities: {
     description: 'What this agent supports: AdCP versions, protocols, media-buy features, idempotency, webhook signing.',
-    run: async (_args, ctx) => capabilities(ctx.app, ctx.origin),
+    run: async (_args, ctx, codec) => codec.capabilities(await capabilities(ctx.app, ctx.origin)),
   },
   ...Object.fromEntries(
     TASK_TOOLS.map((name) => [
       name,
       {
         description: tasks[name]!.description,
-        async run(args: Obj, ctx: McpContext) {
+        async run(args: Obj, ctx: McpContext, codec: AnswerCodec) {
           if (MUTATING.has(name) && args.idempotency_key === undefined) {
             throw new AppError('INVALID_REQUEST', `idempotency_key is required on ${name} (AdCP 3.0: every mutating request carries one)`, 'idempotency_key');
           }
           if (name === 'create_media_buy' || name === 'update_media_buy') assertTargeting3(args);
           const result = await runTaskConsistently(tasks[name]!, canonicalRequest(name, args), ctx);
-          return answer3(name, result, { now: ctx.app.clock() });
+          return codec.answer(name, result, { now: ctx.app.clock() });
         },
       } satisfies ToolDef,
     ]),
@@ -89,7 +94,7 @@ const tools: Readonly<Record<string, ToolDef>> = {
   },
   call_adcp_agent: {
     description: 'Runs an AdCP task: {task, params} on this agent, or on agent_url when the operator configured credentials for that agent.',
-    async run(args, ctx) {
+    async run(args, ctx, codec) {
       const { task, params, agent_url } = args;
       if (typeof task !== 'string' || !/^[a-z][a-z0-9_/]{0,63}$/.test(task) || task === 'call_adcp_agent' || (!Object.hasOwn(tools, task) && agent_url === undefined)) {
         throw new AppError('INVALID_REQUEST', `task must name one of this agent's tools: ${Object.keys(tools).filter((t) => t !== 'call_adcp_agent').join(', ')}`, 'task');
@@ -99,7 +104,7 @@ const tools: Readonly<Record<string, ToolDef>> = {
         if (typeof agent_url !== 'string') throw new AppError('INVALID_REQUEST', 'agent_url must be a string', 'agent_url');
         return forwardToAgent(ctx.app.config, agent_url, task, params ?? {});
       }
-      return tools[task]!.run(params ?? {}, ctx);
+      return tools[task]!.run(params ?? {}, ctx, codec);
     },
   },
 };
@@ -132,13 +137,17 @@ function toolResult(body: Obj, isError = false): CallToolResult {
 }
 
 /**
- * One `tools/call`. Success: the 3.0 answer as `structuredContent`, its JSON as the text
- * fallback. Failure: `isError` with `adcp_error` and the payload's `errors[]` (AdCP's two
- * layers). Either way the request's `context` is echoed.
+ * One `tools/call`. Its release is negotiated from the arguments' `adcp_version` and
+ * `adcp_major_version` (`wire/version.ts`: 3.0 without a pin), and that release's codec answers.
+ * Success: the answer as `structuredContent`, its JSON as the text fallback. Failure: `isError`
+ * with `adcp_error` and the payload's `errors[]` (AdCP's two layers). Either way the request's
+ * `context` is echoed, and, once a release is negotiated, the codec's envelope (the version echo).
  */
 export async function callTool(name: string, rawArgs: unknown, ctx: McpContext): Promise<CallToolResult> {
   const args = isObject(rawArgs) ? rawArgs : {};
   const echo = isObject(args.context) ? { context: args.context } : {};
+  let codec = codecFor();
+  let envelope: Obj = {};
   try {
     if (ctx.refusal) throw ctx.refusal;
     if (Object.hasOwn(ALIASES, name)) name = ALIASES[name]!;
@@ -147,16 +156,17 @@ export async function callTool(name: string, rawArgs: unknown, ctx: McpContext):
     if (ctx.principal.role !== 'buyer' && name !== 'get_adcp_capabilities') {
       throw new AppError('FORBIDDEN', `${name} is for buyers; this credential's role is ${ctx.principal.role}`);
     }
-    const major = args.adcp_major_version;
-    if (major !== undefined && major !== 3) throw new AppError('VERSION_UNSUPPORTED', `adcp_major_version ${JSON.stringify(major)} is not supported; this agent speaks AdCP 3`, 'adcp_major_version', { supported_versions: [3] });
-    const answer = withTaskStatus(name, await tools[name]!.run(args, ctx));
+    const negotiated = negotiateVersion(args);
+    codec = codecFor(negotiated.version);
+    envelope = codec.envelope(negotiated);
+    const answer = withTaskStatus(name, await tools[name]!.run(args, ctx, codec));
     // A mutating answer names the key it answers for (buyers correlate replays by it).
     const key = MUTATING.has(name) && typeof args.idempotency_key === 'string' ? { idempotency_key: args.idempotency_key } : {};
-    return toolResult({ ...answer, ...key, ...echo });
+    return toolResult({ ...answer, ...key, ...envelope, ...echo });
   } catch (err) {
     if (err instanceof RemoteAgentError) return toolResult({ ...err.body, ...echo }, true);
     if (err instanceof ControllerError) {
-      return toolResult({ success: false, error: err.code, error_detail: err.message, ...(err.currentState ? { current_state: err.currentState } : {}), ...echo }, true);
+      return toolResult({ success: false, error: err.code, error_detail: err.message, ...(err.currentState ? { current_state: err.currentState } : {}), ...envelope, ...echo }, true);
     }
     if (!(err instanceof AppError)) {
       ctx.app.log.error({ err, tool: name }, 'unhandled MCP tool error');
@@ -164,8 +174,8 @@ export async function callTool(name: string, rawArgs: unknown, ctx: McpContext):
     }
     // Through call_adcp_agent, the fields an error names are those of the task's own params.
     const [task, request] = name === 'call_adcp_agent' && typeof args.task === 'string' ? [args.task, args.params] : [name, args];
-    const error = adcpErrorFor(task, request, err as AppError);
+    const error = codec.error(task, request, err as AppError);
     ctx.app.log.debug({ tool: name, code: error.code, field: (error as { field?: string }).field, message: error.message }, 'MCP tool answered an error');
-    return toolResult({ adcp_error: error, errors: [error], ...echo }, true);
+    return toolResult({ adcp_error: error, errors: [error], ...envelope, ...echo }, true);
   }
 }

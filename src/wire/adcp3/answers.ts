@@ -1,5 +1,8 @@
+import type { AppError } from '../../shared/errors';
+import type { AnswerCodec, AnswerContext } from '../answer-codec';
 import { assetRequirements, type AssetLike, type FormatLike } from './format-requirements';
 import { CHANNEL_TO_ADCP3 } from '../requests';
+import { adcpErrorFor } from './errors';
 
 /**
  * AdCP 3.0 answers, from the spec-shaped results the tasks return (the domain's one model).
@@ -9,10 +12,7 @@ import { CHANNEL_TO_ADCP3 } from '../requests';
  */
 type Obj = Record<string, any>;
 
-/** What an encoder may need besides the result: the gateway's now, for derived statuses. */
-export interface AnswerContext {
-  now: Date;
-}
+export type { AnswerContext } from '../answer-codec';
 
 /** The spec's pricing models by their 3.0 names; an auction is a `cpm` with a `floor_price`. */
 const PRICING_MODEL: Readonly<Record<string, string>> = { 'cpm-auction': 'cpm', 'flat-fee': 'flat_rate', cpm: 'cpm', cpc: 'cpc', cpcv: 'cpcv', cpv: 'cpv', vcpm: 'vcpm', cpp: 'cpp', cpa: 'cpa', time: 'time' };
@@ -204,3 +204,16 @@ export const answers3: Readonly<Record<string, (result: Obj, ctx: AnswerContext)
 export function answer3(task: string, result: Obj, ctx: AnswerContext): Obj {
   return Object.hasOwn(answers3, task) ? answers3[task]!(result, ctx) : result;
 }
+
+/**
+ * AdCP 3.0, the release a call without `adcp_version` is answered in (everything before 3.1).
+ * Only a buyer that pinned `"3.0"` is told so at the root: 3.0's schemas do not define
+ * `adcp_version`, and a buyer that never sent one never reads it.
+ */
+export const adcp30: AnswerCodec = {
+  version: '3.0',
+  answer: answer3,
+  capabilities: (declared) => declared,
+  error: (task: string, request: unknown, err: AppError) => adcpErrorFor(task, request, err),
+  envelope: (negotiated) => (negotiated.pinned ? { adcp_version: '3.0' } : {}),
+};

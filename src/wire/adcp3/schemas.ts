@@ -1,131 +1,22 @@
-import fs from 'fs';
 import path from 'path';
-import Ajv, { type ErrorObject } from 'ajv';
-import addFormats from 'ajv-formats';
+import { schemaSet, type SchemaValidation } from '../schema-set';
 
 /**
  * AdCP 3.0 payloads checked against the spec's own JSON Schemas, the ones `@adcp/sdk` bundles
- * (draft-07, `$id`s and `$ref`s absolute under `/schemas/3.0.x/`). The gateway's 3.0 codecs are
- * hand-written; this is how tests and diagnostics hold them to the published shapes rather than
- * to our reading of them. Schemas are read and registered once, on first use; each one is compiled
- * when first asked for.
+ * (3.0.6: draft-07, `$id`s and `$ref`s absolute under `/schemas/3.0.x/`).
  */
+export type Adcp3Validation = SchemaValidation;
 
-export interface Adcp3Validation {
-  valid: boolean;
-  /** `<instancePath> <message> (<schemaPath>)`, at most {@link MAX_ERRORS}. */
-  errors: string[];
-  /** The schema used, relative to the 3.0 folder, e.g. `media-buy/create-media-buy-response.json`. */
-  schema: string;
-}
-
-interface ManifestTool {
-  request_schema: string;
-  response_schema: string;
-  async_response_schemas: string[];
-}
-
-interface Loaded {
-  ajv: Ajv;
-  idPrefix: string;
-  tools: Readonly<Record<string, ManifestTool>>;
-}
-
-const MAX_ERRORS = 10;
-/** Task statuses whose answer is a progress payload with its own schema, not the tool's result. */
-const ASYNC_STATUSES = new Set(['submitted', 'working', 'input-required']);
-/** Registry files at the folder's root: not payload schemas (index.json refs schemas not shipped). */
-const ROOT_SKIP = new Set(['manifest.json', 'manifest.schema.json', 'index.json']);
-
-let loaded: Loaded | undefined;
-
-function schemaDir(): string {
-  return path.join(path.dirname(require.resolve('@adcp/sdk/package.json')), 'dist', 'lib', 'schemas-data', '3.0');
-}
-
-function jsonFiles(dir: string, rel = ''): string[] {
-  return fs.readdirSync(path.join(dir, rel), { withFileTypes: true }).flatMap((e) => {
-    const file = rel ? `${rel}/${e.name}` : e.name;
-    if (e.isDirectory()) return jsonFiles(dir, file);
-    return e.name.endsWith('.json') && !(rel === '' && ROOT_SKIP.has(e.name)) ? [file] : [];
-  });
-}
-
-function load(): Loaded {
-  if (loaded) return loaded;
-  const dir = schemaDir();
-  const manifest = JSON.parse(fs.readFileSync(path.join(dir, 'manifest.json'), 'utf8'));
-  const ajv = new Ajv({ strict: false, allErrors: true, validateFormats: true });
-  addFormats(ajv);
-  let idPrefix = '';
-  for (const file of jsonFiles(dir)) {
-    const schema = JSON.parse(fs.readFileSync(path.join(dir, file), 'utf8'));
-    if (typeof schema.$id !== 'string' || !schema.$id.endsWith(`/${file}`)) throw new Error(`AdCP 3.0 schema ${file} has $id ${schema.$id}`);
-    idPrefix ||= schema.$id.slice(0, -file.length);
-    ajv.addSchema(schema);
-  }
-  loaded = { ajv, idPrefix, tools: manifest.tools };
-  return loaded;
-}
-
-function tool(name: string): ManifestTool {
-  const { tools } = load();
-  const t = Object.hasOwn(tools, name) ? tools[name] : undefined;
-  if (!t) throw new Error(`Unknown AdCP 3.0 tool: ${name}`);
-  return t;
-}
-
-function compiled(schema: string) {
-  const { ajv, idPrefix } = load();
-  const validate = ajv.getSchema(idPrefix + schema);
-  if (!validate) throw new Error(`AdCP 3.0 schema not bundled in @adcp/sdk: ${schema}`);
-  return validate;
-}
-
-function describe(e: ErrorObject): string {
-  const p = e.params as Record<string, unknown>;
-  const hint =
-    p.allowedValues !== undefined ? `: ${JSON.stringify(p.allowedValues)}`
-    : p.allowedValue !== undefined ? `: ${JSON.stringify(p.allowedValue)}`
-    : p.additionalProperty !== undefined ? `: '${p.additionalProperty}'`
-    : '';
-  return `${e.instancePath || '/'} ${e.message}${hint} (${e.schemaPath})`;
-}
+const adcp3 = schemaSet('3.0', () => path.join(path.dirname(require.resolve('@adcp/sdk/package.json')), 'dist', 'lib', 'schemas-data', '3.0'));
 
 /** Tools the bundled 3.0 manifest names. */
-export function adcp3ToolNames(): string[] {
-  return Object.keys(load().tools);
-}
+export const adcp3ToolNames = (): string[] => adcp3.toolNames();
 
 /** Validates against one schema, named by its path under the 3.0 folder (`core/error.json`). */
-export function validateAdcp3(schema: string, body: unknown): Adcp3Validation {
-  const validate = compiled(schema);
-  const valid = validate(body) as boolean;
-  return { valid, errors: valid ? [] : (validate.errors ?? []).slice(0, MAX_ERRORS).map(describe), schema };
-}
+export const validateAdcp3 = (schema: string, body: unknown): Adcp3Validation => adcp3.validate(schema, body);
 
-/**
- * A tool's answer against its response schema. An answer whose `status` is `submitted`, `working`
- * or `input-required` is checked against the tool's schema for that status, unless the response
- * schema itself has a branch for it (3.0 `create_media_buy` and `sync_creatives` define their
- * submitted envelope there, requiring `task_id`; the per-status schemas require nothing).
- */
-export function validateAdcp3Response(toolName: string, body: unknown): Adcp3Validation {
-  const t = tool(toolName);
-  const status = body !== null && typeof body === 'object' ? (body as { status?: unknown }).status : undefined;
-  if (typeof status === 'string' && ASYNC_STATUSES.has(status)) {
-    const asyncSchema = t.async_response_schemas.find((s) => s.endsWith(`-async-response-${status}.json`));
-    if (asyncSchema && !hasStatusBranch(t.response_schema, status)) return validateAdcp3(asyncSchema, body);
-  }
-  return validateAdcp3(t.response_schema, body);
-}
+/** A tool's answer against its 3.0 response schema (a pending answer against its status's schema). */
+export const validateAdcp3Response = (toolName: string, body: unknown): Adcp3Validation => adcp3.validateResponse(toolName, body);
 
-/** A tool's request against its request schema. */
-export function validateAdcp3Request(toolName: string, body: unknown): Adcp3Validation {
-  return validateAdcp3(tool(toolName).request_schema, body);
-}
-
-function hasStatusBranch(schema: string, status: string): boolean {
-  const branches = (compiled(schema).schema as { oneOf?: Array<{ properties?: { status?: { const?: unknown } } }> }).oneOf ?? [];
-  return branches.some((b) => b.properties?.status?.const === status);
-}
+/** A tool's request against its 3.0 request schema. */
+export const validateAdcp3Request = (toolName: string, body: unknown): Adcp3Validation => adcp3.validateRequest(toolName, body);

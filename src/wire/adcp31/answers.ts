@@ -1,0 +1,44 @@
+import type { AnswerCodec } from '../answer-codec';
+import { adcp30, answer3 } from '../adcp3/answers';
+
+/**
+ * AdCP 3.1, for a call pinned `adcp_version: "3.1"` (or a newer 3.x, downshifted to 3.1).
+ * 3.1 is additive over 3.0, so a 3.1 answer is the 3.0 answer plus 3.1's differences, each
+ * written here as it is implemented. Implemented so far (issue 36, version negotiation):
+ *
+ * - the echo: every answer names the release served, `adcp_version: "3.1"`, at its root;
+ * - `get_adcp_capabilities`: `adcp.supported_versions` (3.0's answer carries it too: 3.0.6
+ *   leaves `adcp` open, and a buyer discovers the releases without a pin, as
+ *   VERSION_UNSUPPORTED's recovery tells it to).
+ *
+ * TODO(issue 36, later slices): the 3.1 differences still answered as 3.0 answers them:
+ * - get_products: `cache_scope` (required by 3.1.19's response); `idempotency_key` on reads with
+ *   keyed replay for get_products; `replayed` on replays;
+ * - the task `status` on every response (3.1's envelope), and on create/update `media_buy_status`
+ *   beside the deprecated body `status` (whose 3.1 values differ from 3.0's buy lifecycle);
+ * - `confirmed_at` and `revision` required on create and in get_media_buys;
+ * - get_media_buy_delivery / reporting: `video_completions` gone from the metrics enum;
+ * - errors: 3.1's codes (`AUTH_MISSING` / `AUTH_INVALID` for `AUTH_REQUIRED`,
+ *   `CREDENTIAL_IN_ARGS`, `IDEMPOTENCY_IN_FLIGHT`, `ACTION_NOT_ALLOWED`, `PROPOSAL_NOT_FOUND`, …)
+ *   with `recovery` on every error, and `issues[]` for validation errors (`error` below);
+ * - tasks: `get_task_status` and `list_tasks`; a task's later result (tasks_get, the A2A stream,
+ *   webhooks) in the release its call was served in, which means recording that release with the
+ *   task (today they answer in 3.0);
+ * - webhooks: `operation_id` (required, echoed verbatim from push_notification_config),
+ *   `notification_id`, `token`;
+ * - comply_test_controller: `account.sandbox: true` required, unknown scenarios accepted, the
+ *   seller scenarios 3.1 adds (`seed_account`, `force_get_products_arm`,
+ *   `force_upstream_unavailable`, …);
+ * - `sync_governance` required by the 3.1 sales specialisms;
+ * - REST with a version (`POST /api/tasks/{task}` carrying `adcp_version`): still the spec's or
+ *   3.0's answer, chosen by `adcp_major_version: 3` alone;
+ * - `call_adcp_agent` forwarding to another agent: that agent's answer is passed on with this
+ *   agent's echo, though that agent negotiated its own release.
+ */
+export const adcp31: AnswerCodec = {
+  version: '3.1',
+  answer: (task, result, ctx) => answer3(task, result, ctx),
+  capabilities: (declared) => declared,
+  error: (task, request, err) => adcp30.error(task, request, err),
+  envelope: () => ({ adcp_version: '3.1' }),
+};
