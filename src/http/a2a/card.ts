@@ -19,7 +19,7 @@ export function agentCard(app: App, origin: string): AgentCard {
   const embedded = app.oauth.embedded && issuer !== undefined;
   return {
     name: 'adcp-gateway sales agent',
-    description: 'AdCP 3.0 sales agent: products, media buys with seller approval, creatives, delivery, accounts, audiences, catalogs and campaign governance. Send a message with one DataPart { skill, input }; the answer is a Task whose first artifact carries the AdCP response.',
+    description: 'AdCP 3.0 and 3.1 sales agent (3.0 unless a call pins adcp_version): products, media buys with seller approval, creatives, delivery, accounts, audiences, catalogs and campaign governance. Send a message with one DataPart { skill, input }; the answer is a Task whose first artifact carries the AdCP response.',
     url: `${origin}${A2A_PATH}`,
     preferredTransport: 'JSONRPC',
     version: '0.1.0',

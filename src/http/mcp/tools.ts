@@ -162,7 +162,8 @@ export async function callTool(name: string, rawArgs: unknown, ctx: McpContext):
     const answer = withTaskStatus(name, await tools[name]!.run(args, ctx, codec));
     // A mutating answer names the key it answers for (buyers correlate replays by it).
     const key = MUTATING.has(name) && typeof args.idempotency_key === 'string' ? { idempotency_key: args.idempotency_key } : {};
-    return toolResult({ ...answer, ...key, ...envelope, ...echo });
+    // The envelope first: an answer forwarded from another agent (call_adcp_agent) keeps its own echo.
+    return toolResult({ ...envelope, ...answer, ...key, ...echo });
   } catch (err) {
     if (err instanceof RemoteAgentError) return toolResult({ ...err.body, ...echo }, true);
     if (err instanceof ControllerError) {

@@ -32,8 +32,8 @@ import { adcp30, answer3 } from '../adcp3/answers';
  * - `sync_governance` required by the 3.1 sales specialisms;
  * - REST with a version (`POST /api/tasks/{task}` carrying `adcp_version`): still the spec's or
  *   3.0's answer, chosen by `adcp_major_version: 3` alone;
- * - `call_adcp_agent` forwarding to another agent: that agent's answer is passed on with this
- *   agent's echo, though that agent negotiated its own release.
+ * - `call_adcp_agent` forwarding to another agent: the caller's pin is not passed on (only its
+ *   `params` are), and an answer without its own `adcp_version` is passed on with this agent's.
  */
 export const adcp31: AnswerCodec = {
   version: '3.1',
