@@ -26,6 +26,17 @@ export function isReservedTestDomain(domain: string): boolean {
   return /(^|\.)(example|test|invalid|localhost)$/.test(d) || /(^|\.)example\.(com|net|org)$/.test(d);
 }
 
+/**
+ * An agent URL on a reserved test domain: it cannot exist on any network, so it is a scripted
+ * test's placeholder. A sandbox account may register one as its governance agent (AdCP's own
+ * storyboards register `governance.pinnacle-agency.example`: kept and shown, not consulted; a
+ * live account's is refused), and a creative format named under one stands for this seller's own
+ * under a sandbox account (formats.ts).
+ */
+export function isPlaceholderAgent(url: string): boolean {
+  return URL.canParse(url) && isReservedTestDomain(new URL(url).hostname);
+}
+
 /** The terms a natural key names (a sync adds billing and payment terms). */
 export function termsFor(owner: string, key: { brand: { domain: string; brand_id?: string }; operator: string; sandbox?: boolean }, extra: Partial<AccountTerms> = {}): AccountTerms {
   const brand = { domain: key.brand.domain.toLowerCase(), ...(key.brand.brand_id ? { brand_id: key.brand.brand_id } : {}) };

@@ -1,5 +1,5 @@
 import { OWN_FORMAT_AGENT, type Format } from '../domain/catalog/catalog';
-import { isReservedTestDomain } from './accounts';
+import { isPlaceholderAgent } from './accounts';
 
 type FormatId = { agent_url: string; id: string };
 
@@ -24,11 +24,9 @@ export function resolveFormat(formats: readonly Format[], id: FormatId, origin: 
   const exact = formats.find((f) => f.format_id.id === id.id && canonical(f.format_id.agent_url) === agent);
   if (exact) return exact;
   if (origin && (agent === canonical(ownAgentUrl(origin)) || agent === canonical(origin))) return formats.find((f) => f.format_id.agent_url === OWN_FORMAT_AGENT && f.format_id.id === id.id);
-  if (options.placeholders && URL.canParse(id.agent_url) && isReservedTestDomain(new URL(id.agent_url).hostname)) return formats.find((f) => f.format_id.id === id.id);
+  if (options.placeholders && isPlaceholderAgent(id.agent_url)) return formats.find((f) => f.format_id.id === id.id);
   return undefined;
 }
-
-const isPlaceholderAgent = (url: string) => URL.canParse(url) && isReservedTestDomain(new URL(url).hostname);
 
 /** A reference the seller cannot take: why, and every format it does take (each once, as a 3.0 format_id). */
 export interface FormatRefusal {

@@ -2,7 +2,7 @@ import { governancePlanQueries } from '../../../projections/governance-plans';
 import type { TaskPorts } from '../ports';
 import { accountDecider, accountStream, type GovernanceAgent } from '../../domain/account/account';
 import { AppError } from '../../shared/errors';
-import { isReservedTestDomain } from '../accounts';
+import { isPlaceholderAgent } from '../accounts';
 import { isObject } from '../../shared/objects';
 import { loadState } from '../command-handler';
 import { runTaskConsistently, type TaskContext } from '../tasks/context';
@@ -55,16 +55,6 @@ export async function governanceAgentsOf(ctx: TaskContext, accountId: string): P
   const { state } = await loadState(ctx.ports.store, accountStream(accountId), accountDecider);
   if (state.status === 'none') return { agents: [] };
   return { agents: state.governance_agents ?? [], brand: state.terms.brand.domain, sandbox: state.terms.sandbox };
-}
-
-/**
- * A governance agent on a reserved test domain (RFC 2606 / 6761: `.example`, `.test`, `.invalid`)
- * cannot exist on any network. Only a sandbox account may register one (a test placeholder, as
- * AdCP's own compliance storyboards register `governance.pinnacle-agency.example`): it is kept
- * and shown, and not consulted. A live account's registration of one is refused.
- */
-export function isPlaceholderAgent(url: string): boolean {
-  return URL.canParse(url) && isReservedTestDomain(new URL(url).hostname);
 }
 
 /** Whether a registered agent URL is this gateway's own MCP endpoint (by host, whatever the scheme a proxy terminates). */
