@@ -4,7 +4,8 @@ import { deliveryHoursOfBuys, listMediaBuys, mediaBuyHistory, mediaBuysByIds, ta
 import type { Principal } from '../../application/api-keys';
 import { AppError } from '../../shared/errors';
 import { checkFirst, decodeCursor, encodeCursor, MAX_PAGE } from '../pages';
-import { ownerScopedId, publicId } from '../../shared/ids';
+import { publicId } from '../../shared/ids';
+import { storedBuyIds } from '../../application/buy-ids';
 import { deliveryMetrics, deliverySeries } from '../../application/tasks/delivery-tasks';
 import type { GraphQLContext } from '../context';
 import { runTask } from '../tasks';
@@ -148,10 +149,14 @@ const instant = (value: string | null | undefined, field: string): string | unde
   return new Date(t).toISOString();
 };
 
-/** The buy a caller names: an id the seller issued, else one the buyer chose (stored under their tag). */
+/** The buy a caller names, by the rule every binding follows (storedBuyIds: a fixture id is kept under its buyer). */
 export async function buyByCallerId(ctx: GraphQLContext, id: string): Promise<MediaBuyRow | undefined> {
   const { buys } = loadersOf(ctx);
-  return (await buys.load(id)) ?? (id.includes('~') ? undefined : await buys.load(ownerScopedId(principalOf(ctx).org, id)));
+  for (const stored of storedBuyIds(principalOf(ctx).org, id)) {
+    const row = await buys.load(stored);
+    if (row) return row;
+  }
+  return undefined;
 }
 
 /** Media buys as a typed graph: what buyer and seller UIs select field by field. */
