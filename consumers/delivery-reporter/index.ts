@@ -3,7 +3,7 @@ import { publicId } from '../../src/shared/ids';
 import type { BusHandler } from '../../src/bus/port';
 import { appendOnce, handleCommand, loadState } from '../../src/application/command-handler';
 import type { DeliveryEvent } from '../../src/domain/delivery/delivery';
-import { ENDED_STATUSES, mediaBuyDecider, mediaBuyStream, type MediaBuyEvent, type MediaBuyTerms } from '../../src/domain/media-buy/media-buy';
+import { ENDED_STATUSES, lifecycleOf, mediaBuyDecider, mediaBuyStream, type MediaBuyEvent, type MediaBuyTerms } from '../../src/domain/media-buy/media-buy';
 import { elapsedPeriods, type Period, type ReportingFrequency } from '../../src/domain/reporting/periods';
 import { reportLogDecider, reportLogStream, unscheduled, type ReportKind, type ReportLogEvent, type ReportLogState } from '../../src/domain/reporting/report-log';
 import type { WebhookEvent } from '../../src/domain/webhook/webhook';
@@ -63,7 +63,7 @@ const MESSAGES: Record<ReportKind, string> = {
  */
 function reportedStatus(buy: Buy, now: Date): string {
   if (buy.terms.wire !== 'adcp3') return buy.status;
-  return buyStatus3({ status: buy.status, start_time: buy.terms.start_time, packages: buy.terms.packages, activated: buy.activated, forced_status: buy.forcedStatus }, now);
+  return buyStatus3(lifecycleOf(buy), now);
 }
 
 export function deliveryReporter(deps: ReporterDeps): BusHandler {

@@ -2,7 +2,7 @@ import { mediaBuyQueries } from '../../../projections/media-buys';
 import { accountDecider, accountStream, ACCOUNT_STATUSES, type AccountStatus } from '../../domain/account/account';
 import { creativeDecider, creativeStream, CREATIVE_STATUSES, type CreativeStatus } from '../../domain/creative/creative';
 import { deliveryStream, foldDelivery, hourKey, HOUR_MS, packageTotals, type HourDelivery } from '../../domain/delivery/delivery';
-import { mediaBuyDecider, mediaBuyStream, type MediaBuyStatus } from '../../domain/media-buy/media-buy';
+import { lifecycleOf, mediaBuyDecider, mediaBuyStream, type MediaBuyStatus } from '../../domain/media-buy/media-buy';
 import { taskDecider, taskStream } from '../../domain/task/task';
 import { ownerScopedId, publicId } from '../../shared/ids';
 import { resolveBuyId } from '../buy-ids';
@@ -17,7 +17,6 @@ import { forceCreateArm } from './directives';
 import { seedScenario, SEED_SCENARIOS } from './seeds';
 import { ControllerError, requireString } from './errors';
 import { isObject } from '../../shared/objects';
-import type { StoredEvent } from '../../eventstore/port';
 
 export { ControllerError } from './errors';
 import { syncPlans } from '../tasks/governance-tasks';
@@ -87,32 +86,12 @@ export async function runController(ctx: TaskContext, request: Obj): Promise<Obj
 }
 
 /** One of the caller's buys, bought under a sandbox account (the only kind the controller touches). */
-async function sandboxBuyStream(ctx: TaskContext, mediaBuyId: string) {
+async function sandboxBuy(ctx: TaskContext, mediaBuyId: string) {
   const stored = await resolveBuyId(ctx.ports.store, ctx.principal.org, mediaBuyId);
-  const { state, history } = await loadState(ctx.ports.store, mediaBuyStream(stored), mediaBuyDecider);
+  const { state } = await loadState(ctx.ports.store, mediaBuyStream(stored), mediaBuyDecider);
   if (state.status === 'none' || state.terms.owner !== ctx.principal.org) throw new ControllerError('NOT_FOUND', `no media buy ${mediaBuyId}`);
   if (!state.terms.sandbox) throw new ControllerError('FORBIDDEN', `media buy ${mediaBuyId} was bought under a live account`);
-  return { state, history };
-}
-
-async function sandboxBuy(ctx: TaskContext, mediaBuyId: string) {
-  return (await sandboxBuyStream(ctx, mediaBuyId)).state;
-}
-
-/**
- * The AdCP 3.0 status the controller last forced on a buy, while no real transition has ended it
- * (as the media-buys projection keeps `forced_status`).
- */
-function forcedStatusOf(history: readonly StoredEvent[]): string | undefined {
-  for (let i = history.length - 1; i >= 0; i--) {
-    const e = history[i]!;
-    if (e.type === 'MediaBuyApproved' || e.type === 'MediaBuyRejected') return undefined;
-    if (e.type === 'MediaBuyStatusChanged') {
-      const forced = (e.data as { forced_status?: unknown }).forced_status;
-      return typeof forced === 'string' ? forced : undefined;
-    }
-  }
-  return undefined;
+  return state;
 }
 
 /** The 3.0 lifecycle's edges, as a seller's own systems would move a buy along them. */
@@ -144,8 +123,8 @@ async function forceMediaBuyStatus(ctx: TaskContext, params: Obj, cmd: CommandCo
   if (!MEDIA_BUY_STATUSES_3.includes(target)) throw new ControllerError('INVALID_PARAMS', `status must be one of ${MEDIA_BUY_STATUSES_3.join(', ')}`);
   // The forced status from the stream, not the read model: on PostgreSQL + Kafka the last force
   // may not be projected yet when the next one comes (a storyboard forces active, then completed).
-  const { state: buy, history } = await sandboxBuyStream(ctx, id);
-  const previous = buyStatus3({ status: buy.status, start_time: buy.terms.start_time, packages: buy.terms.packages, activated: buy.activated, forced_status: forcedStatusOf(history) }, ctx.ports.clock());
+  const buy = await sandboxBuy(ctx, id);
+  const previous = buyStatus3(lifecycleOf(buy), ctx.ports.clock());
   if (!FORCE_EDGES[previous]!.includes(target)) throw new ControllerError('INVALID_TRANSITION', `a media buy that is ${previous} cannot become ${target}`, previous);
   await handleCommand(ctx.ports.store, mediaBuyStream(buy.terms.media_buy_id), mediaBuyDecider, { type: 'ForceMediaBuyStatus', status: DOMAIN_STATUS[target]!, viewStatus: target, now: cmd.now }, cmd);
   return { success: true, previous_state: previous, current_state: target, message: `media buy ${id} forced from ${previous} to ${target}` };

@@ -135,6 +135,15 @@ export type MediaBuyState =
     };
 
 /**
+ * What a buy's AdCP 3.0 lifecycle status is derived from (the wire's buyStatus3), from its state:
+ * its domain status, flight start, packages' creatives, whether it ever ran, and the status the
+ * sandbox controller forced (until the next real transition).
+ */
+export function lifecycleOf(buy: { readonly status: string; readonly terms: Pick<MediaBuyTerms, 'start_time' | 'packages'>; readonly activated?: boolean; readonly forcedStatus?: string }) {
+  return { status: buy.status, start_time: buy.terms.start_time, packages: buy.terms.packages, activated: buy.activated, forced_status: buy.forcedStatus };
+}
+
+/**
  * The stream id is derived from (owner, buyer_ref), so "buyer_ref is unique per buyer" holds
  * with one append at `no_stream`: two racing creates cannot both win.
  */
