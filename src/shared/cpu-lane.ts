@@ -51,9 +51,16 @@ export class CpuLane {
     };
   }
 
-  private turn(): Promise<void> {
+  /**
+   * A turn of the loop first, then the rest that is left. Not a bare setTimeout: a timer set
+   * inside a long callback counts from the loop's cached clock, from before the callback ran, so
+   * it can be due in this same timers phase and run before the check phase (and the I/O) had
+   * its turn.
+   */
+  private async turn(): Promise<void> {
+    await nextTurn();
     const rest = this.restUntil - performance.now();
-    return rest >= 1 ? new Promise((resolve) => setTimeout(resolve, rest)) : nextTurn();
+    if (rest >= 1) await new Promise((resolve) => setTimeout(resolve, rest));
   }
 
   private enter(): Promise<void> {
