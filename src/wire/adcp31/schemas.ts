@@ -4,7 +4,7 @@ import { schemaSet, type SchemaSet } from '../schema-set';
  * AdCP 3.1 payloads checked against the spec's 3.1 JSON Schemas (3.1.19: draft-07, `$id`s under
  * `/schemas/3.1.19/`). The gateway ships no copy of them and never reads them while serving: no
  * installable package bundles 3.1 yet, so whoever validates names the folder (the tests use the
- * house copy, `../shared/adcp/schemas/3.1.19`, beside the repository). One set per folder.
+ * repository's complete copy, `test/fixtures/adcp-schemas/3.1.19`). One set per folder.
  */
 const sets = new Map<string, SchemaSet>();
 
