@@ -13,6 +13,7 @@ import { ROLES, type Role } from './domain/api-key/api-key';
 import { printGatewaySchema } from './graphql/schema';
 import { printOpenApi } from './http/openapi';
 import { startGateway } from './main';
+import { asyncApiDocument, eventSchemaFiles } from './public-events/documents';
 import { PROJECTIONS_STREAM, ProjectionRunner, rebuildProjection } from './projections/runner';
 import { AppError } from './shared/errors';
 
@@ -27,7 +28,8 @@ const USAGE = `usage: adcp-gateway <command>
   keys revoke <key-id>                    revoke a key
   keys rotate [--alg ed25519|ecdsa-p256-sha256]
                                           new webhook-signing key (prints its kid)
-  schema [--check]                        write schema/schema.graphql and schema/openapi.json (or fail if stale)
+  schema [--check]                        write schema/schema.graphql, schema/openapi.json, schema/asyncapi.yaml
+                                          and schema/events/*.json (or fail if any is stale)
   webhooks verify --jwks <file> [--now <unix>]
                                           check a signed webhook ({"method","url","headers","body"} on stdin)
   bench                                   run the benchmarks (JSON lines)
@@ -178,13 +180,15 @@ async function schemaCommand(args: string[]): Promise<void> {
   const files: [string, string][] = [
     [path.join(dir, 'schema.graphql'), await printGatewaySchema()],
     [path.join(dir, 'openapi.json'), printOpenApi()],
+    [path.join(dir, 'asyncapi.yaml'), asyncApiDocument()],
+    ...eventSchemaFiles().map(([name, text]): [string, string] => [path.join(dir, 'events', name), text]),
   ];
   if (args.includes('--check')) {
-    const stale = files.filter(([file, text]) => (fs.existsSync(file) ? fs.readFileSync(file, 'utf8') : '') !== text).map(([file]) => path.basename(file));
+    const stale = files.filter(([file, text]) => (fs.existsSync(file) ? fs.readFileSync(file, 'utf8') : '') !== text).map(([file]) => path.relative(dir, file));
     if (stale.length) throw new UsageError(`schema/${stale.join(' and schema/')} stale: run \`npm run schema\``);
     return;
   }
-  fs.mkdirSync(dir, { recursive: true });
+  fs.mkdirSync(path.join(dir, 'events'), { recursive: true });
   for (const [file, text] of files) {
     fs.writeFileSync(file, text);
     process.stderr.write(`wrote ${path.relative(process.cwd(), file)}\n`);
