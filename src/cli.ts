@@ -14,6 +14,7 @@ import { printGatewaySchema } from './graphql/schema';
 import { printOpenApi } from './http/openapi';
 import { startGateway } from './main';
 import { asyncApiDocument, eventSchemaFiles } from './public-events/documents';
+import { selectTypes, tailPublicEvents } from './public-events/tail';
 import { PROJECTIONS_STREAM, ProjectionRunner, rebuildProjection } from './projections/runner';
 import { AppError } from './shared/errors';
 
@@ -30,6 +31,10 @@ const USAGE = `usage: adcp-gateway <command>
                                           new webhook-signing key (prints its kid)
   schema [--check]                        write schema/schema.graphql, schema/openapi.json, schema/asyncapi.yaml
                                           and schema/events/*.json (or fail if any is stale)
+  events tail [--type <t>[,<t>…]] [--from <position>] [--follow]
+                                          print the public event stream from the log (CloudEvents JSON
+                                          lines, each checked against its schema); --type takes a name
+                                          (media_buy.status_changed), a versioned one (…v1) or a domain
   webhooks verify --jwks <file> [--now <unix>]
                                           check a signed webhook ({"method","url","headers","body"} on stdin)
   bench                                   run the benchmarks (JSON lines)
@@ -175,6 +180,35 @@ async function keysCommand(config: Config, args: string[]): Promise<void> {
   throw new UsageError('keys: expected create, list, revoke or rotate');
 }
 
+async function eventsCommand(config: Config, args: string[]): Promise<number> {
+  const [sub, ...rest] = args;
+  if (sub !== 'tail') throw new UsageError('events: expected "tail [--type <t>[,<t>…]] [--from <position>] [--follow]"');
+  const { values } = parseArgs({ args: rest, options: { type: { type: 'string', multiple: true }, from: { type: 'string' }, follow: { type: 'boolean' } }, strict: true, allowPositionals: false });
+  const selected = selectTypes((values.type ?? []).flatMap((t) => t.split(',')).map((t) => t.trim()).filter(Boolean));
+  if ('unknown' in selected) throw new UsageError(`events tail: unknown type "${selected.unknown}"; see schema/asyncapi.yaml or docs/events.md`);
+  const from = values.from ?? '0';
+  if (!/^\d{1,15}$/.test(from)) throw new UsageError(`events tail: --from must be a log position (a whole number ≥ 0), got "${from}"`);
+  const store = await openEventStore(config);
+  const stop = new AbortController();
+  const onSignal = () => stop.abort();
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+  try {
+    const counts = await tailPublicEvents(
+      store,
+      { from: Number(from), follow: values.follow ?? false, signal: stop.signal },
+      selected.names,
+      (line) => process.stdout.write(line + '\n'),
+      (message) => process.stderr.write(`adcp-gateway: events tail: ${message}\n`),
+    );
+    return counts.invalid > 0 ? 1 : 0;
+  } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+    await store.close();
+  }
+}
+
 async function schemaCommand(args: string[]): Promise<void> {
   const dir = path.join(__dirname, '..', '..', 'schema');
   const files: [string, string][] = [
@@ -212,6 +246,8 @@ export async function main(argv: string[]): Promise<number> {
       case 'schema':
         await schemaCommand(rest);
         return 0;
+      case 'events':
+        return await eventsCommand(loadConfig(), rest);
       case 'webhooks': {
         const { webhooksVerifyCommand } = await import('./webhooks/receiver/verify-command');
         return await webhooksVerifyCommand(rest);
