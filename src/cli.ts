@@ -13,6 +13,7 @@ import { ROLES, type Role } from './domain/api-key/api-key';
 import { printGatewaySchema } from './graphql/schema';
 import { printOpenApi } from './http/openapi';
 import { startGateway } from './main';
+import { breakingChanges } from './public-events/compatibility';
 import { asyncApiDocument, eventSchemaFiles } from './public-events/documents';
 import { selectTypes, tailPublicEvents } from './public-events/tail';
 import { PROJECTIONS_STREAM, ProjectionRunner, rebuildProjection } from './projections/runner';
@@ -29,8 +30,9 @@ const USAGE = `usage: adcp-gateway <command>
   keys revoke <key-id>                    revoke a key
   keys rotate [--alg ed25519|ecdsa-p256-sha256]
                                           new webhook-signing key (prints its kid)
-  schema [--check]                        write schema/schema.graphql, schema/openapi.json, schema/asyncapi.yaml
-                                          and schema/events/*.json (or fail if any is stale)
+  schema [--check] [--dir <path>]         write schema/schema.graphql, schema/openapi.json, schema/asyncapi.yaml
+                                          and schema/events/*.json (or fail if any is stale); refuses a
+                                          breaking change to a published event schema in either mode
   events tail [--type <t>[,<t>…]] [--from <position>] [--follow]
                                           print the public event stream from the log (CloudEvents JSON
                                           lines, each checked against its schema); --type takes a name
@@ -210,14 +212,27 @@ async function eventsCommand(config: Config, args: string[]): Promise<number> {
 }
 
 async function schemaCommand(args: string[]): Promise<void> {
-  const dir = path.join(__dirname, '..', '..', 'schema');
+  const { values } = parseArgs({ args, options: { check: { type: 'boolean' }, dir: { type: 'string' } }, strict: true, allowPositionals: false });
+  // --dir: another copy of schema/ (a release's published documents, a test's scratch copy).
+  const dir = values.dir ? path.resolve(values.dir) : path.join(__dirname, '..', '..', 'schema');
   const files: [string, string][] = [
     [path.join(dir, 'schema.graphql'), await printGatewaySchema()],
     [path.join(dir, 'openapi.json'), printOpenApi()],
     [path.join(dir, 'asyncapi.yaml'), asyncApiDocument()],
     ...eventSchemaFiles().map(([name, text]): [string, string] => [path.join(dir, 'events', name), text]),
   ];
-  if (args.includes('--check')) {
+  // A published event schema (committed under its name and version) may only change compatibly:
+  // anything else is a new version, whichever mode we are in.
+  const breaking = eventSchemaFiles().flatMap(([name, text]) => {
+    const file = path.join(dir, 'events', name);
+    if (!fs.existsSync(file)) return [];
+    const changes = breakingChanges(JSON.parse(fs.readFileSync(file, 'utf8')) as Record<string, unknown>, JSON.parse(text) as Record<string, unknown>);
+    return changes.length ? [`schema/events/${name}: ${changes.join(', ')}`] : [];
+  });
+  if (breaking.length) {
+    throw new UsageError(`breaking change to a published event schema; raise the type's version in src/public-events/types.ts instead:\n  ${breaking.join('\n  ')}`);
+  }
+  if (values.check) {
     const stale = files.filter(([file, text]) => (fs.existsSync(file) ? fs.readFileSync(file, 'utf8') : '') !== text).map(([file]) => path.relative(dir, file));
     if (stale.length) throw new UsageError(`schema/${stale.join(' and schema/')} stale: run \`npm run schema\``);
     return;

@@ -1,4 +1,5 @@
 import { execFile, spawn } from 'node:child_process';
+import fs from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { SqliteEventStore } from '../../src/eventstore/sqlite';
@@ -23,6 +24,49 @@ const lines = (stdout: string) =>
     .split('\n')
     .filter(Boolean)
     .map((l) => JSON.parse(l) as Record<string, any>);
+
+/** Issue 37 item 4's compatibility check: a published event schema changes only with its version. */
+describe('adcp-gateway schema --check on the public event schemas', () => {
+  const copy = () => {
+    const dir = tempDir('adcp-schema-');
+    fs.cpSync(path.join(ROOT, 'schema'), dir, { recursive: true });
+    return dir;
+  };
+  const edit = (dir: string, name: string, change: (schema: Record<string, any>) => void) => {
+    const file = path.join(dir, 'events', name);
+    const schema = JSON.parse(fs.readFileSync(file, 'utf8')) as Record<string, any>;
+    change(schema);
+    fs.writeFileSync(file, JSON.stringify(schema, null, 2) + '\n');
+  };
+
+  it('passes on the committed documents', async () => {
+    expect(await cli(['schema', '--check', '--dir', copy()], {})).toMatchObject({ code: 0, stderr: '' });
+  }, 60_000);
+
+  it('fails, naming the change, when a published schema differs from the code in a breaking way; a reworded description is only stale', async () => {
+    // The published v1 had a field the code no longer produces: the code removed it without a v2.
+    const removed = copy();
+    edit(removed, 'task.status_changed.v1.json', (s) => {
+      s.properties.priority = { type: 'string' };
+    });
+    const r = await cli(['schema', '--check', '--dir', removed], {});
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('breaking change to a published event schema');
+    expect(r.stderr).toContain('schema/events/task.status_changed.v1.json: priority: removed');
+    // Writing refuses it too: the published file stays as it was.
+    expect(await cli(['schema', '--dir', removed], {})).toMatchObject({ code: 2 });
+    expect(JSON.parse(fs.readFileSync(path.join(removed, 'events', 'task.status_changed.v1.json'), 'utf8')).properties.priority).toEqual({ type: 'string' });
+
+    const reworded = copy();
+    edit(reworded, 'task.status_changed.v1.json', (s) => {
+      s.description = 'Reworded.';
+    });
+    const stale = await cli(['schema', '--check', '--dir', reworded], {});
+    expect(stale.code).toBe(2);
+    expect(stale.stderr).toContain('schema/events/task.status_changed.v1.json stale');
+    expect(stale.stderr).not.toContain('breaking');
+  }, 120_000);
+});
 
 /** `adcp-gateway events tail` (issue 37 item 5): the public stream from the log, filtered, resumable, validated. */
 describe('adcp-gateway events tail', () => {
