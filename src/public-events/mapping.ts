@@ -7,6 +7,7 @@ import type { ReportLogEvent } from '../domain/reporting/report-log';
 import type { TaskEvent } from '../domain/task/task';
 import type { WebhookEvent } from '../domain/webhook/webhook';
 import type { StoredEvent } from '../eventstore/port';
+import { publicId } from '../shared/ids';
 import { MediaBuyStatus3, type PublicEventData, type PublicEventName } from './types';
 
 /** One public event, ready for any transport (CloudEvents on Kafka, GraphQL, the CLI's tail). */
@@ -40,9 +41,9 @@ function status3(status: MediaBuyStatus, forced?: string): PublicEventData<'medi
 
 function flight(t: MediaBuyTerms) {
   return {
-    media_buy_id: t.media_buy_id,
+    media_buy_id: pid(t.media_buy_id),
     buyer_ref: t.buyer_ref,
-    ...(t.account_id !== undefined ? { account_id: t.account_id } : {}),
+    ...(t.account_id !== undefined ? { account_id: pid(t.account_id) } : {}),
     start_time: t.start_time,
     end_time: t.end_time,
     currency: t.currency,
@@ -60,12 +61,18 @@ function flight(t: MediaBuyTerms) {
   };
 }
 
+/**
+ * Ids as their buyer knows them: a buyer-chosen id (a sandbox fixture's, a task's) is kept
+ * internally with a suffix naming its owner (shared/ids.ts), which is bookkeeping, not the id.
+ */
+const pid = publicId;
+
 const hour = (h: HourDelivery) => ({ package_id: h.package_id, hour_start: h.hour_start, impressions: h.impressions, clicks: h.clicks, spend: h.spend_cents / 100 });
 
 const mediaBuy: { [T in MediaBuyEvent['type']]: Mapper<MediaBuyEvent, T> } = {
   MediaBuyCreated: (d) => ({
     name: 'media_buy.created',
-    subject: d.media_buy_id,
+    subject: pid(d.media_buy_id),
     data: {
       ...flight(d),
       status: status3(d.status),
@@ -76,48 +83,48 @@ const mediaBuy: { [T in MediaBuyEvent['type']]: Mapper<MediaBuyEvent, T> } = {
   }),
   MediaBuyApproved: (d) => ({
     name: 'media_buy.status_changed',
-    subject: d.media_buy_id,
-    data: { media_buy_id: d.media_buy_id, previous_status: 'pending_start', status: 'active', ...(d.note ? { reason: d.note } : {}), changed_at: d.at },
+    subject: pid(d.media_buy_id),
+    data: { media_buy_id: pid(d.media_buy_id), previous_status: 'pending_start', status: 'active', ...(d.note ? { reason: d.note } : {}), changed_at: d.at },
   }),
   MediaBuyRejected: (d) => ({
     name: 'media_buy.status_changed',
-    subject: d.media_buy_id,
-    data: { media_buy_id: d.media_buy_id, previous_status: 'pending_start', status: 'rejected', reason: d.reason, changed_at: d.at },
+    subject: pid(d.media_buy_id),
+    data: { media_buy_id: pid(d.media_buy_id), previous_status: 'pending_start', status: 'rejected', reason: d.reason, changed_at: d.at },
   }),
   MediaBuyStatusChanged: (d) => ({
     name: 'media_buy.status_changed',
-    subject: d.media_buy_id,
+    subject: pid(d.media_buy_id),
     data: {
-      media_buy_id: d.media_buy_id,
+      media_buy_id: pid(d.media_buy_id),
       previous_status: status3(d.from),
       status: status3(d.status, d.forced_status),
       ...(d.reason !== undefined ? { reason: d.reason } : {}),
       changed_at: d.at,
     },
   }),
-  MediaBuyUpdated: (d) => ({ name: 'media_buy.updated', subject: d.media_buy_id, data: { ...flight(d.terms), changed: [...d.changed], updated_at: d.at } }),
+  MediaBuyUpdated: (d) => ({ name: 'media_buy.updated', subject: pid(d.media_buy_id), data: { ...flight(d.terms), changed: [...d.changed], updated_at: d.at } }),
 };
 
 const delivery: { [T in DeliveryEvent['type']]: Mapper<DeliveryEvent, T> } = {
-  DeliveryRecorded: (d) => ({ name: 'media_buy.delivery_recorded', subject: d.media_buy_id, data: { media_buy_id: d.media_buy_id, currency: d.currency, through: d.through, hours: d.hours.map(hour) } }),
+  DeliveryRecorded: (d) => ({ name: 'media_buy.delivery_recorded', subject: pid(d.media_buy_id), data: { media_buy_id: pid(d.media_buy_id), currency: d.currency, through: d.through, hours: d.hours.map(hour) } }),
   DeliveryAdjusted: (d) => ({
     name: 'media_buy.delivery_adjusted',
-    subject: d.media_buy_id,
-    data: { media_buy_id: d.media_buy_id, hour: hour(d.hour), previous: hour(d.previous), reason: d.reason, adjusted_at: d.at },
+    subject: pid(d.media_buy_id),
+    data: { media_buy_id: pid(d.media_buy_id), hour: hour(d.hour), previous: hour(d.previous), reason: d.reason, adjusted_at: d.at },
   }),
   DeliveryDelayed: (d) => ({
     name: 'media_buy.delivery_delayed',
-    subject: d.media_buy_id,
-    data: { media_buy_id: d.media_buy_id, expected_availability: d.expected_availability, reason: d.reason, at: d.at },
+    subject: pid(d.media_buy_id),
+    data: { media_buy_id: pid(d.media_buy_id), expected_availability: d.expected_availability, reason: d.reason, at: d.at },
   }),
 };
 
 const reports: { [T in ReportLogEvent['type']]: Mapper<ReportLogEvent, T> } = {
   DeliveryReportSequenced: (d) => ({
     name: 'media_buy.delivery_report_issued',
-    subject: d.media_buy_id,
+    subject: pid(d.media_buy_id),
     data: {
-      media_buy_id: d.media_buy_id,
+      media_buy_id: pid(d.media_buy_id),
       notification_type: d.notification_type,
       sequence_number: d.sequence_number,
       reporting_period: { start: d.period.start, end: d.period.end },
@@ -133,13 +140,13 @@ const tasks: { [T in TaskEvent['type']]: Mapper<TaskEvent, T> } = {
   // The request, context, push config (with its credentials) and A2A registration stay inside.
   TaskSubmitted: (d) => ({
     name: 'task.status_changed',
-    subject: d.task_id,
-    data: { task_id: d.task_id, task_type: d.task_type, resource_id: d.resource_id, status: 'submitted', message: d.message, timestamp: d.at },
+    subject: pid(d.task_id),
+    data: { task_id: pid(d.task_id), task_type: d.task_type, resource_id: pid(d.resource_id), status: 'submitted', message: d.message, timestamp: d.at },
   }),
   TaskStatusChanged: (d) => ({
     name: 'task.status_changed',
-    subject: d.task_id,
-    data: { task_id: d.task_id, previous_status: d.from, status: d.status, message: d.message, timestamp: d.at },
+    subject: pid(d.task_id),
+    data: { task_id: pid(d.task_id), previous_status: d.from, status: d.status, message: d.message, timestamp: d.at },
   }),
 };
 

@@ -202,6 +202,14 @@ describe('public events: one mapping per internal event type', () => {
     expect(toPublicEvent(stored('toString', {}))).toBeUndefined();
   });
 
+  it('shows ids as their buyer knows them, without the owner suffix a buyer-chosen id is stored with', () => {
+    const scoped = 'fixture_buy~AbCdEf123456';
+    const pub = publish('MediaBuyStatusChanged', { media_buy_id: scoped, from: 'active', status: 'paused', at: AT });
+    expect(pub.subject).toBe('fixture_buy');
+    expect(pub.data).toMatchObject({ media_buy_id: 'fixture_buy' });
+    expect(publish('TaskSubmitted', { task_id: 'my_task~AbCdEf123456', task_type: 'create_media_buy', owner: 'o', resource_id: scoped, message: 'm', at: AT }).data).toMatchObject({ task_id: 'my_task', resource_id: 'fixture_buy' });
+  });
+
   it('every public type was produced by one of the mappings above (tests run in order)', () => {
     expect([...produced].sort()).toEqual(Object.keys(PUBLIC_EVENT_TYPES).sort());
   });
