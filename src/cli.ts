@@ -15,7 +15,8 @@ import { printOpenApi } from './http/openapi';
 import { startGateway } from './main';
 import { breakingChanges } from './public-events/compatibility';
 import { asyncApiDocument, eventSchemaFiles } from './public-events/documents';
-import { selectTypes, tailPublicEvents } from './public-events/tail';
+import { tailPublicEvents } from './public-events/tail';
+import { selectTypes } from './public-events/types';
 import { PROJECTIONS_STREAM, ProjectionRunner, rebuildProjection } from './projections/runner';
 import { AppError } from './shared/errors';
 

@@ -1,7 +1,7 @@
 import type { EventStore, StoredEvent } from '../eventstore/port';
 import { CLOUDEVENTS_SOURCE } from './cloudevents';
 import { toPublicEvent, type PublicEvent } from './mapping';
-import { PUBLIC_EVENT_TYPES, cloudEventType, domainOf, type PublicEventName } from './types';
+import { PUBLIC_EVENT_TYPES, cloudEventType, type PublicEventName } from './types';
 
 /** Where `adcp-gateway events tail` starts and whether it waits for more. */
 export interface TailOptions {
@@ -10,20 +10,6 @@ export interface TailOptions {
   /** Keep printing new events until `signal` aborts; otherwise stop at the head. */
   readonly follow: boolean;
   readonly signal?: AbortSignal;
-}
-
-const NAMES = Object.keys(PUBLIC_EVENT_TYPES) as PublicEventName[];
-
-/** `--type` selectors (names `media_buy.status_changed`, versioned names `….v1`, domains `media_buy`) to the names they select; none: all. */
-export function selectTypes(selectors: readonly string[]): { names: ReadonlySet<PublicEventName> } | { unknown: string } {
-  if (selectors.length === 0) return { names: new Set(NAMES) };
-  const names = new Set<PublicEventName>();
-  for (const s of selectors) {
-    const matched = NAMES.filter((n) => s === n || s === cloudEventType(n) || s === domainOf(n));
-    if (matched.length === 0) return { unknown: s };
-    for (const n of matched) names.add(n);
-  }
-  return { names };
 }
 
 /** A public event in CloudEvents' JSON format (structured mode): one line of the tail. */

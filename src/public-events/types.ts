@@ -196,5 +196,19 @@ export function cloudEventType(name: PublicEventName): string {
   return `${name}.v${PUBLIC_EVENT_TYPES[name].version}`;
 }
 
+const NAMES = Object.keys(PUBLIC_EVENT_TYPES) as PublicEventName[];
+
 /** Every domain a public topic exists for. */
-export const PUBLIC_DOMAINS: readonly string[] = [...new Set((Object.keys(PUBLIC_EVENT_TYPES) as PublicEventName[]).map(domainOf))];
+export const PUBLIC_DOMAINS: readonly string[] = [...new Set(NAMES.map(domainOf))];
+
+/** Type selectors (`events tail --type`, the publicEvents subscription's `types`: names `media_buy.status_changed`, versioned names `….v1`, domains `media_buy`) to the names they select; none: all. */
+export function selectTypes(selectors: readonly string[]): { names: ReadonlySet<PublicEventName> } | { unknown: string } {
+  if (selectors.length === 0) return { names: new Set(NAMES) };
+  const names = new Set<PublicEventName>();
+  for (const s of selectors) {
+    const matched = NAMES.filter((n) => s === n || s === cloudEventType(n) || s === domainOf(n));
+    if (matched.length === 0) return { unknown: s };
+    for (const n of matched) names.add(n);
+  }
+  return { names };
+}
