@@ -220,12 +220,13 @@ describe('the AdCP 3.1 schema corpus over MCP and A2A', () => {
     // Every invalid answer, for whoever works through them (the assertion shows the first 40).
     if (process.env.ADCP31_CORPUS_REPORT) fs.appendFileSync(process.env.ADCP31_CORPUS_REPORT, invalid.map((l) => `${run}\t${l}\n`).join(''));
 
-    expect(invalid.slice(0, 40)).toEqual([]);
     expect(samples).toBeGreaterThanOrEqual(150);
     expect(hooks.length).toBeGreaterThan(0);
     // Every tool this agent lists answered both ways, but the two aliases of tasks_get / tasks_list.
     const listed = [...tools].filter((t) => !t.includes('/'));
     expect({ noSuccess: listed.filter((t) => !answered.success.has(t)), noError: listed.filter((t) => !answered.error.has(t)) }).toEqual({ noSuccess: [], noError: [] });
+    // Last, so that the corpus's reach is checked even while answers are not yet valid.
+    expect({ invalid: invalid.length, first: invalid.slice(0, 40) }).toEqual({ invalid: 0, first: [] });
   }, 600_000);
 });
 
