@@ -64,13 +64,17 @@ export interface Fixtures {
   context: Json;
 }
 
-/** Makes the fixtures as the buyer `key`, through `call` (`extra`: fields every call carries, such as a version pin). */
-export async function makeFixtures(call: CorpusCall, key: string, extra: Json = {}): Promise<Fixtures> {
+/**
+ * Makes the fixtures as the buyer `key`, through `call` (`extra`: fields every call carries, such
+ * as a version pin). `pending: false` for a seller that confirms every order at once
+ * (APPROVAL_POLICY=never), whose guaranteed create leaves no task waiting.
+ */
+export async function makeFixtures(call: CorpusCall, key: string, extra: Json = {}, opts: { pending?: boolean } = {}): Promise<Fixtures> {
   await call('sync_accounts', { ...extra, accounts: [{ ...LIVE, billing: 'operator' }], idempotency_key: randomUUID() }, key);
   const buy = (await call('create_media_buy', { ...extra, account: LIVE, brand: { domain: 'acme-outdoor.com' }, idempotency_key: randomUUID(), start_time: 'asap', end_time: future(20), packages: [{ product_id: 'news_display_run_of_site', pricing_option_id: 'cpm_usd_fixed', budget: 3000 }] }, key)).body;
   const pending = (await call('create_media_buy', { ...extra, account: LIVE, brand: { domain: 'acme-outdoor.com' }, idempotency_key: randomUUID(), start_time: 'asap', end_time: future(20), packages: [{ product_id: 'premium_ctv_guaranteed', pricing_option_id: 'cpm_usd_guaranteed', budget: 20000 }] }, key)).body;
   await call('sync_creatives', { ...extra, account: LIVE, idempotency_key: randomUUID(), creatives: [{ creative_id: 'schema-banner', name: 'Banner', format_id: FORMAT, assets: { image: { asset_type: 'image', url: 'https://cdn.acme-outdoor.com/b.png', width: 300, height: 250 } } }] }, key);
-  if (!buy.media_buy_id || !pending.task_id) throw new Error(`corpus fixtures: no buy or no pending task (${JSON.stringify({ buy, pending }).slice(0, 400)})`);
+  if (!buy.media_buy_id || (opts.pending !== false && !pending.task_id)) throw new Error(`corpus fixtures: no buy or no pending task (${JSON.stringify({ buy, pending }).slice(0, 400)})`);
   const context: Json = {
     product_id: 'news_display_run_of_site',
     pricing_option_id: 'cpm_usd_fixed',
