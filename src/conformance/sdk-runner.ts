@@ -27,6 +27,12 @@ export interface StoryboardJob {
   skipPhases?: string[];
   /** The runner's `request_signing` options (its signed-request probes). */
   requestSigning?: Record<string, unknown>;
+  /**
+   * The storyboard's test kit (`prerequisites.test_kit`) as the runner's `test_kit` option, with
+   * the credentials the operator provisioned for it: a step authenticating `from_test_kit` sends
+   * its `auth.api_key`. Only the library takes one (the CLI never loads a storyboard's kit).
+   */
+  testKit?: Record<string, unknown>;
 }
 
 export interface StepOutcome {
@@ -64,7 +70,8 @@ export class SdkStoryboardRunner {
   private stderr = '';
   private pending?: { resolve: (m: FromChild) => void; reject: (e: Error) => void };
 
-  constructor(private readonly opts: { timeoutMs?: number } = {}) {}
+  /** `complianceDir`: another compliance tree than the SDK's own re-dated 3.0.6 (e.g. the 3.1.18 one). */
+  constructor(private readonly opts: { timeoutMs?: number; complianceDir?: string } = {}) {}
 
   /** The ids (storyboards or bundles) the bundled tree does not have. */
   async unknownIds(ids: readonly string[]): Promise<string[]> {
@@ -97,7 +104,7 @@ export class SdkStoryboardRunner {
     if (this.child) return this.child;
     this.stderr = '';
     const child = fork(__filename, ['child'], {
-      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ADCP_COMPLIANCE_DIR: redatedComplianceDir() },
+      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ADCP_COMPLIANCE_DIR: this.opts.complianceDir ?? redatedComplianceDir() },
       stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
     });
     child.stdout!.resume();
@@ -211,6 +218,7 @@ async function runOne(
       ...(jwks ? { webhook_signing: { jwks } } : {}),
       ...(job.requestSigning ? { request_signing: job.requestSigning } : {}),
       ...(job.context ? { context: job.context } : {}),
+      ...(job.testKit ? { test_kit: job.testKit } : {}),
     });
     const id = String(result.storyboard_id ?? whole.id);
     overall &&= result.overall_passed;

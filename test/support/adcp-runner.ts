@@ -28,16 +28,17 @@ export interface StoryboardRun {
  * Runs `adcp storyboard run` against an agent, as a user would from the command line, and reads
  * both its stable summary (`--summary-output`) and its full report (`--json`). The runner exits 0
  * even when steps fail, so callers judge the summary, never the exit code. The storyboards are
- * the SDK's own, re-dated (see src/conformance/compliance-tree.ts).
+ * the SDK's own, re-dated (see src/conformance/compliance-tree.ts), unless `complianceDir` names
+ * another release's tree (the 3.1.18 storyboards the 6.11 runner can drive).
  */
-export function runStoryboards(opts: { agentUrl: string; token: string; storyboards: string; webhookReceiver?: boolean; timeoutMs?: number; protocol?: 'mcp' | 'a2a' }): Promise<StoryboardRun> {
+export function runStoryboards(opts: { agentUrl: string; token: string; storyboards: string; webhookReceiver?: boolean; timeoutMs?: number; protocol?: 'mcp' | 'a2a'; complianceDir?: string }): Promise<StoryboardRun> {
   const dir = tempDir('adcp-runner-');
   const summaryFile = path.join(dir, 'summary.json');
   const args = [ADCP_BIN, 'storyboard', 'run', opts.agentUrl, '--storyboards', opts.storyboards, '--allow-http', '--auth', opts.token, '--json', '--summary-output', summaryFile, '--timeout', '900'];
   if (opts.webhookReceiver) args.push('--webhook-receiver');
   if (opts.protocol) args.push('--protocol', opts.protocol);
   const child = spawn(process.execPath, args, {
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? dir, ADCP_COMPLIANCE_DIR: redatedComplianceDir() },
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? dir, ADCP_COMPLIANCE_DIR: opts.complianceDir ?? redatedComplianceDir() },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stdout = '';

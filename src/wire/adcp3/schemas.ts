@@ -7,7 +7,10 @@ import { schemaSet, type SchemaValidation } from '../schema-set';
  */
 export type Adcp3Validation = SchemaValidation;
 
-const adcp3 = schemaSet('3.0', () => path.join(path.dirname(require.resolve('@adcp/sdk/package.json')), 'dist', 'lib', 'schemas-data', '3.0'));
+/** Where @adcp/sdk keeps them (its `manifest.json` names each tool's schemas). */
+export const adcp3SchemaDir = (): string => path.join(path.dirname(require.resolve('@adcp/sdk/package.json')), 'dist', 'lib', 'schemas-data', '3.0');
+
+const adcp3 = schemaSet('3.0', adcp3SchemaDir);
 
 /** Tools the bundled 3.0 manifest names. */
 export const adcp3ToolNames = (): string[] => adcp3.toolNames();

@@ -1,5 +1,13 @@
-import type { AnswerCodec } from '../answer-codec';
+import type { AnswerCodec, AnswerContext } from '../answer-codec';
 import { adcp30, answer3 } from '../adcp3/answers';
+import { governance31 } from './governance';
+
+/** A task's 3.1 answer from its 3.0 one, for the tasks whose answers differ: one line per module. */
+const answers31: Readonly<Record<string, (answer: Record<string, any>, ctx: AnswerContext) => Record<string, any>>> = {
+  ...governance31,
+};
+
+const answer31 = (task: string, answer: Record<string, any>, ctx: AnswerContext) => (Object.hasOwn(answers31, task) ? answers31[task]!(answer, ctx) : answer);
 
 /**
  * AdCP 3.1, for a call pinned `adcp_version: "3.1"` (or a newer 3.x, downshifted to 3.1).
@@ -7,6 +15,8 @@ import { adcp30, answer3 } from '../adcp3/answers';
  * written here as it is implemented. Implemented so far (issue 36, version negotiation):
  *
  * - the echo: every answer names the release served, `adcp_version: "3.1"`, at its root;
+ * - governance (`./governance.ts`): check_governance's `verdict`, report_plan_outcome's
+ *   `outcome_state`, get_plan_audit_logs' entries' `verdict`, where 3.0 said `status`;
  * - `get_adcp_capabilities`: `adcp.supported_versions` (3.0's answer carries it too: 3.0.6
  *   leaves `adcp` open, and a buyer discovers the releases without a pin, as
  *   VERSION_UNSUPPORTED's recovery tells it to).
@@ -37,7 +47,7 @@ import { adcp30, answer3 } from '../adcp3/answers';
  */
 export const adcp31: AnswerCodec = {
   version: '3.1',
-  answer: (task, result, ctx) => answer3(task, result, ctx),
+  answer: (task, result, ctx) => answer31(task, answer3(task, result, ctx), ctx),
   capabilities: (declared) => declared,
   error: (task, request, err) => adcp30.error(task, request, err),
   envelope: () => ({ adcp_version: '3.1' }),
