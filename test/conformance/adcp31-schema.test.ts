@@ -11,8 +11,8 @@ import { startReceiver, type ReceivedWebhook } from '../support/receiver';
 
 type Json = Record<string, any>;
 
-/** The AdCP 3.1.18 storyboards (the spec's compliance tree), or the folder ADCP_31_COMPLIANCE names. */
-const COMPLIANCE_31 = process.env.ADCP_31_COMPLIANCE ?? '/work/shared/adcp/compliance/3.1.18';
+/** The AdCP 3.1.18 storyboards (the repository's copy of the spec's compliance tree), or the folder ADCP_31_COMPLIANCE names. */
+const COMPLIANCE_31 = process.env.ADCP_31_COMPLIANCE ?? path.resolve(__dirname, '..', '..', '..', 'test', 'fixtures', 'compliance', '3.1.18');
 
 /** One release's schemas as the corpus uses them. */
 interface Release {

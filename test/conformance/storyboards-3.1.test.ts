@@ -8,8 +8,8 @@ import { runStoryboards } from '../support/adcp-runner';
 import { startTestGateway } from '../support/gateway';
 import { runStoryboardWithJwks } from '../support/sdk-storyboard';
 
-/** The AdCP 3.1.18 storyboards (the spec's compliance tree), or the folder ADCP_31_COMPLIANCE names. */
-const COMPLIANCE_31 = process.env.ADCP_31_COMPLIANCE ?? '/work/shared/adcp/compliance/3.1.18';
+/** The AdCP 3.1.18 storyboards (the repository's copy of the spec's compliance tree), or the folder ADCP_31_COMPLIANCE names. */
+const COMPLIANCE_31 = process.env.ADCP_31_COMPLIANCE ?? path.resolve(__dirname, '..', '..', '..', 'test', 'fixtures', 'compliance', '3.1.18');
 
 /**
  * The 3.1.18 universal storyboards the `@adcp/sdk` 6.11 runner (AdCP 3.0.6) can drive, run
