@@ -42,8 +42,9 @@ function withoutCredentials<T extends { push_notification_config?: Record<string
 /** Media buys and the asynchronous tasks that gate them, as buyers and operators read them. */
 export const mediaBuys: Projection = {
   name: 'media-buys',
-  // 7: confirmed_at (when the seller confirmed the buy).
-  version: 7,
+  // 7: confirmed_at (when the seller confirmed the buy). 8: push configs keep no `token` (AdCP
+  // 3.1's webhook token, echoed to the buyer, is a credential like `authentication.credentials`).
+  version: 8,
   tables: ['media_buys', 'tasks', 'task_history'],
   ddl: { sqlite: ddl('INTEGER', ''), postgres: ddl('BIGINT', ' COLLATE "C"') },
   handles: ['MediaBuyCreated', 'MediaBuyApproved', 'MediaBuyRejected', 'MediaBuyUpdated', 'MediaBuyStatusChanged', 'TaskSubmitted', 'TaskStatusChanged'],
