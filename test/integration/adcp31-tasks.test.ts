@@ -176,6 +176,11 @@ describe('AdCP 3.1 tasks and webhooks, MCP and A2A', () => {
       release.valid('create_media_buy', done.body.result);
       const lean = await call('get_task_status', { ...release.pin, task_id: taskId });
       expect(lean.body).not.toHaveProperty('result');
+      // REST in 3.0 (adcp_major_version: 3) reads the same task with no release of its own at the root.
+      const rest = await fetch(`${gw.url}/api/tasks/tasks_get`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${buyer}` }, body: JSON.stringify({ adcp_major_version: 3, task_id: taskId }) });
+      const restBody = (await rest.json()) as Json;
+      expect(restBody).toMatchObject({ task_id: taskId, status: 'completed', result: { media_buy_id: done.body.result.media_buy_id } });
+      expect(restBody).not.toHaveProperty('adcp_version');
 
       // A2A's own tasks/get follows the AdCP task: its result is the buy, in the task's release.
       const a2aTask = (await a2aRpc('tasks/get', { id: taskId })).result as Json;
