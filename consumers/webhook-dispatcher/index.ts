@@ -3,9 +3,10 @@ import type { TaskEvent, TaskStatus } from '../../src/domain/task/task';
 import type { WebhookAuth, WebhookEvent } from '../../src/domain/webhook/webhook';
 import { appendOnce } from '../../src/application/command-handler';
 import type { EventStore, StoredEvent } from '../../src/eventstore/port';
-import { a2aTaskEnvelope, newIdempotencyKey, taskEnvelope } from '../../src/webhooks/envelope';
+import { a2aTaskEnvelope, newIdempotencyKey, TASK_ENVELOPES } from '../../src/webhooks/envelope';
 import { newEventId, publicId } from '../../src/shared/ids';
-import { answer3 } from '../../src/wire/adcp3/answers';
+import { taskResultIn } from '../../src/wire/codecs';
+import { releaseOf } from '../../src/application/task-reads';
 
 export const group = 'webhook-dispatcher';
 
@@ -17,7 +18,7 @@ export const group = 'webhook-dispatcher';
 const NOTIFY: ReadonlySet<TaskStatus> = new Set(['working', 'input-required', 'completed', 'failed', 'canceled', 'rejected']);
 
 type Submitted = Extract<TaskEvent, { type: 'TaskSubmitted' }>['data'];
-export type PushConfig = { url: string; operation_id: string; authentication?: { schemes: string[]; credentials: string } };
+export type PushConfig = { url: string; operation_id: string; token?: string; authentication?: { schemes: string[]; credentials: string } };
 
 export function authOf(config: { readonly authentication?: { readonly schemes: readonly string[]; readonly credentials: string } }, wire?: 'adcp3'): WebhookAuth {
   const a = config.authentication;
@@ -42,13 +43,28 @@ export function webhookDispatcher(store: EventStore): BusHandler {
       const [first] = await store.readStream(e.streamId, { limit: 1 });
       const submitted = first?.data as Submitted | undefined;
       if (!submitted) continue;
-      // A 3.0 requester gets the result as 3.0 answers it (the spec's shape otherwise).
-      const result = submitted.wire === 'adcp3' && change.result ? answer3(submitted.task_type, change.result, { now: new Date(change.at) }) : change.result;
+      // An AdCP requester gets the result (and the webhook) in the release its call was answered
+      // in, 3.0 unless it pinned 3.1; the spec's requester gets the spec's shape.
+      const release = releaseOf(submitted);
+      const result = submitted.wire === 'adcp3' && change.result ? taskResultIn(release, submitted.task_type, change.result, new Date(change.at)) : change.result;
       const taskId = publicId(change.task_id);
       const config = submitted.push_notification_config as PushConfig | undefined;
       if (config) {
         const idempotencyKey = newIdempotencyKey();
-        const body = taskEnvelope({ idempotencyKey, taskId, operationId: config.operation_id, taskType: submitted.task_type, status: change.status, timestamp: change.at, message: change.message, result, context: submitted.context });
+        const body = TASK_ENVELOPES[release]({
+          idempotencyKey,
+          taskId,
+          // Echoed as the registration named it (the URL is never read for it).
+          operationId: config.operation_id,
+          notificationId: notificationIdOf(taskId, e),
+          ...(config.token !== undefined ? { token: config.token } : {}),
+          taskType: submitted.task_type,
+          status: change.status,
+          timestamp: change.at,
+          message: change.message,
+          result,
+          context: submitted.context,
+        });
         await schedule(store, deliveryStreamFor(e), submitted, change, idempotencyKey, config.url, authOf(config, submitted.wire), body);
       }
       // Registered the A2A way: the same change in A2A's own envelope, a delivery of its own (a
@@ -64,6 +80,14 @@ export function webhookDispatcher(store: EventStore): BusHandler {
       }
     }
   };
+}
+
+/**
+ * A status change's notification id: the task and the change's place in its stream, so every
+ * emission of this change names it alike (3.1's charset, `[A-Za-z0-9_.:-]`, at most 255).
+ */
+export function notificationIdOf(taskId: string, change: Pick<StoredEvent, 'streamVersion'>): string {
+  return `${taskId.replace(/[^A-Za-z0-9_.:-]/g, '_').slice(0, 200)}.status.${change.streamVersion}`;
 }
 
 /** One delivery, scheduled once: a redelivered event finds its stream already written. */

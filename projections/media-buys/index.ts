@@ -24,10 +24,13 @@ const ddl = (big: string, bytewise: string) => [
  * log, where the delivery worker reads them, and are dropped from every row here.
  */
 function withoutCredentials<T extends { push_notification_config?: Record<string, unknown>; reporting_webhook?: Record<string, unknown> }>(terms: T): T {
+  // A push config's `token` (AdCP 3.1, echoed in its webhooks) is a credential too.
   const strip = (c?: Record<string, unknown>) => {
-    if (!c?.authentication) return c;
-    const { credentials: _secret, ...auth } = c.authentication as Record<string, unknown>;
-    return { ...c, authentication: auth };
+    if (!c) return c;
+    const { token: _token, ...config } = c;
+    if (!config.authentication) return config;
+    const { credentials: _secret, ...auth } = config.authentication as Record<string, unknown>;
+    return { ...config, authentication: auth };
   };
   return {
     ...terms,
@@ -39,8 +42,9 @@ function withoutCredentials<T extends { push_notification_config?: Record<string
 /** Media buys and the asynchronous tasks that gate them, as buyers and operators read them. */
 export const mediaBuys: Projection = {
   name: 'media-buys',
-  // 7: confirmed_at (when the seller confirmed the buy).
-  version: 7,
+  // 7: confirmed_at (when the seller confirmed the buy). 8: push configs keep no `token` (AdCP
+  // 3.1's webhook token, echoed to the buyer, is a credential like `authentication.credentials`).
+  version: 8,
   tables: ['media_buys', 'tasks', 'task_history'],
   ddl: { sqlite: ddl('INTEGER', ''), postgres: ddl('BIGINT', ' COLLATE "C"') },
   handles: ['MediaBuyCreated', 'MediaBuyApproved', 'MediaBuyRejected', 'MediaBuyUpdated', 'MediaBuyStatusChanged', 'TaskSubmitted', 'TaskStatusChanged'],
@@ -117,6 +121,27 @@ export interface MediaBuyRow {
   confirmed_at?: string | null;
 }
 
+/** What a task list may be narrowed by (each absent field: no narrowing). */
+export interface TaskFilter {
+  statuses?: readonly string[];
+  types?: readonly string[];
+  /** Stored task ids (the owner-scoped form included). */
+  taskIds?: readonly string[];
+  createdAfter?: string;
+  createdBefore?: string;
+  updatedAfter?: string;
+  updatedBefore?: string;
+  hasWebhook?: boolean;
+  /** Text the task's resource id (a media buy's id, the buyer's for creatives) contains. */
+  resourceContains?: string;
+}
+
+/** The columns a task list sorts by (then by task_id, the same way, so the order is total). */
+export interface TaskSort {
+  column: 'created_at' | 'updated_at' | 'status' | 'task_type';
+  direction: 'asc' | 'desc';
+}
+
 export interface TaskRow {
   task_id: string;
   owner: string;
@@ -125,6 +150,8 @@ export interface TaskRow {
   resource_id: string;
   message: string;
   result: Record<string, unknown> | null;
+  /** Its webhook registration (credentials removed), JSON; null without one. */
+  push_notification_config: string | null;
   created_at: string;
   updated_at: string;
   history: { status: string; message: string; at: string }[];
@@ -163,7 +190,7 @@ export const mediaBuyQueries = {
     if (ids.length === 0) return [];
     const marks = ids.map(() => '?').join(', ');
     const rows = await rm.query<Omit<TaskRow, 'history' | 'result'> & { result: string | null }>(
-      `SELECT task_id, owner, task_type, status, resource_id, message, result, created_at, updated_at FROM tasks WHERE task_id IN (${marks})`,
+      `SELECT task_id, owner, task_type, status, resource_id, message, result, push_notification_config, created_at, updated_at FROM tasks WHERE task_id IN (${marks})`,
       [...ids],
     );
     const history = await rm.query<{ task_id: string; status: string; message: string; at: string }>(`SELECT task_id, status, message, at FROM task_history WHERE task_id IN (${marks}) ORDER BY task_id, position`, [...ids]);
@@ -198,41 +225,55 @@ export const mediaBuyQueries = {
       after = page.at(-1)!.media_buy_id;
     }
   },
-  /** The owner's tasks, newest first, after a (created_at, task_id) cursor, at most `limit`. */
-  tasks: async (rm: ReadModelStore, owner: string, f: { statuses?: string[]; types?: string[]; createdAfter?: string; createdBefore?: string; before?: { created_at: string; task_id: string }; limit: number }) => {
+  /**
+   * The owner's tasks matching `f`, in `sort` order (newest first unless told), after a keyset
+   * cursor (the last row's sort value and task_id), at most `limit`; `total` counts every match.
+   */
+  tasks: async (rm: ReadModelStore, owner: string, f: TaskFilter & { sort?: TaskSort; after?: { value: string; task_id: string }; limit: number }) => {
     const where = ['owner = ?'];
     const params: unknown[] = [owner];
-    if (f.statuses?.length) {
-      where.push(`status IN (${f.statuses.map(() => '?').join(', ')})`);
-      params.push(...f.statuses);
-    }
-    if (f.types?.length) {
-      where.push(`task_type IN (${f.types.map(() => '?').join(', ')})`);
-      params.push(...f.types);
-    }
-    if (f.createdAfter) {
-      where.push('created_at > ?');
-      params.push(f.createdAfter);
-    }
-    if (f.createdBefore) {
-      where.push('created_at < ?');
-      params.push(f.createdBefore);
+    const oneOf = (column: string, values: readonly string[] | undefined) => {
+      if (!values?.length) return;
+      where.push(`${column} IN (${values.map(() => '?').join(', ')})`);
+      params.push(...values);
+    };
+    const compare = (column: string, op: '<' | '>', value: string | undefined) => {
+      if (value === undefined) return;
+      where.push(`${column} ${op} ?`);
+      params.push(value);
+    };
+    oneOf('status', f.statuses);
+    oneOf('task_type', f.types);
+    oneOf('task_id', f.taskIds);
+    compare('created_at', '>', f.createdAfter);
+    compare('created_at', '<', f.createdBefore);
+    compare('updated_at', '>', f.updatedAfter);
+    compare('updated_at', '<', f.updatedBefore);
+    if (f.hasWebhook !== undefined) where.push(f.hasWebhook ? 'push_notification_config IS NOT NULL' : 'push_notification_config IS NULL');
+    if (f.resourceContains !== undefined) {
+      // A substring, never a pattern: LIKE's wildcards in the text are matched literally.
+      where.push("resource_id LIKE ? ESCAPE '\\'");
+      params.push(`%${f.resourceContains.replace(/[\\%_]/g, (c) => `\\${c}`)}%`);
     }
     // The total counts every task the filter matches; the cursor only pages through them.
     const [{ n }] = await rm.query<{ n: number | string }>(`SELECT COUNT(*) AS n FROM tasks WHERE ${where.join(' AND ')}`, params);
-    if (f.before) {
-      where.push('(created_at < ? OR (created_at = ? AND task_id < ?))');
-      params.push(f.before.created_at, f.before.created_at, f.before.task_id);
+    const column = f.sort?.column ?? 'created_at';
+    const desc = f.sort?.direction !== 'asc';
+    if (f.after) {
+      const op = desc ? '<' : '>';
+      where.push(`(${column} ${op} ? OR (${column} = ? AND task_id ${op} ?))`);
+      params.push(f.after.value, f.after.value, f.after.task_id);
     }
-    const rows = await rm.query<Omit<TaskRow, 'history' | 'result'> & { push_notification_config: string | null }>(
-      `SELECT task_id, owner, task_type, status, resource_id, message, push_notification_config, created_at, updated_at FROM tasks WHERE ${where.join(' AND ')} ORDER BY created_at DESC, task_id DESC LIMIT ${Math.floor(f.limit)}`,
+    const dir = desc ? 'DESC' : 'ASC';
+    const rows = await rm.query<Omit<TaskRow, 'history' | 'result'>>(
+      `SELECT task_id, owner, task_type, status, resource_id, message, push_notification_config, created_at, updated_at FROM tasks WHERE ${where.join(' AND ')} ORDER BY ${column} ${dir}, task_id ${dir} LIMIT ${Math.floor(f.limit)}`,
       params,
     );
     return { rows, total: Number(n) };
   },
   task: async (rm: ReadModelStore, taskId: string, owner?: string): Promise<TaskRow | undefined> => {
     const rows = await rm.query<Omit<TaskRow, 'history' | 'result'> & { result: string | null }>(
-      `SELECT task_id, owner, task_type, status, resource_id, message, result, created_at, updated_at FROM tasks WHERE task_id = ?${owner ? ' AND owner = ?' : ''}`,
+      `SELECT task_id, owner, task_type, status, resource_id, message, result, push_notification_config, created_at, updated_at FROM tasks WHERE task_id = ?${owner ? ' AND owner = ?' : ''}`,
       owner ? [taskId, owner] : [taskId],
     );
     const row = rows[0];

@@ -3,7 +3,7 @@ import type { App } from '../services';
 import { tasks } from '../application/tasks';
 import { runTaskConsistently } from '../application/tasks/context';
 import { AppError, httpStatusOf } from '../shared/errors';
-import { answer3 } from '../wire/adcp3/answers';
+import { codecFor } from '../wire/codecs';
 import { adcpErrorFor } from '../wire/adcp3/errors';
 import { canonicalRequest } from '../wire/requests';
 import { authenticate } from './auth';
@@ -33,7 +33,7 @@ export function registerTaskRoutes(fastify: FastifyInstance, app: App): void {
       const ctx = { ports: app.ports, principal, requestId: req.id, origin: publicOrigin(app, req), wire: adcp3 ? ('adcp3' as const) : ('spec' as const) };
       const result = await runTaskConsistently(task, canonicalRequest(req.params.task, body), ctx);
       if (!adcp3) return reply.send({ ...result, ...echo });
-      return reply.send({ ...answer3(req.params.task, result, { now: app.clock() }), ...echo });
+      return reply.send({ ...codecFor().answer(req.params.task, result, { now: app.clock() }), ...echo });
     } catch (err) {
       if (!(err instanceof AppError)) throw err;
       if (!adcp3) {

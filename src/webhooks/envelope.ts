@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { TaskStatus } from '../domain/task/task';
+import type { AdcpRelease } from '../wire/version';
 
 /** `whk_` + 128 random bits: unguessable, stable across the retries of one fire. */
 export function newIdempotencyKey(): string {
@@ -16,6 +17,10 @@ export interface TaskEnvelopeInput {
   message: string;
   result?: Record<string, unknown>;
   context?: Record<string, unknown>;
+  /** The status change's own id, stable across re-emissions (3.1's `notification_id`). */
+  notificationId: string;
+  /** The registration's `token`, if it set one (3.1 echoes it). */
+  token?: string;
 }
 
 /**
@@ -40,11 +45,23 @@ export function taskEnvelope(p: TaskEnvelopeInput): Record<string, unknown> {
   };
 }
 
+/**
+ * AdCP 3.1's task webhook (`core/mcp-webhook-payload.json` at 3.1.19): 3.0's, plus the status
+ * change's `notification_id` (the same on a re-emission, where `idempotency_key` is new) and the
+ * registration's `token`, verbatim, when it set one.
+ */
+export function taskEnvelope31(p: TaskEnvelopeInput): Record<string, unknown> {
+  return { ...taskEnvelope(p), notification_id: p.notificationId, ...(p.token !== undefined ? { token: p.token } : {}) };
+}
+
+/** The task webhook each release sends (the release the task's call was answered in). */
+export const TASK_ENVELOPES: Readonly<Record<AdcpRelease, (p: TaskEnvelopeInput) => Record<string, unknown>>> = { '3.0': taskEnvelope, '3.1': taskEnvelope31 };
+
 /** A2A's final task states: a notification in one of them is the whole Task. */
 const A2A_FINAL: ReadonlySet<TaskStatus> = new Set(['completed', 'failed', 'canceled', 'rejected']);
 
 /** What the MCP-style envelope says, less its own fields, plus the A2A conversation. */
-export type A2aEnvelopeInput = Omit<TaskEnvelopeInput, 'idempotencyKey' | 'operationId'> & { contextId: string };
+export type A2aEnvelopeInput = Omit<TaskEnvelopeInput, 'idempotencyKey' | 'operationId' | 'notificationId' | 'token'> & { contextId: string };
 
 /**
  * The A2A-native task notification (spec §6: for a registration made the A2A way): in a final

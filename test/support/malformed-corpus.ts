@@ -171,6 +171,12 @@ export function validRequests(f: CorpusFixtures): Record<string, Record<string, 
     sync_accounts: { accounts: [{ brand: { domain: 'acme.example' }, operator: 'agency.example', billing: 'operator' }], idempotency_key: 'fuzz-sync-accounts-0001' },
     list_accounts: { status: 'active', sandbox: true, pagination: { max_results: 5 } },
     tasks_list: { filters: { statuses: ['submitted'], task_types: ['create_media_buy'], created_after: '2026-01-01T00:00:00Z' }, pagination: { max_results: 5 } },
+    get_task_status: { task_id: f.taskId, include_result: true, include_history: true },
+    list_tasks: {
+      filters: { statuses: ['submitted'], task_types: ['create_media_buy'], task_ids: [f.taskId], protocols: ['media-buy'], updated_after: '2026-01-01T00:00:00Z', has_webhook: true, context_contains: 'mb' },
+      sort: { field: 'updated_at', direction: 'asc' },
+      pagination: { max_results: 5 },
+    },
     preview_creative: {
       request_type: 'single',
       creative_manifest: { creative_id: 'ban-1', name: 'MPU', format_id: { agent_url: AGENT, id: 'display_300x250' }, assets: { image: { asset_type: 'image', url: 'https://cdn.acme.example/mpu.png', width: 300, height: 250 } } },

@@ -3,6 +3,7 @@ import { parseInput } from '../validation';
 import type { TaskPorts } from '../ports';
 import type { Principal } from '../api-keys';
 import type { A2aTaskRegistration } from '../../domain/task/task';
+import { DEFAULT_VERSION, type AdcpRelease } from '../../wire/version';
 
 /** What every task handler receives besides its input: its ports and the authenticated buyer. */
 export interface TaskContext {
@@ -16,8 +17,18 @@ export interface TaskContext {
    * its tasks go out in the same shape, and 3.0 callers are told of synchronous completions too.
    */
   wire?: 'spec' | 'adcp3';
+  /** The AdCP release the call negotiated (MCP, A2A): a task it starts is recorded with it. */
+  release?: AdcpRelease;
   /** Asked over A2A: how an asynchronous task it starts is registered (conversation, A2A-native push). */
   a2a?: A2aTaskRegistration;
+}
+
+/**
+ * The release a task started by this call records (`TaskSubmitted.adcp_version`): only one other
+ * than 3.0, so a 3.0 task's events stay as they always were (absent means 3.0).
+ */
+export function recordedRelease(ctx: Pick<TaskContext, 'release'>): { adcpVersion?: AdcpRelease } {
+  return ctx.release && ctx.release !== DEFAULT_VERSION ? { adcpVersion: ctx.release } : {};
 }
 
 /**

@@ -16,7 +16,7 @@ import { handleCommand, loadState } from '../command-handler';
 import { withIdempotency } from '../idempotency';
 import { httpUrlInput, paginationInput, idempotencyKeyInput } from '../validation';
 import { fieldPath } from '../../shared/field-path';
-import { defineTask, type TaskContext } from './context';
+import { defineTask, recordedRelease, type TaskContext } from './context';
 import { resolveAccount } from '../accounts';
 import { acceptFormat } from '../formats';
 import { catalogFor, formatsFor } from '../sandbox/seeds';
@@ -123,6 +123,7 @@ export const syncCreatives = defineTask({
         owner,
         resourceId: owner,
         request,
+        ...recordedRelease(ctx),
         ...(ctx.a2a ? { a2a: ctx.a2a } : {}),
         message: 'Creatives awaiting seller approval',
         now,

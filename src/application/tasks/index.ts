@@ -9,7 +9,8 @@ import type { TaskDefinition } from './context';
 import { previewCreative } from './preview-tasks';
 import { listCreatives, syncCreatives } from './creative-tasks';
 import { getMediaBuyDelivery } from './delivery-tasks';
-import { createMediaBuy, getMediaBuys, tasksGet, tasksList, updateMediaBuy } from './media-buy-tasks';
+import { createMediaBuy, getMediaBuys, updateMediaBuy } from './media-buy-tasks';
+import { getTaskStatus, listTasks, tasksGet, tasksList } from './task-tasks';
 
 /** Every media-buy task by its AdCP name; the REST shim, GraphQL and MCP all dispatch here. */
 export const tasks: Readonly<Record<string, TaskDefinition>> = {
@@ -24,6 +25,8 @@ export const tasks: Readonly<Record<string, TaskDefinition>> = {
   get_media_buy_delivery: getMediaBuyDelivery,
   tasks_get: tasksGet,
   tasks_list: tasksList,
+  get_task_status: getTaskStatus,
+  list_tasks: listTasks,
   sync_accounts: syncAccounts,
   list_accounts: listAccounts,
   preview_creative: previewCreative,

@@ -26,7 +26,7 @@ import { recordSyncCompletion } from './sync-completion';
 import { packagesFromProposal } from './proposals';
 import { buyerCatalogQueries } from '../../../projections/buyer-catalogs';
 import { paginationInput, idempotencyKeyInput } from '../validation';
-import { defineTask, type TaskContext } from './context';
+import { defineTask, recordedRelease, type TaskContext } from './context';
 
 const isoDate = z.string().refine((s) => !Number.isNaN(Date.parse(s)), { message: 'must be an ISO 8601 date-time' });
 
@@ -34,6 +34,8 @@ export const pushNotificationConfigSchema = z
   .object({
     url: z.string().url(),
     operation_id: z.string().regex(/^[A-Za-z0-9_.:-]{1,255}$/, 'must be 1-255 of A-Z a-z 0-9 _ . : -'),
+    // Echoed verbatim in every AdCP 3.1 webhook (3.0's webhooks never carried it).
+    token: z.string().min(16).max(4096).optional(),
     authentication: z
       .object({ schemes: z.array(z.enum(['Bearer', 'HMAC-SHA256'])).length(1), credentials: z.string().min(32, 'must be at least 32 characters') })
       .optional(),
@@ -301,6 +303,7 @@ export const createMediaBuy = defineTask({
             context: input.context,
             ...(arm ? { awaitsController: true } : {}),
             ...(ctx.wire === 'adcp3' ? { wire: 'adcp3' as const } : {}),
+            ...recordedRelease(ctx),
             ...(ctx.a2a ? { a2a: ctx.a2a } : {}),
             message: arm?.message ?? 'Media buy awaiting seller approval',
             now: cmdCtx.now,
@@ -559,84 +562,3 @@ export const updateMediaBuy = defineTask({
 function changedBy(events: readonly MediaBuyEvent[]): string[] {
   return events.flatMap((e) => (e.type === 'MediaBuyUpdated' ? [...e.data.changed] : e.type === 'MediaBuyStatusChanged' ? ['status'] : []));
 }
-
-const tasksGetInput = z.object({ task_id: z.string().min(1), include_result: z.boolean().optional() }).passthrough();
-
-export const tasksGet = defineTask({
-  description: 'Status, result and history of an asynchronous task.',
-  input: tasksGetInput,
-  async run(input, ctx) {
-    const t =
-      (await mediaBuyQueries.task(ctx.ports.readModels, ownerScopedId(ctx.principal.org, input.task_id), ctx.principal.org)) ??
-      (await mediaBuyQueries.task(ctx.ports.readModels, input.task_id, ctx.principal.org));
-    if (!t) throw new AppError('TASK_NOT_FOUND', 'no task of yours has this task_id', 'task_id');
-    return {
-      task_id: publicId(t.task_id),
-      task_type: t.task_type,
-      status: t.status,
-      message: t.message,
-      created_at: t.created_at,
-      updated_at: t.updated_at,
-      ...(t.result ? { result: t.result } : {}),
-      history: t.history,
-    };
-  },
-});
-
-const TASK_STATUSES = ['submitted', 'working', 'input-required', 'completed', 'failed', 'canceled', 'rejected'] as const;
-const tasksListInput = z
-  .object({
-    filters: z
-      .object({
-        status: z.enum(TASK_STATUSES).optional(),
-        statuses: z.array(z.enum(TASK_STATUSES)).min(1).optional(),
-        task_type: z.string().min(1).max(64).optional(),
-        task_types: z.array(z.string().min(1).max(64)).min(1).max(50).optional(),
-        created_after: isoDate.optional(),
-        created_before: isoDate.optional(),
-      })
-      .passthrough()
-      .optional(),
-    pagination: paginationInput.optional(),
-  })
-  .passthrough();
-
-export const tasksList = defineTask({
-  description: 'The caller\'s asynchronous tasks, newest first, with filters and a cursor.',
-  input: tasksListInput,
-  async run(input, ctx) {
-    const f = input.filters ?? {};
-    const limit = input.pagination?.max_results ?? 50;
-    let before: { created_at: string; task_id: string } | undefined;
-    if (input.pagination?.cursor !== undefined) {
-      const [created_at, task_id] = Buffer.from(input.pagination.cursor, 'base64url').toString('utf8').split('\u0000');
-      if (!created_at || !task_id || Number.isNaN(Date.parse(created_at))) throw new AppError('VALIDATION_ERROR', 'cursor is not one this agent issued', 'pagination.cursor');
-      before = { created_at, task_id };
-    }
-    const { rows, total } = await mediaBuyQueries.tasks(ctx.ports.readModels, ctx.principal.org, {
-      statuses: f.statuses ?? (f.status ? [f.status] : undefined),
-      types: f.task_types ?? (f.task_type ? [f.task_type] : undefined),
-      createdAfter: f.created_after && new Date(f.created_after).toISOString(),
-      createdBefore: f.created_before && new Date(f.created_before).toISOString(),
-      before,
-      limit: limit + 1,
-    });
-    const page = rows.slice(0, limit);
-    const hasMore = rows.length > limit;
-    const last = page[page.length - 1];
-    return {
-      query_summary: { total_matching: total, returned: page.length },
-      tasks: page.map((t) => ({
-        task_id: publicId(t.task_id),
-        task_type: t.task_type,
-        domain: 'media-buy',
-        status: t.status,
-        created_at: t.created_at,
-        updated_at: t.updated_at,
-        ...(['completed', 'failed', 'canceled', 'rejected'].includes(t.status) ? { completed_at: t.updated_at } : {}),
-        has_webhook: t.push_notification_config !== null,
-      })),
-      pagination: { has_more: hasMore, ...(hasMore && last ? { cursor: Buffer.from(`${last.created_at}\u0000${last.task_id}`).toString('base64url') } : {}) },
-    };
-  },
-});

@@ -1,6 +1,12 @@
 import { appendOnce } from '../command-handler';
 import { taskStream } from '../../domain/task/task';
-import type { TaskContext } from './context';
+import { recordedRelease, type TaskContext } from './context';
+
+/** The release as the event names it (`adcp_version`). */
+const releaseField = (ctx: TaskContext) => {
+  const { adcpVersion } = recordedRelease(ctx);
+  return adcpVersion ? { adcp_version: adcpVersion } : {};
+};
 
 /**
  * AdCP 3.0: "the publisher sends webhooks when status changes (working, input-required,
@@ -19,7 +25,7 @@ export async function recordSyncCompletion(
   await appendOnce(ctx.ports.store, taskStream(taskId), [
     {
       type: 'TaskSubmitted',
-      data: { task_id: taskId, task_type: p.taskType, owner: ctx.principal.org, resource_id: p.resourceId, push_notification_config: p.pushNotificationConfig, ...(p.context ? { context: p.context } : {}), wire: 'adcp3', message: 'Completed synchronously', at: p.now },
+      data: { task_id: taskId, task_type: p.taskType, owner: ctx.principal.org, resource_id: p.resourceId, push_notification_config: p.pushNotificationConfig, ...(p.context ? { context: p.context } : {}), wire: 'adcp3', ...releaseField(ctx), message: 'Completed synchronously', at: p.now },
       metadata,
     },
     {

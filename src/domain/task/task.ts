@@ -1,5 +1,6 @@
 import { AppError } from '../../shared/errors';
 import { assertNever, type Decider } from '../decider';
+import type { AdcpRelease } from '../../wire/version';
 
 /** AdCP task statuses (spec §3). */
 export type TaskStatus = 'submitted' | 'working' | 'input-required' | 'completed' | 'failed' | 'canceled' | 'rejected';
@@ -25,6 +26,11 @@ export type TaskEvent =
         readonly awaits_controller?: boolean;
         /** The wire its requester speaks: its webhooks carry results in that shape (default: the spec's). */
         readonly wire?: 'adcp3';
+        /**
+         * The AdCP release the call that started it was answered in, when not 3.0 (absent: 3.0, as
+         * every task recorded before 3.1 was): its later answers and webhooks are written in it.
+         */
+        readonly adcp_version?: AdcpRelease;
         /** Asked over A2A: the conversation (A2A `contextId`) the task belongs to, and where its A2A-native push notifications go. */
         readonly a2a?: A2aTaskRegistration;
         readonly message: string;
@@ -45,7 +51,7 @@ export type TaskEvent =
     };
 
 export type TaskCommand =
-  | { readonly type: 'SubmitTask'; readonly taskId: string; readonly taskType: string; readonly owner: string; readonly resourceId: string; readonly pushNotificationConfig?: Record<string, unknown>; readonly context?: Record<string, unknown>; readonly request?: Record<string, unknown>; readonly awaitsController?: boolean; readonly wire?: 'adcp3'; readonly a2a?: A2aTaskRegistration; readonly message: string; readonly now: string }
+  | { readonly type: 'SubmitTask'; readonly taskId: string; readonly taskType: string; readonly owner: string; readonly resourceId: string; readonly pushNotificationConfig?: Record<string, unknown>; readonly context?: Record<string, unknown>; readonly request?: Record<string, unknown>; readonly awaitsController?: boolean; readonly wire?: 'adcp3'; readonly adcpVersion?: AdcpRelease; readonly a2a?: A2aTaskRegistration; readonly message: string; readonly now: string }
   | { readonly type: 'ChangeTaskStatus'; readonly status: TaskStatus; readonly message: string; readonly result?: Record<string, unknown>; readonly actor: string; readonly now: string };
 
 /**
@@ -93,6 +99,7 @@ export const taskDecider: Decider<TaskCommand, TaskEvent, TaskState> = {
               ...(command.request ? { request: command.request } : {}),
               ...(command.awaitsController ? { awaits_controller: true } : {}),
               ...(command.wire ? { wire: command.wire } : {}),
+              ...(command.adcpVersion ? { adcp_version: command.adcpVersion } : {}),
               ...(command.a2a ? { a2a: command.a2a } : {}),
               message: command.message,
               at: command.now,

@@ -17,7 +17,7 @@ import type {
 } from '@a2a-js/sdk';
 import { A2AError, type A2ARequestHandler } from '@a2a-js/sdk/server';
 import { taskStream, type A2aTaskRegistration, type TaskEvent } from '../../domain/task/task';
-import { answer3 } from '../../wire/adcp3/answers';
+import { taskResultIn } from '../../wire/codecs';
 import { assertDeliverableUrl } from '../../shared/url-guard';
 import { pushNotificationConfigSchema } from '../../application/tasks/media-buy-tasks';
 import { newEventId, ownerScopedId } from '../../shared/ids';
@@ -25,7 +25,7 @@ import { isObject } from '../../shared/objects';
 import { INTERNAL_ERROR, INVALID_PARAMS, jsonTypeOf, SERVER_ERROR } from '../json-rpc';
 import { callTool, type McpContext } from '../mcp/tools';
 import { followLog } from '../../application/live';
-import { firstTaskEvent, taskEvents } from '../../application/task-reads';
+import { firstTaskEvent, releaseOf, taskEvents } from '../../application/task-reads';
 import type { CompletedTasks } from './completed-tasks';
 
 type Obj = Record<string, unknown>;
@@ -252,9 +252,9 @@ export class AdcpA2AHandler implements A2ARequestHandler {
     }
   }
 
-  /** What a task ended with: its result as AdCP 3.0 answers it, or why it did not complete. */
+  /** What a task ended with: its result in the release its call was answered in, or why it did not complete. */
   private outcomeArtifact(submitted: Submitted, change: StatusChange): Artifact {
-    if (change.status === 'completed' && change.result) return artifact('result', { ...answer3(submitted.task_type, change.result, { now: new Date(change.at) }), ...(submitted.context ? { context: submitted.context } : {}) });
+    if (change.status === 'completed' && change.result) return artifact('result', { ...taskResultIn(releaseOf(submitted), submitted.task_type, change.result, new Date(change.at)), ...(submitted.context ? { context: submitted.context } : {}) });
     return artifact('error', { status: change.status, message: change.message, ...(submitted.context ? { context: submitted.context } : {}) });
   }
 

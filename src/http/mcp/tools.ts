@@ -29,7 +29,7 @@ export interface McpContext extends TaskContext {
 type Obj = Record<string, unknown>;
 
 /** The media-buy tasks AdCP names, run by the application and answered in 3.0's shapes. */
-const TASK_TOOLS = ['get_products', 'list_creative_formats', 'create_media_buy', 'update_media_buy', 'get_media_buys', 'sync_creatives', 'list_creatives', 'get_media_buy_delivery', 'tasks_get', 'tasks_list', 'sync_accounts', 'list_accounts', 'preview_creative', 'sync_audiences', 'sync_catalogs', 'sync_event_sources', 'log_event', 'get_account_financials', 'provide_performance_feedback', 'build_creative', 'sync_governance', 'sync_plans', 'check_governance', 'report_plan_outcome', 'get_plan_audit_logs'] as const;
+const TASK_TOOLS = ['get_products', 'list_creative_formats', 'create_media_buy', 'update_media_buy', 'get_media_buys', 'sync_creatives', 'list_creatives', 'get_media_buy_delivery', 'tasks_get', 'tasks_list', 'get_task_status', 'list_tasks', 'sync_accounts', 'list_accounts', 'preview_creative', 'sync_audiences', 'sync_catalogs', 'sync_event_sources', 'log_event', 'get_account_financials', 'provide_performance_feedback', 'build_creative', 'sync_governance', 'sync_plans', 'check_governance', 'report_plan_outcome', 'get_plan_audit_logs'] as const;
 
 /** AdCP 3.0 requires an idempotency_key on every mutating request. */
 const MUTATING = new Set(['create_media_buy', 'update_media_buy', 'sync_creatives', 'sync_accounts', 'sync_audiences', 'sync_catalogs', 'sync_event_sources', 'log_event', 'provide_performance_feedback', 'build_creative', 'sync_governance', 'sync_plans', 'report_plan_outcome']);
@@ -159,7 +159,8 @@ export async function callTool(name: string, rawArgs: unknown, ctx: McpContext):
     const negotiated = negotiateVersion(args);
     codec = codecFor(negotiated.version);
     envelope = codec.envelope(negotiated);
-    const answer = withTaskStatus(name, await tools[name]!.run(args, ctx, codec));
+    // A task this call starts records the release it is answered in (its later answers use it).
+    const answer = withTaskStatus(name, await tools[name]!.run(args, { ...ctx, release: negotiated.version }, codec));
     // A mutating answer names the key it answers for (buyers correlate replays by it).
     const key = MUTATING.has(name) && typeof args.idempotency_key === 'string' ? { idempotency_key: args.idempotency_key } : {};
     // The envelope first: an answer forwarded from another agent (call_adcp_agent) keeps its own echo.

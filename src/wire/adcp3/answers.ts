@@ -187,18 +187,23 @@ export const answers3: Readonly<Record<string, (result: Obj, ctx: AnswerContext)
 
   list_creatives: (r) => r,
 
-  tasks_get(r, ctx) {
-    const { message, history, result, ...rest } = r;
-    return {
-      ...rest,
-      protocol: 'media-buy',
-      ...(message ? { message } : {}),
-      // A completed task's result is the answer its task would have given synchronously.
-      ...(result ? { result: answer3(r.task_type, result, ctx) } : {}),
-      ...(history ? { history: (history as Obj[]).map((h) => ({ timestamp: h.at, type: 'response', data: { status: h.status, ...(h.message ? { message: h.message } : {}) } })) } : {}),
-    };
-  },
+  tasks_get: taskRead3,
+  // 3.1's name for tasks_get (the same read; a 3.0 caller gets it in 3.0's tasks_get shape).
+  get_task_status: taskRead3,
 };
+
+/** A task read (tasks_get, get_task_status) in 3.0's shape, its history as 3.0 tells it. */
+function taskRead3(r: Obj, ctx: AnswerContext): Obj {
+  const { message, history, result, ...rest } = r;
+  return {
+    ...rest,
+    protocol: 'media-buy',
+    ...(message ? { message } : {}),
+    // A completed task's result is the answer its task would have given synchronously.
+    ...(result ? { result: answer3(r.task_type, result, ctx) } : {}),
+    ...(history ? { history: (history as Obj[]).map((h) => ({ timestamp: h.at, type: 'response', data: { status: h.status, ...(h.message ? { message: h.message } : {}) } })) } : {}),
+  };
+}
 
 /** A task's result as AdCP 3.0 answers it (a task without a 3.0 encoder answers as it is). */
 export function answer3(task: string, result: Obj, ctx: AnswerContext): Obj {

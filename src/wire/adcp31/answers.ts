@@ -20,6 +20,11 @@ const answer31 = (task: string, answer: Record<string, any>, ctx: AnswerContext)
  * - `get_adcp_capabilities`: `adcp.supported_versions` (3.0's answer carries it too: 3.0.6
  *   leaves `adcp` open, and a buyer discovers the releases without a pin, as
  *   VERSION_UNSUPPORTED's recovery tells it to).
+ * - tasks (elsewhere, as they are not one answer's shape): `get_task_status` and `list_tasks`
+ *   (application/tasks/task-tasks.ts); a task records the release its call was served in, and its
+ *   later result (task reads, the A2A stream, webhooks) is written by that release's codec
+ *   (`taskResultIn` in ../codecs.ts); 3.1 webhooks add `notification_id` and `token`
+ *   (webhooks/envelope.ts).
  *
  * TODO(issue 36, later slices): the 3.1 differences still answered as 3.0 answers them:
  * - get_products: `cache_scope` (required by 3.1.19's response); `idempotency_key` on reads with
@@ -31,11 +36,6 @@ const answer31 = (task: string, answer: Record<string, any>, ctx: AnswerContext)
  * - errors: 3.1's codes (`AUTH_MISSING` / `AUTH_INVALID` for `AUTH_REQUIRED`,
  *   `CREDENTIAL_IN_ARGS`, `IDEMPOTENCY_IN_FLIGHT`, `ACTION_NOT_ALLOWED`, `PROPOSAL_NOT_FOUND`, …)
  *   with `recovery` on every error, and `issues[]` for validation errors (`error` below);
- * - tasks: `get_task_status` and `list_tasks`; a task's later result (tasks_get, the A2A stream,
- *   webhooks) in the release its call was served in, which means recording that release with the
- *   task (today they answer in 3.0);
- * - webhooks: `operation_id` (required, echoed verbatim from push_notification_config),
- *   `notification_id`, `token`;
  * - comply_test_controller: `account.sandbox: true` required, unknown scenarios accepted, the
  *   seller scenarios 3.1 adds (`seed_account`, `force_get_products_arm`,
  *   `force_upstream_unavailable`, …);

@@ -83,13 +83,14 @@ describe('version negotiation: the spec\'s table', () => {
 
 describe('codecs: the release served, echoed', () => {
   it('3.0 answers a call without a pin as it always did, and names itself only when pinned', () => {
-    expect(codecFor()).toBe(adcp30);
+    // The release's codec (its task reads wrapped to tell a task's result in the task's release: codecs.ts).
+    expect(codecFor()).toMatchObject({ version: '3.0', capabilities: adcp30.capabilities, error: adcp30.error, envelope: adcp30.envelope });
     expect(adcp30.envelope({ version: '3.0', pinned: false })).toEqual({});
     expect(adcp30.envelope({ version: '3.0', pinned: true })).toEqual({ adcp_version: '3.0' });
   });
 
   it('3.1 names itself on every answer, a downshifted one included', () => {
-    expect(codecFor('3.1')).toBe(codec31);
+    expect(codecFor('3.1')).toMatchObject({ version: '3.1', capabilities: codec31.capabilities, error: codec31.error, envelope: codec31.envelope });
     expect(codec31.envelope(negotiateVersion({ adcp_version: '3.7' }))).toEqual({ adcp_version: '3.1' });
   });
 
