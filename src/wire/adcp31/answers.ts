@@ -1,5 +1,7 @@
 import type { AnswerCodec } from '../answer-codec';
 import { adcp30, answer3 } from '../adcp3/answers';
+import { controller31 } from './controller';
+import { governanceAware31, syncGovernance31 } from './governance';
 
 /**
  * AdCP 3.1, for a call pinned `adcp_version: "3.1"` (or a newer 3.x, downshifted to 3.1).
@@ -9,11 +11,22 @@ import { adcp30, answer3 } from '../adcp3/answers';
  * - the echo: every answer names the release served, `adcp_version: "3.1"`, at its root;
  * - `get_adcp_capabilities`: `adcp.supported_versions` (3.0's answer carries it too: 3.0.6
  *   leaves `adcp` open, and a buyer discovers the releases without a pin, as
- *   VERSION_UNSUPPORTED's recovery tells it to).
+ *   VERSION_UNSUPPORTED's recovery tells it to);
+ * - comply_test_controller (`./controller.ts`): the task `status`, and `forced` closed to
+ *   `{arm, task_id}`; the 3.1 controller itself (`account.sandbox: true` required, unknown
+ *   scenarios answered UNKNOWN_SCENARIO, `seed_account`, `force_get_products_arm`,
+ *   `force_upstream_unavailable`) is application/sandbox/controller.ts's CONTROLLER_RELEASES;
+ * - sync_governance (`./governance.ts`): one agent per account, `{url}` only (its request rules,
+ *   `./requests.ts`, refuse more than one and `categories`); capabilities declare
+ *   `media_buy.governance_aware`;
+ * - `idempotency_key` on reads: tolerated on every read, keyed replay for get_products
+ *   (`./requests.ts`, run by the bindings with application/idempotency.ts; `replayed: true` on a
+ *   replay);
+ * - REST with a version: `POST /api/tasks/{task}` carrying `adcp_version` answers through this
+ *   codec as MCP does (http/tasks-route.ts).
  *
  * TODO(issue 36, later slices): the 3.1 differences still answered as 3.0 answers them:
- * - get_products: `cache_scope` (required by 3.1.19's response); `idempotency_key` on reads with
- *   keyed replay for get_products; `replayed` on replays;
+ * - get_products: `cache_scope` (required by 3.1.19's response);
  * - the task `status` on every response (3.1's envelope), and on create/update `media_buy_status`
  *   beside the deprecated body `status` (whose 3.1 values differ from 3.0's buy lifecycle);
  * - `confirmed_at` and `revision` required on create and in get_media_buys;
@@ -26,19 +39,19 @@ import { adcp30, answer3 } from '../adcp3/answers';
  *   task (today they answer in 3.0);
  * - webhooks: `operation_id` (required, echoed verbatim from push_notification_config),
  *   `notification_id`, `token`;
- * - comply_test_controller: `account.sandbox: true` required, unknown scenarios accepted, the
- *   seller scenarios 3.1 adds (`seed_account`, `force_get_products_arm`,
- *   `force_upstream_unavailable`, …);
- * - `sync_governance` required by the 3.1 sales specialisms;
- * - REST with a version (`POST /api/tasks/{task}` carrying `adcp_version`): still the spec's or
- *   3.0's answer, chosen by `adcp_major_version: 3` alone;
  * - `call_adcp_agent` forwarding to another agent: the caller's pin is not passed on (only its
  *   `params` are), and an answer without its own `adcp_version` is passed on with this agent's.
  */
+/** 3.1's own encoders, by task; a task without one answers as in 3.0. */
+const answers31: Readonly<Record<string, (result: Record<string, any>) => Record<string, any>>> = {
+  comply_test_controller: controller31,
+  sync_governance: syncGovernance31,
+};
+
 export const adcp31: AnswerCodec = {
   version: '3.1',
-  answer: (task, result, ctx) => answer3(task, result, ctx),
-  capabilities: (declared) => declared,
+  answer: (task, result, ctx) => (Object.hasOwn(answers31, task) ? answers31[task]!(result) : answer3(task, result, ctx)),
+  capabilities: (declared) => governanceAware31(declared),
   error: (task, request, err) => adcp30.error(task, request, err),
   envelope: () => ({ adcp_version: '3.1' }),
 };
