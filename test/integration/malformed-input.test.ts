@@ -86,7 +86,7 @@ function malformedInputSuite(setup: () => Promise<{ env: Record<string, string>;
       await fc.assert(
         fc.asyncProperty(damaged(valid[name]!), async (body) => {
           const r = await post(`/api/tasks/${name}`, JSON.stringify(body), { authorization: `Bearer ${buyer}` });
-          expectRestShape(name, r);
+          expectRestShape(name, r, body);
         }),
         { numRuns: RUNS },
       );
@@ -432,12 +432,22 @@ describeWith('PostgreSQL', Boolean(PG_ADMIN_URL), 'malformed input never yields 
 );
 
 
-function expectRestShape(name: string, r: { status: number; text: string; json: Json }): void {
+/**
+ * A REST answer below 500; an error is the spec's `{error:{code,message}}`, or, when the request
+ * named an AdCP version (a string `adcp_version`, or `adcp_major_version: 3`: docs/rest.md) and
+ * reached the task route, AdCP's `{adcp_error:{code,message}, errors:[…]}` (a body the HTTP layer
+ * refuses first, e.g. one carrying NUL, gets the spec's shape whatever it names).
+ */
+function expectRestShape(name: string, r: { status: number; text: string; json: Json }, request?: unknown): void {
   const where = { name, status: r.status, body: r.text.slice(0, 400) };
   if (r.status >= 500) throw new Error(`5xx: ${JSON.stringify(where)}`);
   expect(r.json).toEqual(expect.any(Object));
   if (r.status >= 400) {
-    const err = (r.json as { error?: { code?: unknown; message?: unknown } }).error;
+    const req = (request !== null && typeof request === 'object' && !Array.isArray(request) ? request : {}) as Record<string, unknown>;
+    const answer = r.json as { error?: { code?: unknown; message?: unknown }; adcp_error?: { code?: unknown; message?: unknown }; errors?: unknown };
+    const adcp = (typeof req.adcp_version === 'string' || req.adcp_major_version === 3) && answer.error === undefined;
+    if (adcp && !Array.isArray(answer.errors)) throw new Error(`error shape: ${JSON.stringify(where)}`);
+    const err = adcp ? answer.adcp_error : answer.error;
     if (typeof err?.code !== 'string' || typeof err.message !== 'string' || !err.message) throw new Error(`error shape: ${JSON.stringify(where)}`);
   }
 }

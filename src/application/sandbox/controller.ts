@@ -13,7 +13,10 @@ import { approveTask } from '../approvals';
 import { handleCommand, loadState, type CommandContext } from '../command-handler';
 import { appendDelivery } from '../delivery-corrections';
 import type { TaskContext } from '../tasks/context';
-import { forceCreateArm } from './directives';
+import { forceArm, forceCreateArm } from './directives';
+import { forceUpstreamUnavailable } from './upstreams';
+import { seedAccount } from './seed-account';
+import type { AdcpRelease } from '../../wire/version';
 import { seedScenario, SEED_SCENARIOS } from './seeds';
 import { ControllerError, requireString } from './errors';
 import { isObject } from '../../shared/objects';
@@ -40,25 +43,55 @@ export const CONTROLLER_SCENARIOS = [
   'seed_plan',
 ] as const;
 
+/**
+ * What the controller is in each release a call may be answered in. AdCP 3.1 adds scenarios a
+ * media-buy seller can honour (`seed_account`, `force_get_products_arm`,
+ * `force_upstream_unavailable`) and makes the request's `account.sandbox: true` assertion
+ * required; a 3.0 call gets the controller it always had.
+ */
+export interface ControllerRelease {
+  /** The scenarios list_scenarios names and the controller runs (any other is UNKNOWN_SCENARIO). */
+  readonly scenarios: readonly string[];
+  /** The request must assert `account: {sandbox: true}` (3.1's request schema requires it). */
+  readonly sandboxAssertion: boolean;
+}
+export const CONTROLLER_RELEASES: Readonly<Record<AdcpRelease, ControllerRelease>> = {
+  '3.0': { scenarios: CONTROLLER_SCENARIOS, sandboxAssertion: false },
+  '3.1': { scenarios: [...CONTROLLER_SCENARIOS, 'seed_account', 'force_get_products_arm', 'force_upstream_unavailable'], sandboxAssertion: true },
+};
+
 type Obj = Record<string, unknown>;
 
-export async function runController(ctx: TaskContext, request: Obj): Promise<Obj> {
+/**
+ * The account a controller request names, checked to be one of the caller's sandbox accounts.
+ * `{sandbox: true}` alone (what 3.1's runner sends on every call) is the caller's assertion and
+ * names none: the scenario's own entities are then checked to be sandbox ones, one by one.
+ */
+async function namedSandboxAccount(ctx: TaskContext, ref: unknown, release: ControllerRelease): Promise<ResolvedAccount | undefined> {
+  if (release.sandboxAssertion && (!isObject(ref) || ref.sandbox !== true)) {
+    throw new ControllerError('INVALID_PARAMS', 'account: {sandbox: true} is required: the controller acts only for sandbox accounts, and the request must say it means one');
+  }
+  if (ref === undefined) return undefined;
+  if (isObject(ref) && ref.sandbox === true && ref.account_id === undefined && ref.brand === undefined && ref.operator === undefined) return undefined;
+  let account: ResolvedAccount;
+  try {
+    account = await resolveAccount(ctx, ref);
+  } catch (err) {
+    if (err instanceof AppError) throw new ControllerError('FORBIDDEN', `the controller acts only for sandbox accounts: ${err.message}`);
+    throw err;
+  }
+  if (!account.sandbox) throw new ControllerError('FORBIDDEN', 'the controller acts only for sandbox accounts; this account is live');
+  return account;
+}
+
+export async function runController(ctx: TaskContext, request: Obj, release: ControllerRelease = CONTROLLER_RELEASES['3.0']): Promise<Obj> {
   const scenario = request.scenario;
   if (typeof scenario !== 'string') throw new ControllerError('INVALID_PARAMS', 'scenario is required');
-  if (scenario === 'list_scenarios') return { success: true, scenarios: [...CONTROLLER_SCENARIOS] };
-  if (!(CONTROLLER_SCENARIOS as readonly string[]).includes(scenario)) throw new ControllerError('UNKNOWN_SCENARIO', `scenario ${scenario} is not supported; list_scenarios names those that are`);
   // A named account must be a sandbox one; what a scenario touches must be sandbox too (checked
   // per entity below), so no request can reach a live buy, creative or account.
-  let account: ResolvedAccount | undefined;
-  if (request.account !== undefined) {
-    try {
-      account = await resolveAccount(ctx, request.account);
-    } catch (err) {
-      if (err instanceof AppError) throw new ControllerError('FORBIDDEN', `the controller acts only for sandbox accounts: ${err.message}`);
-      throw err;
-    }
-    if (!account.sandbox) throw new ControllerError('FORBIDDEN', 'the controller acts only for sandbox accounts; this account is live');
-  }
+  const account = await namedSandboxAccount(ctx, request.account, release);
+  if (scenario === 'list_scenarios') return { success: true, scenarios: [...release.scenarios] };
+  if (!release.scenarios.includes(scenario)) throw new ControllerError('UNKNOWN_SCENARIO', `scenario ${scenario} is not supported; list_scenarios names those that are`);
   const params = request.params === undefined ? {} : request.params;
   if (!isObject(params)) throw new ControllerError('INVALID_PARAMS', 'params must be an object');
   const now = ctx.ports.clock().toISOString();
@@ -72,6 +105,10 @@ export async function runController(ctx: TaskContext, request: Obj): Promise<Obj
       return forceCreativeStatus(ctx, params, cmd);
     case 'force_create_media_buy_arm':
       return forceCreateArm(ctx, params, cmd);
+    case 'force_get_products_arm':
+      return forceArm('get_products', ctx, params, cmd);
+    case 'force_upstream_unavailable':
+      return forceUpstreamUnavailable(ctx, params, cmd);
     case 'force_task_completion':
       return forceTaskCompletion(ctx, params, cmd);
     case 'simulate_delivery':
@@ -80,6 +117,8 @@ export async function runController(ctx: TaskContext, request: Obj): Promise<Obj
       return simulateBudgetSpend(ctx, params, cmd);
     case 'seed_plan':
       return seedPlan(ctx, params);
+    case 'seed_account':
+      return seedAccount(ctx, params, cmd);
     default:
       return seedScenario(ctx, account, scenario, params, cmd);
   }
@@ -144,11 +183,14 @@ async function forceAccountStatus(ctx: TaskContext, params: Obj, cmd: CommandCon
   const id = requireString(params, 'account_id');
   const target = requireString(params, 'status');
   if (!(ACCOUNT_STATUSES as readonly string[]).includes(target)) throw new ControllerError('INVALID_PARAMS', `status must be one of ${ACCOUNT_STATUSES.join(', ')}`);
-  const { state } = await loadState(ctx.ports.store, accountStream(id), accountDecider);
+  // The account of that id, else the caller's fixture account of that name (seed_account's).
+  let stream = accountStream(id);
+  let { state } = await loadState(ctx.ports.store, stream, accountDecider);
+  if (state.status === 'none') ({ state } = await loadState(ctx.ports.store, (stream = accountStream(ownerScopedId(ctx.principal.org, id))), accountDecider));
   if (state.status === 'none' || state.terms.owner !== ctx.principal.org) throw new ControllerError('NOT_FOUND', `no account ${id}`);
   if (!state.terms.sandbox) throw new ControllerError('FORBIDDEN', `account ${id} is live`);
   await refusedAsTransition(state.status, ['INVALID_STATE'], () =>
-    handleCommand(ctx.ports.store, accountStream(id), accountDecider, { type: 'ChangeAccountStatus', status: target as AccountStatus, now: cmd.now }, cmd),
+    handleCommand(ctx.ports.store, stream, accountDecider, { type: 'ChangeAccountStatus', status: target as AccountStatus, now: cmd.now }, cmd),
   );
   return { success: true, previous_state: state.status, current_state: target };
 }

@@ -8,6 +8,7 @@ import { defineTask } from './context';
 import type { TaskPorts } from '../ports';
 import { resolveAccount } from '../accounts';
 import { catalogFor } from '../sandbox/seeds';
+import { forcedDiscoveryArm, staleAdvisory } from '../sandbox/discovery';
 import { sandboxCatalogQueries } from '../../../projections/sandbox-catalog';
 import { proposalsForBrief, refine, refineEntry } from './proposals';
 import { publicFormatId, resolveFormat } from '../formats';
@@ -106,6 +107,10 @@ export const getProducts = defineTask({
   async run(input, ctx) {
     const f = input.filters ?? {};
     const account = input.account !== undefined ? await resolveAccount(ctx, input.account) : undefined;
+    const forced = await forcedDiscoveryArm(ctx, account, input.buying_mode, input as Record<string, unknown>);
+    if (forced) return forced;
+    const stale = await staleAdvisory(ctx, account);
+    const advisories = stale ? { errors: [stale] } : {};
     const catalog = await catalogFor(ctx, account);
     const formats = new Map(catalog.formats.map((fm) => [`${fm.format_id.agent_url}#${fm.format_id.id}`, fm]));
     const filtered = catalog.products.filter((p) => {
@@ -118,14 +123,14 @@ export const getProducts = defineTask({
     if (input.refine) {
       const refined = await refine(ctx, input.refine, filtered);
       const byId = new Map(filtered.map((p) => [p.product_id, p]));
-      return { products: refined.productIds.map((id) => toWire(byId.get(id)!, ctx.origin)), proposals: refined.proposals, refinement_applied: refined.refinement_applied };
+      return { products: refined.productIds.map((id) => toWire(byId.get(id)!, ctx.origin)), proposals: refined.proposals, refinement_applied: refined.refinement_applied, ...advisories };
     }
     const brief = input.brief?.trim();
-    if (!brief) return { products: filtered.map((p) => toWire(p, ctx.origin)) };
+    if (!brief) return { products: filtered.map((p) => toWire(p, ctx.origin)), ...advisories };
     const ranked = rank(filtered, brief);
     // Proposals are the seller's curation: offered for a brief, never in wholesale mode.
     const proposals = await proposalsForBrief(ctx, filtered, new Map(ranked.map((r) => [r.product.product_id, r])));
-    return { products: ranked.map((r) => toWire(r.product, ctx.origin, r)), ...(proposals.length ? { proposals } : {}) };
+    return { products: ranked.map((r) => toWire(r.product, ctx.origin, r)), ...(proposals.length ? { proposals } : {}), ...advisories };
   },
 });
 

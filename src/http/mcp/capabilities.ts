@@ -3,7 +3,7 @@ import { publishedPortfolio } from '../../application/catalog';
 import { pricingModel3 } from '../../wire/adcp3/answers';
 import { CHANNEL_TO_ADCP3 } from '../../wire/requests';
 import { SUPPORTED_MAJORS, SUPPORTED_VERSIONS } from '../../wire/version';
-import { CONTROLLER_SCENARIOS } from '../../application/sandbox/controller';
+import { CONTROLLER_RELEASES, type ControllerRelease } from '../../application/sandbox/controller';
 import { MINIMUM_AUDIENCE_SIZE } from '../../domain/audience/audience';
 import { EVENT_TYPES } from '../../application/tasks/commerce-tasks';
 
@@ -27,9 +27,11 @@ export const REPLAY_TTL_SECONDS = 86_400;
 
 /**
  * `get_adcp_capabilities`: exactly what this agent does, since the runner and buyers pick what
- * to exercise from it. Portfolio and pricing models come from the published catalog.
+ * to exercise from it. Portfolio and pricing models come from the published catalog; the
+ * controller scenarios are those of the controller the call's release runs (its codec narrows
+ * them to what the release's schema may name).
  */
-export async function capabilities(app: App, origin: string): Promise<Record<string, unknown>> {
+export async function capabilities(app: App, origin: string, controller: ControllerRelease = CONTROLLER_RELEASES['3.0']): Promise<Record<string, unknown>> {
   const { products, properties } = await publishedPortfolio(app.ports);
   const channels = [...new Set(products.flatMap((p) => p.channels.map((c) => CHANNEL_TO_ADCP3[c] ?? c)))];
   const pricingModels = [...new Set(products.flatMap((p) => p.pricing_options.map((o) => pricingModel3(o.pricing_model))))];
@@ -79,8 +81,7 @@ export async function capabilities(app: App, origin: string): Promise<Record<str
     ...(app.requestSigning ? { request_signing: app.requestSigning.capability } : {}),
     identity: { key_origins: { webhook_signing: origin } },
     ...(specialisms.length ? { specialisms } : {}),
-    // The schema's enum names only the force_* and simulate_* scenarios; list_scenarios names them all.
-    compliance_testing: { scenarios: CONTROLLER_SCENARIOS.filter((s) => /^(force_\w+_status|simulate_\w+)$/.test(s)) },
+    compliance_testing: { scenarios: [...controller.scenarios] },
     last_updated: new Date(app.clock().getTime()).toISOString(),
   };
 }

@@ -1,14 +1,14 @@
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { App } from '../../services';
 import { tasks } from '../../application/tasks';
-import { runTaskConsistently, type TaskContext } from '../../application/tasks/context';
+import type { TaskContext } from '../../application/tasks/context';
 import { AppError } from '../../shared/errors';
 import type { AnswerCodec } from '../../wire/answer-codec';
 import { codecFor } from '../../wire/codecs';
 import { negotiateVersion } from '../../wire/version';
-import { canonicalRequest } from '../../wire/requests';
 import { capabilities } from './capabilities';
-import { ControllerError, runController } from '../../application/sandbox/controller';
+import { CONTROLLER_RELEASES, ControllerError, runController } from '../../application/sandbox/controller';
+import { runTaskInRelease } from '../release-task';
 import { forwardToAgent, RemoteAgentError } from '../../application/agent-forwarding';
 import { isObject } from '../../shared/objects';
 import { validateAdcp3 } from '../../wire/adcp3/schemas';
@@ -70,7 +70,7 @@ interface ToolDef {
 const tools: Readonly<Record<string, ToolDef>> = {
   get_adcp_capabilities: {
     description: 'What this agent supports: AdCP versions, protocols, media-buy features, idempotency, webhook signing.',
-    run: async (_args, ctx, codec) => codec.capabilities(await capabilities(ctx.app, ctx.origin)),
+    run: async (_args, ctx, codec) => codec.capabilities(await capabilities(ctx.app, ctx.origin, CONTROLLER_RELEASES[codec.version])),
   },
   ...Object.fromEntries(
     TASK_TOOLS.map((name) => [
@@ -82,15 +82,16 @@ const tools: Readonly<Record<string, ToolDef>> = {
             throw new AppError('INVALID_REQUEST', `idempotency_key is required on ${name} (AdCP 3.0: every mutating request carries one)`, 'idempotency_key');
           }
           if (name === 'create_media_buy' || name === 'update_media_buy') assertTargeting3(args);
-          const result = await runTaskConsistently(tasks[name]!, canonicalRequest(name, args), ctx);
-          return codec.answer(name, result, { now: ctx.app.clock() });
+          const result = await runTaskInRelease(name, args, ctx, codec.version);
+          // A replay says so whatever its release's encoder keeps of the result.
+          return { ...codec.answer(name, result, { now: ctx.app.clock() }), ...(result.replayed === true ? { replayed: true } : {}) };
         },
       } satisfies ToolDef,
     ]),
   ),
   comply_test_controller: {
     description: 'Deterministic testing for sandbox accounts: force statuses, simulate delivery, seed fixtures (refused for live accounts).',
-    run: (args, ctx) => runController(ctx, args),
+    run: async (args, ctx, codec) => codec.answer('comply_test_controller', await runController(ctx, args, CONTROLLER_RELEASES[codec.version]), { now: ctx.app.clock() }),
   },
   call_adcp_agent: {
     description: 'Runs an AdCP task: {task, params} on this agent, or on agent_url when the operator configured credentials for that agent.',
@@ -117,7 +118,7 @@ const ALIASES: Readonly<Record<string, string>> = { 'tasks/get': 'tasks_get', 't
  * create and update carry the media buy's status there instead (3.0's success arms), and an
  * asynchronous answer already says `submitted`.
  */
-function withTaskStatus(tool: string, body: Obj): Obj {
+export function withTaskStatus(tool: string, body: Obj): Obj {
   if (body.status !== undefined || tool === 'create_media_buy' || tool === 'update_media_buy' || tool === 'comply_test_controller') return body;
   return { status: 'completed', ...body };
 }
@@ -168,7 +169,8 @@ export async function callTool(name: string, rawArgs: unknown, ctx: McpContext):
   } catch (err) {
     if (err instanceof RemoteAgentError) return toolResult({ ...err.body, ...echo }, true);
     if (err instanceof ControllerError) {
-      return toolResult({ success: false, error: err.code, error_detail: err.message, ...(err.currentState ? { current_state: err.currentState } : {}), ...envelope, ...echo }, true);
+      const body = { success: false, error: err.code, error_detail: err.message, ...(err.currentState ? { current_state: err.currentState } : {}) };
+      return toolResult({ ...codec.answer('comply_test_controller', body, { now: ctx.app.clock() }), ...envelope, ...echo }, true);
     }
     if (!(err instanceof AppError)) {
       ctx.app.log.error({ err, tool: name }, 'unhandled MCP tool error');

@@ -141,7 +141,11 @@ export function mediaBuy3(b: Obj, now: Date): Obj {
 }
 
 export const answers3: Readonly<Record<string, (result: Obj, ctx: AnswerContext) => Obj>> = {
-  get_products: (r) => ({ ...r, products: (r.products as Obj[]).map(product3) }),
+  get_products(r) {
+    // A curation the seller queued (a sandbox's forced submitted arm): the products come with its task.
+    if (r.status === 'pending') return { status: 'submitted', task_id: r.task_id, message: r.message };
+    return { ...r, products: (r.products as Obj[]).map(product3) };
+  },
 
   list_creative_formats: (r) => ({ ...r, formats: (r.formats as Obj[]).map(format3) }),
 
@@ -211,6 +215,16 @@ export function answer3(task: string, result: Obj, ctx: AnswerContext): Obj {
 }
 
 /**
+ * `get_adcp_capabilities` in 3.0: 3.0.6's `compliance_testing.scenarios` enum names only the
+ * force_*_status and simulate_* scenarios (list_scenarios names every one the controller runs).
+ */
+function capabilities3(declared: Obj): Obj {
+  const testing = declared.compliance_testing as { scenarios?: unknown } | undefined;
+  if (!testing || !Array.isArray(testing.scenarios)) return declared;
+  return { ...declared, compliance_testing: { ...testing, scenarios: testing.scenarios.filter((s) => typeof s === 'string' && /^(force_\w+_status|simulate_\w+)$/.test(s)) } };
+}
+
+/**
  * AdCP 3.0, the release a call without `adcp_version` is answered in (everything before 3.1).
  * Only a buyer that pinned `"3.0"` is told so at the root: 3.0's schemas do not define
  * `adcp_version`, and a buyer that never sent one never reads it.
@@ -218,7 +232,7 @@ export function answer3(task: string, result: Obj, ctx: AnswerContext): Obj {
 export const adcp30: AnswerCodec = {
   version: '3.0',
   answer: answer3,
-  capabilities: (declared) => declared,
+  capabilities: capabilities3,
   error: (task: string, request: unknown, err: AppError) => adcpErrorFor(task, request, err),
   envelope: (negotiated) => (negotiated.pinned ? { adcp_version: '3.0' } : {}),
 };

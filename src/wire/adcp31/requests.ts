@@ -1,0 +1,40 @@
+import { AppError } from '../../shared/errors';
+import { isObject } from '../../shared/objects';
+import type { ReleaseRequestRules } from '../request-rules';
+
+type Obj = Record<string, unknown>;
+
+/** `idempotency_key` as every 3.1 request schema declares it. */
+const IDEMPOTENCY_KEY = /^[A-Za-z0-9_.:-]{16,255}$/;
+
+/**
+ * AdCP 3.1's request rules beyond 3.0's:
+ * - `idempotency_key` is tolerated on every request (an envelope field, like `context`, `ext`,
+ *   `adcp_version`), and on get_products it keys replay (3.1.19 release notes, #4399: "sellers
+ *   MUST accept keyed calls and apply the replay contract"): its format is then checked first,
+ *   before any replay is looked up (security.mdx, idempotency rule 1);
+ * - sync_governance binds exactly one governance agent per account, `{url, authentication}`
+ *   (account/sync-governance-request.json: `maxItems: 1`, "load-bearing"; no `categories`).
+ */
+export const requestRules31: ReleaseRequestRules = {
+  keyedReads: new Set(['get_products']),
+  check(tool, args) {
+    if (tool === 'get_products' && args.idempotency_key !== undefined && (typeof args.idempotency_key !== 'string' || !IDEMPOTENCY_KEY.test(args.idempotency_key))) {
+      throw new AppError('INVALID_REQUEST', 'idempotency_key must be 16-255 of A-Z a-z 0-9 _ . : -', 'idempotency_key');
+    }
+    if (tool === 'sync_governance' && Array.isArray(args.accounts)) checkOneGovernanceAgent(args.accounts);
+  },
+};
+
+function checkOneGovernanceAgent(accounts: unknown[]): void {
+  accounts.forEach((entry, i) => {
+    if (!isObject(entry) || !Array.isArray(entry.governance_agents)) return;
+    if (entry.governance_agents.length > 1) {
+      throw new AppError('INVALID_REQUEST', 'AdCP 3.1 binds exactly one governance agent to an account (it owns the whole plan lifecycle)', `accounts[${i}].governance_agents`);
+    }
+    const agent = entry.governance_agents[0] as Obj | undefined;
+    if (isObject(agent) && agent.categories !== undefined) {
+      throw new AppError('INVALID_REQUEST', 'governance agents have no categories in AdCP 3.1: the one agent governs every category', `accounts[${i}].governance_agents[0].categories`);
+    }
+  });
+}
