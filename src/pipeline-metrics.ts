@@ -44,9 +44,12 @@ export function registerPipelineMetrics(registry: Registry, sources: { store: Ev
 
   const lags = async () => Promise.all(bus.groups().map(async (g) => ({ ...g.progress, lag: await g.lag() })));
   let last: { at: number; lags: Promise<Awaited<ReturnType<typeof lags>>> } | undefined;
-  /** Both consumer gauges of one scrape from one look (the Kafka admin round trip is not free). */
+  /**
+   * Both consumer gauges of one scrape from one look (the Kafka admin round trip is not free):
+   * prom-client collects every metric of a scrape at once, in the same turn of the loop.
+   */
   const currentLags = () => {
-    if (!last || Date.now() - last.at > 1000) last = { at: Date.now(), lags: lags() };
+    if (!last || Date.now() - last.at > 100) last = { at: Date.now(), lags: lags() };
     return last.lags;
   };
   new Gauge({
