@@ -24,6 +24,7 @@ export function registerRequestTracing(fastify: FastifyInstance): void {
   if (!tracingActive()) return;
   const spans = new WeakMap<FastifyRequest, Span>();
   fastify.addHook('onRequest', (req, reply, done) => {
+    if (!tracingActive()) return done(); // turned off since (a shut-down SDK; the bench's alternating rounds)
     const parent = contextFrom(req.headers as Record<string, unknown>);
     const path = req.url.split('?')[0]!;
     const span = trace.getTracer('adcp-gateway').startSpan(`${req.method} ${path}`, {
