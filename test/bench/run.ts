@@ -297,6 +297,8 @@ async function createMediaBuyRest(dir: string): Promise<void> {
  * InMemorySpanExporter through a SimpleSpanProcessor, the heaviest way to keep them) and one built
  * with it off; rounds alternate and tracing is switched on only for the rounds of the first. The
  * SDK is process-wide, hence one process: its JIT and heap are shared (see limitsOverhead on that).
+ * A second row hands the spans to an exporter that keeps none: what making the spans costs, without
+ * the in-memory exporter's heap of every span of a round (a real exporter batches and sends them).
  */
 async function createMediaBuyTracing(dir: string): Promise<void> {
   const { loadConfig } = await import('../../src/config');
@@ -309,7 +311,7 @@ async function createMediaBuyTracing(dir: string): Promise<void> {
   const start = (name: string) => startGateway(loadConfig({ HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'silent', DATA_DIR: path.join(dir, name), APPROVAL_POLICY: 'never', ...ROOMY_LIMITS }));
   const off = await start('tracing-off');
   const exporter = new tracing.InMemorySpanExporter();
-  const otel = startTracing({ exporter });
+  let otel = startTracing({ exporter });
   const on = await start('tracing-on');
   setTracingActive(false);
   try {
@@ -333,6 +335,13 @@ async function createMediaBuyTracing(dir: string): Promise<void> {
     const { value, baseline, ratio } = await compare(3, load(on, keys.on, true), load(off, keys.off, false));
     if (spans < count) throw new Error(`tracing on kept ${spans} spans for ${count} commands`);
     emit({ name: 'create_media_buy_rest_sqlite_tracing_on', value, unit: 'commands/s', baseline, ratio, target: 'quoted (baseline: the same load, tracing off, same process and run)', detail: { spansPerCommand: Math.round((spans / count) * 10) / 10 } });
+
+    await otel.shutdown();
+    let dropped = 0;
+    otel = startTracing({ exporter: { export: (batch, done) => ((dropped += batch.length), done({ code: 0 })), shutdown: async () => {} } });
+    const unkept = await compare(3, load(on, keys.on, true), load(off, keys.off, false));
+    if (dropped < 3 * count) throw new Error(`tracing on made ${dropped} spans for ${3 * count} commands`);
+    emit({ name: 'create_media_buy_rest_sqlite_tracing_on_unkept', ...unkept, unit: 'commands/s', target: 'quoted (spans made and handed to an exporter that keeps none; baseline: tracing off, same run)' });
   } finally {
     await on.stop();
     await off.stop();
