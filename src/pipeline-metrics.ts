@@ -42,7 +42,9 @@ export function registerPipelineMetrics(registry: Registry, sources: { store: Ev
     },
   });
 
-  const lags = async () => Promise.all(bus.groups().map(async (g) => ({ ...g.progress, lag: await g.lag() })));
+  // A group whose lag cannot be read now (the broker is away) is left out of this scrape: an absent
+  // series is what an alert on it sees, and /metrics still answers.
+  const lags = async () => (await Promise.all(bus.groups().map(async (g) => ({ ...g.progress, lag: await g.lag().catch(() => undefined) })))).flatMap((g) => (g.lag ? [{ ...g, lag: g.lag }] : []));
   let last: { at: number; lags: Promise<Awaited<ReturnType<typeof lags>>> } | undefined;
   /**
    * Both consumer gauges of one scrape from one look (the Kafka admin round trip is not free):

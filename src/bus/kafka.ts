@@ -139,7 +139,10 @@ export class KafkaBus implements Bus {
       const admin = this.kafka.admin();
       await admin.connect();
       return admin;
-    })();
+    })().catch((err: unknown) => {
+      this.admin = undefined; // the next look connects again
+      throw err;
+    });
     const admin = await this.admin;
     const topic = this.options.topic;
     const [ends, committed] = await Promise.all([admin.fetchTopicOffsets(topic), admin.fetchOffsets({ groupId: `${topic}.${group}`, topics: [topic] })]);
