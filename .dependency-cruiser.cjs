@@ -5,7 +5,7 @@
 //   2. domain       src/domain/**
 //   3. ports        src/{eventstore,readmodel,bus,adserver}/port.ts, src/projections/projection.ts
 //   4. read-models  projections/** (the projections and their query functions)
-//   5. application  src/application/**
+//   5. application  src/application/**, src/public-events/** (the public event contract and its mapping)
 //   6. adapters     src/{eventstore,readmodel,bus,adserver,projections,webhooks,oauth,limits,caches}/** (less the
 //                   ports above), consumers/**
 //   7. bindings     src/http/**, src/graphql/**, src/services.ts
@@ -35,7 +35,7 @@ const LAYERS = [
   { name: 'domain', path: ['^src/domain/'] },
   { name: 'ports', path: PORTS },
   { name: 'read-models', path: ['^projections/'] },
-  { name: 'application', path: ['^src/application/'] },
+  { name: 'application', path: ['^src/application/', '^src/public-events/'] },
   {
     name: 'adapters',
     path: ['^src/(eventstore|readmodel|bus|adserver|projections|webhooks|oauth|limits|caches)/', '^consumers/'],
@@ -116,7 +116,7 @@ module.exports = {
       comment:
         'src/app.ts composes the gateway; the application, the domain, the read models and the ' +
         'consumers are handed what they need (ports) instead of reaching for it.',
-      from: { path: ['^src/application/', '^src/domain/', '^projections/', '^consumers/'] },
+      from: { path: ['^src/application/', '^src/public-events/', '^src/domain/', '^projections/', '^consumers/'] },
       to: { path: '^src/app\\.ts$' },
     },
     {

@@ -13,6 +13,10 @@ import { ROLES, type Role } from './domain/api-key/api-key';
 import { printGatewaySchema } from './graphql/schema';
 import { printOpenApi } from './http/openapi';
 import { startGateway } from './main';
+import { breakingChanges } from './public-events/compatibility';
+import { asyncApiDocument, eventSchemaFiles } from './public-events/documents';
+import { tailPublicEvents } from './public-events/tail';
+import { selectTypes } from './public-events/types';
 import { PROJECTIONS_STREAM, ProjectionRunner, rebuildProjection } from './projections/runner';
 import { AppError } from './shared/errors';
 
@@ -27,7 +31,13 @@ const USAGE = `usage: adcp-gateway <command>
   keys revoke <key-id>                    revoke a key
   keys rotate [--alg ed25519|ecdsa-p256-sha256]
                                           new webhook-signing key (prints its kid)
-  schema [--check]                        write schema/schema.graphql and schema/openapi.json (or fail if stale)
+  schema [--check] [--dir <path>]         write schema/schema.graphql, schema/openapi.json, schema/asyncapi.yaml
+                                          and schema/events/*.json (or fail if any is stale); refuses a
+                                          breaking change to a published event schema in either mode
+  events tail [--type <t>[,<t>…]] [--from <position>] [--follow]
+                                          print the public event stream from the log (CloudEvents JSON
+                                          lines, each checked against its schema); --type takes a name
+                                          (media_buy.status_changed), a versioned one (…v1) or a domain
   webhooks verify --jwks <file> [--now <unix>]
                                           check a signed webhook ({"method","url","headers","body"} on stdin)
   bench                                   run the benchmarks (JSON lines)
@@ -173,18 +183,62 @@ async function keysCommand(config: Config, args: string[]): Promise<void> {
   throw new UsageError('keys: expected create, list, revoke or rotate');
 }
 
+async function eventsCommand(config: Config, args: string[]): Promise<number> {
+  const [sub, ...rest] = args;
+  if (sub !== 'tail') throw new UsageError('events: expected "tail [--type <t>[,<t>…]] [--from <position>] [--follow]"');
+  const { values } = parseArgs({ args: rest, options: { type: { type: 'string', multiple: true }, from: { type: 'string' }, follow: { type: 'boolean' } }, strict: true, allowPositionals: false });
+  const selected = selectTypes((values.type ?? []).flatMap((t) => t.split(',')).map((t) => t.trim()).filter(Boolean));
+  if ('unknown' in selected) throw new UsageError(`events tail: unknown type "${selected.unknown}"; see schema/asyncapi.yaml or docs/events.md`);
+  const from = values.from ?? '0';
+  if (!/^\d{1,15}$/.test(from)) throw new UsageError(`events tail: --from must be a log position (a whole number ≥ 0), got "${from}"`);
+  const store = await openEventStore(config);
+  const stop = new AbortController();
+  const onSignal = () => stop.abort();
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+  try {
+    const counts = await tailPublicEvents(
+      store,
+      { from: Number(from), follow: values.follow ?? false, signal: stop.signal },
+      selected.names,
+      (line) => process.stdout.write(line + '\n'),
+      (message) => process.stderr.write(`adcp-gateway: events tail: ${message}\n`),
+    );
+    return counts.invalid > 0 ? 1 : 0;
+  } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+    await store.close();
+  }
+}
+
 async function schemaCommand(args: string[]): Promise<void> {
-  const dir = path.join(__dirname, '..', '..', 'schema');
+  const { values } = parseArgs({ args, options: { check: { type: 'boolean' }, dir: { type: 'string' } }, strict: true, allowPositionals: false });
+  // --dir: another copy of schema/ (a release's published documents, a test's scratch copy).
+  const dir = values.dir ? path.resolve(values.dir) : path.join(__dirname, '..', '..', 'schema');
   const files: [string, string][] = [
     [path.join(dir, 'schema.graphql'), await printGatewaySchema()],
     [path.join(dir, 'openapi.json'), printOpenApi()],
+    [path.join(dir, 'asyncapi.yaml'), asyncApiDocument()],
+    ...eventSchemaFiles().map(([name, text]): [string, string] => [path.join(dir, 'events', name), text]),
   ];
-  if (args.includes('--check')) {
-    const stale = files.filter(([file, text]) => (fs.existsSync(file) ? fs.readFileSync(file, 'utf8') : '') !== text).map(([file]) => path.basename(file));
+  // A published event schema (committed under its name and version) may only change compatibly:
+  // anything else is a new version, whichever mode we are in.
+  const breaking = eventSchemaFiles().flatMap(([name, text]) => {
+    const file = path.join(dir, 'events', name);
+    if (!fs.existsSync(file)) return [];
+    const changes = breakingChanges(JSON.parse(fs.readFileSync(file, 'utf8')) as Record<string, unknown>, JSON.parse(text) as Record<string, unknown>);
+    return changes.length ? [`schema/events/${name}: ${changes.join(', ')}`] : [];
+  });
+  if (breaking.length) {
+    throw new UsageError(`breaking change to a published event schema; raise the type's version in src/public-events/types.ts instead:\n  ${breaking.join('\n  ')}`);
+  }
+  if (values.check) {
+    const stale = files.filter(([file, text]) => (fs.existsSync(file) ? fs.readFileSync(file, 'utf8') : '') !== text).map(([file]) => path.relative(dir, file));
     if (stale.length) throw new UsageError(`schema/${stale.join(' and schema/')} stale: run \`npm run schema\``);
     return;
   }
-  fs.mkdirSync(dir, { recursive: true });
+  fs.mkdirSync(path.join(dir, 'events'), { recursive: true });
   for (const [file, text] of files) {
     fs.writeFileSync(file, text);
     process.stderr.write(`wrote ${path.relative(process.cwd(), file)}\n`);
@@ -208,6 +262,8 @@ export async function main(argv: string[]): Promise<number> {
       case 'schema':
         await schemaCommand(rest);
         return 0;
+      case 'events':
+        return await eventsCommand(loadConfig(), rest);
       case 'webhooks': {
         const { webhooksVerifyCommand } = await import('./webhooks/receiver/verify-command');
         return await webhooksVerifyCommand(rest);

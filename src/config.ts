@@ -52,6 +52,10 @@ const envSchema = z.object({
     .optional(),
   KAFKA_TOPIC: z.string().min(1).default('adcp.events'),
   KAFKA_FEED_TOPIC: z.string().min(1).default('adcp.registry.feed'),
+  KAFKA_PUBLIC_TOPIC_PREFIX: z
+    .string()
+    .regex(/^[A-Za-z0-9._-]{1,200}$/, { message: 'must be 1-200 of A-Z a-z 0-9 . _ - (a Kafka topic name prefix)' })
+    .default('adcp.public.'),
   KAFKA_CLIENT_ID: z.string().min(1).default('adcp-gateway'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).max(64 * 1024 * 1024).default(1024 * 1024),
@@ -155,7 +159,7 @@ export interface Config {
   eventStore: { kind: EventStoreKind; url: string; sqliteFile?: string };
   readModel: { kind: 'sqlite' | 'postgres'; url: string; sqliteFile?: string };
   sqliteSynchronous: 'FULL' | 'NORMAL';
-  kafka?: { brokers: string[]; topic: string; feedTopic: string; clientId: string };
+  kafka?: { brokers: string[]; topic: string; feedTopic: string; publicTopicPrefix: string; clientId: string };
   logLevel: string;
   /**
    * OpenTelemetry tracing: on when OTEL_TRACES_EXPORTER names an exporter (other than `none`) or an
@@ -303,7 +307,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     readModel: { kind: rmKind, url: rmUrl, ...(rmKind === 'sqlite' ? { sqliteFile: sqliteFile(rmUrl) } : {}) },
     sqliteSynchronous: e.SQLITE_SYNCHRONOUS,
     kafka: e.KAFKA_BROKERS
-      ? { brokers: e.KAFKA_BROKERS.split(','), topic: e.KAFKA_TOPIC, feedTopic: e.KAFKA_FEED_TOPIC, clientId: e.KAFKA_CLIENT_ID }
+      ? { brokers: e.KAFKA_BROKERS.split(','), topic: e.KAFKA_TOPIC, feedTopic: e.KAFKA_FEED_TOPIC, publicTopicPrefix: e.KAFKA_PUBLIC_TOPIC_PREFIX, clientId: e.KAFKA_CLIENT_ID }
       : undefined,
     logLevel: e.LOG_LEVEL,
     tracing: { enabled: tracingWanted(e), serviceName: e.OTEL_SERVICE_NAME },

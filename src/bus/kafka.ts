@@ -1,5 +1,8 @@
-import { Kafka, logLevel, type Admin, type Consumer as KafkaConsumer, type Producer } from 'kafkajs';
+import { Kafka, logLevel, type Admin, type Consumer as KafkaConsumer, type Producer, type TopicMessages } from 'kafkajs';
 import type { EventStore, StoredEvent, Subscription } from '../eventstore/port';
+import { publicTopic, toCloudEventMessage } from '../public-events/cloudevents';
+import { toPublicEvent } from '../public-events/mapping';
+import { PUBLIC_DOMAINS } from '../public-events/types';
 import { LeaseKeeper, Leases } from '../readmodel/leases';
 import { moveSharedCheckpoint, type ReadModelStore } from '../readmodel/port';
 import type { Bus, BusHandler, Consumer, ConsumerLag } from './port';
@@ -9,6 +12,11 @@ export interface KafkaBusOptions {
   topic: string;
   /** Change-feed entries (FeedEntryRecorded) are also published here, as the entry itself. */
   feedTopic?: string;
+  /**
+   * The subscriber's interface: public events (src/public-events) as CloudEvents on
+   * `<prefix><domain>` topics, in the same send as the raw log. Unset: the raw log only.
+   */
+  publicTopicPrefix?: string;
   clientId: string;
   partitions?: number;
   /** Run the relay (store → topic). Off for processes that only consume. */
@@ -60,7 +68,10 @@ export class KafkaBus implements Bus {
     try {
       await admin.createTopics({
         waitForLeaders: true,
-        topics: [this.options.topic, ...(this.options.feedTopic ? [this.options.feedTopic] : [])].map((topic) => ({ topic, numPartitions: this.options.partitions ?? 3 })),
+        topics: [this.options.topic, ...(this.options.feedTopic ? [this.options.feedTopic] : []), ...this.publicTopics()].map((topic) => ({
+          topic,
+          numPartitions: this.options.partitions ?? 3,
+        })),
       });
     } finally {
       await admin.disconnect();
@@ -74,6 +85,11 @@ export class KafkaBus implements Bus {
       onError: (err) => this.options.onError?.(err, 'kafka-relay-lease'),
     });
     await this.relayLease.start();
+  }
+
+  private publicTopics(): string[] {
+    const prefix = this.options.publicTopicPrefix;
+    return prefix === undefined ? [] : PUBLIC_DOMAINS.map((d) => publicTopic(prefix, d));
   }
 
   private get checkpointName(): string {
@@ -90,7 +106,7 @@ export class KafkaBus implements Bus {
         // Past what the checkpoint says was published (it may have moved on under a lease overlap).
         const events = batch.filter((e) => e.position > from);
         if (events.length === 0) return;
-        const topicMessages = [
+        const topicMessages: TopicMessages[] = [
           {
             topic: this.options.topic,
             // traceparent (kept in the event's metadata by the append) as a header too, where Kafka tooling looks for it.
@@ -108,6 +124,7 @@ export class KafkaBus implements Bus {
             }),
           });
         }
+        topicMessages.push(...this.publicMessages(events));
         await this.producer!.sendBatch({ acks: -1, topicMessages });
         const to = events[events.length - 1]!.position;
         // Another relay (the lease's previous or next holder) may have moved it meanwhile.
@@ -116,6 +133,22 @@ export class KafkaBus implements Bus {
       },
       { fromPosition: from + 1, batchSize: 500, onError: (err) => this.options.onError?.(err, 'kafka-relay') },
     );
+  }
+
+  /** The batch's public events, grouped by topic (the log order kept within each). */
+  private publicMessages(events: readonly StoredEvent[]): TopicMessages[] {
+    const prefix = this.options.publicTopicPrefix;
+    if (prefix === undefined) return [];
+    const byTopic = new Map<string, { key: string; value: string; headers: Record<string, string> }[]>();
+    for (const e of events) {
+      const pub = toPublicEvent(e);
+      if (!pub) continue;
+      const { topic, key, value, headers } = toCloudEventMessage(pub, prefix);
+      let messages = byTopic.get(topic);
+      if (!messages) byTopic.set(topic, (messages = []));
+      messages.push({ key, value, headers: { ...headers } });
+    }
+    return [...byTopic].map(([topic, messages]) => ({ topic, messages }));
   }
 
   private async stopRelay(): Promise<void> {

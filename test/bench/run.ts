@@ -5,6 +5,9 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import pg from 'pg';
 import { eventStats } from '../../projections/event-stats';
+import { Kafka, logLevel } from 'kafkajs';
+import { KafkaBus } from '../../src/bus/kafka';
+import { PUBLIC_DOMAINS } from '../../src/public-events/types';
 import { openSqlite, SqliteEventStore } from '../../src/eventstore/sqlite';
 import { PostgresEventStore } from '../../src/eventstore/postgres';
 import { rebuildProjection } from '../../src/projections/runner';
@@ -1236,7 +1239,76 @@ function emitSoak(name: string, r: SoakResult): void {
 }
 
 /** What `bench <name>` selects by substring (one benchmark may emit several lines). */
-export const BENCH_NAMES = ['append', 'create_media_buy', 'tracing', 'mcp', 'graphql_media_buy_by_id', 'limits', 'webhook_signed_delivery', 'webhook_verification', 'webhook_signing', 'brand_bulk_resolve_100_p99', 'readall', 'rebuild', 'memory', 'postgres', 'scale_out', 'soak'];
+/**
+ * A log as the relay sees it in production, the mix of what subscribers get and what they never
+ * do: media-buy creations (two packages, push config with a credential), status changes, task
+ * changes, webhook schedules and attempts, delivery and API-key bookkeeping.
+ */
+function seedRelayLog(file: string, count: number): void {
+  const store = new SqliteEventStore({ file });
+  const insert = store.db.prepare('INSERT INTO events (event_id, stream_id, stream_version, type, data, metadata) VALUES (?, ?, ?, ?, ?, ?)');
+  const at = new Date().toISOString();
+  const meta = JSON.stringify({ time: at, principal: 'bench' });
+  const pkg = (i: number, p: number) => ({ package_id: `pkg_${i}_${p}`, product_id: 'news_display_run_of_site', pricing_option_id: 'cpm_usd_fixed', pricing_model: 'cpm', rate: 12, currency: 'USD', budget: 1000, creative_ids: [`cr_${i}`] });
+  const events: [string, (i: number) => unknown][] = [
+    ['MediaBuyCreated', (i) => ({ media_buy_id: `mb_${i}`, owner: 'acme', buyer_ref: `ref-${i}`, brand_manifest: { url: 'https://acme.example' }, packages: [pkg(i, 0), pkg(i, 1)], start_time: at, end_time: at, currency: 'USD', total_budget: 2000, push_notification_config: { url: 'https://buyer.example/hook', authentication: { schemes: ['HMAC-SHA256'], credentials: 'x'.repeat(40) } }, status: 'pending', task_id: `task_${i}`, at })],
+    ['TaskStatusChanged', (i) => ({ task_id: `task_${i}`, from: 'submitted', status: 'completed', message: 'Media buy approved', result: { media_buy_id: `mb_${i}` }, actor: 'publisher', at })],
+    ['MediaBuyStatusChanged', (i) => ({ media_buy_id: `mb_${i}`, from: 'active', status: 'paused', reason: 'buyer asked', at })],
+    ['WebhookScheduled', (i) => ({ idempotency_key: `whk_${i}`, owner: 'acme', notification_type: 'task_status', task_id: `task_${i}`, url: 'https://buyer.example/hook', auth: { scheme: 'rfc9421' }, body: JSON.stringify({ task_id: `task_${i}`, status: 'completed' }), scheduled_at: at })],
+    ['WebhookAttempted', (i) => ({ idempotency_key: `whk_${i}`, attempt: 1, status: 'success', http_status_code: 200, error_message: null, response_time_ms: 12, started_at: at, at, next_attempt_at: null })],
+    ['DeliveryRecorded', (i) => ({ media_buy_id: `mb_${i}`, owner: 'acme', currency: 'USD', hours: [0, 1].map((p) => ({ package_id: `pkg_${i}_${p}`, hour_start: at, impressions: 1000, clicks: 3, spend_cents: 1200 })), through: at })],
+    ['ApiKeyIssued', (i) => ({ keyId: `key_${i}`, org: 'acme', role: 'buyer', salt: 'salt', hash: 'hash', at })],
+  ];
+  store.db.transaction(() => {
+    for (let i = 0; i < count; i++) {
+      const [type, data] = events[i % events.length]!;
+      insert.run(newEventId(), `s-${i % 1000}`, Math.floor(i / 1000) + 1, type, JSON.stringify(data(i)), meta);
+    }
+  })();
+  store.db.close();
+}
+
+/**
+ * The Kafka relay's publish rate with the public events (issue 37: each batch also mapped to
+ * CloudEvents on the public topics) against the raw relay alone, on one seeded log and one broker;
+ * each round a fresh topic, so a fresh checkpoint.
+ */
+async function kafkaRelayPublic(dir: string): Promise<void> {
+  const brokers = process.env.KAFKA_BROKERS;
+  if (!brokers) {
+    process.stderr.write('bench: kafka_relay_public_events needs KAFKA_BROKERS (scripts/kafka.sh start prints it); skipping\n');
+    return;
+  }
+  const file = path.join(dir, 'relay.sqlite');
+  const count = n(20_000);
+  seedRelayLog(file, count);
+  const store = new SqliteEventStore({ file });
+  const checkpoints = new SqliteReadModelStore(file);
+  let round = 0;
+  const relay = async (publicEvents: boolean) => {
+    const topic = `bench.relay.${process.pid}.${++round}`;
+    const prefix = publicEvents ? `${topic}.public.` : undefined;
+    // Topic creation is set-up, not publishing: done before the clock starts (start() finds them there).
+    const admin = new Kafka({ clientId: 'bench-relay-admin', brokers: brokers.split(','), logLevel: logLevel.NOTHING }).admin();
+    await admin.connect();
+    await admin.createTopics({ waitForLeaders: true, topics: [topic, ...(prefix ? PUBLIC_DOMAINS.map((d) => `${prefix}${d}`) : [])].map((t) => ({ topic: t, numPartitions: 3 })) });
+    await admin.disconnect();
+    const bus = new KafkaBus(store, checkpoints, { brokers: brokers.split(','), topic, clientId: 'bench-relay', ...(prefix ? { publicTopicPrefix: prefix } : {}) });
+    const head = await store.headPosition();
+    const t = process.hrtime.bigint();
+    await bus.start();
+    while (bus.publishedPosition() < head) await new Promise((resolve) => setTimeout(resolve, 5));
+    const r = rate(count, t);
+    await bus.close();
+    return r;
+  };
+  const { value, baseline, ratio } = await compare(3, () => relay(true), () => relay(false));
+  emit({ name: 'kafka_relay_public_events', value, unit: 'events/s', baseline, ratio, target: 'ratio >= 0.8 (baseline: the raw relay alone, same log and broker)' });
+  await store.close();
+  await checkpoints.close();
+}
+
+export const BENCH_NAMES = ['append', 'create_media_buy', 'tracing', 'mcp', 'graphql_media_buy_by_id', 'limits', 'webhook_signed_delivery', 'webhook_verification', 'webhook_signing', 'brand_bulk_resolve_100_p99', 'readall', 'rebuild', 'memory', 'postgres', 'scale_out', 'kafka_relay_public_events', 'soak'];
 
 export async function runBenchmarks(args: string[]): Promise<void> {
   const only = args.find((a) => !a.startsWith('-'));
@@ -1267,6 +1339,7 @@ export async function runBenchmarks(args: string[]): Promise<void> {
       else process.stderr.write('bench: no PostgreSQL reachable; skipping postgres_append_single_event\n');
     }
     if (want('scale_out')) await scaleOut();
+    if (want('kafka_relay_public_events')) await kafkaRelayPublic(dir);
     // Only when asked for by name: it runs for tens of minutes.
     if (only === 'soak') await soakRows(dir);
   } finally {

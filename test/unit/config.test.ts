@@ -26,7 +26,8 @@ describe('config', () => {
     const c = loadConfig({ EVENT_STORE_URL: 'postgres://u@db:5432/adcp', KAFKA_BROKERS: 'k1:9092,k2:9092' });
     expect(c.eventStore.kind).toBe('postgres');
     expect(c.readModel).toEqual({ kind: 'postgres', url: 'postgres://u@db:5432/adcp' });
-    expect(c.kafka).toEqual({ brokers: ['k1:9092', 'k2:9092'], topic: 'adcp.events', feedTopic: 'adcp.registry.feed', clientId: 'adcp-gateway' });
+    expect(c.kafka).toEqual({ brokers: ['k1:9092', 'k2:9092'], topic: 'adcp.events', feedTopic: 'adcp.registry.feed', publicTopicPrefix: 'adcp.public.', clientId: 'adcp-gateway' });
+    expect(loadConfig({ KAFKA_BROKERS: 'k1:9092', KAFKA_PUBLIC_TOPIC_PREFIX: 'acme.events.' }).kafka?.publicTopicPrefix).toBe('acme.events.');
   });
 
   it('keeps read models in SQLite for a KurrentDB event store', () => {
@@ -82,6 +83,7 @@ describe('config', () => {
     ['SQLITE_SYNCHRONOUS', 'OFF'],
     ['BODY_LIMIT_BYTES', '10'],
     ['KAFKA_BROKERS', 'k1:9092,,k2'],
+    ['KAFKA_PUBLIC_TOPIC_PREFIX', 'has space.'],
     ['SHUTDOWN_GRACE_MS', '-1'],
     ['PUBLIC_URL', 'https://ads.example.com/path'],
     ['WEBHOOK_KEY_PURPOSE', 'response-signing'],

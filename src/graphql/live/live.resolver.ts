@@ -6,7 +6,10 @@ import { publicId } from '../../shared/ids';
 import { MAX_FEED_TYPES } from '../../application/registry-reads';
 import type { GraphQLContext } from '../context';
 import { mayRead, mediaBuyChange } from '../buys/media-buy-change';
-import { DeliveryUpdate, MediaBuyUpdate, ReceivedWebhookEvent, RegistryFeedEntry, TaskStatusChange, WebhookActivityEvent } from './live.type';
+import { CLOUDEVENTS_SOURCE } from '../../public-events/cloudevents';
+import { toPublicEvent } from '../../public-events/mapping';
+import { cloudEventType, domainOf, selectTypes } from '../../public-events/types';
+import { DeliveryUpdate, MediaBuyUpdate, PublicEventMessage, ReceivedWebhookEvent, RegistryFeedEntry, TaskStatusChange, WebhookActivityEvent } from './live.type';
 
 /** How far back a subscription may resume: further, a client should read the state and follow from now. */
 export const MAX_RESUME_EVENTS = 100_000;
@@ -191,6 +194,31 @@ export class LiveResolver {
     @Arg('after', () => Float, { nullable: true, description: 'Resume after this log position (from an earlier payload).' }) _after?: number,
   ): ReceivedWebhookEvent {
     return received;
+  }
+
+  @Subscription(() => PublicEventMessage, {
+    description:
+      'The public event contract live (docs/events.md): the CloudEvents the Kafka public topics carry, for what you may see — your own events (every buyer’s for a seller or admin) and the registry’s (anyone signed in).',
+    subscribe: (data: SubscribeResolverData<unknown, Record<string, unknown>, GraphQLContext>) => {
+      const types = (data.args.types as string[] | null | undefined) ?? [];
+      if (types.length > MAX_FILTER_ITEMS) throw new AppError('VALIDATION_ERROR', `types holds ${types.length} items; at most ${MAX_FILTER_ITEMS} are allowed`, 'types');
+      const selected = selectTypes(types);
+      if ('unknown' in selected) throw new AppError('VALIDATION_ERROR', `unknown public event type "${selected.unknown}": give a name (media_buy.status_changed), a versioned name (…v1) or a domain (media_buy)`, 'types');
+      return follow(data, async (event, principal) => {
+        const pub = toPublicEvent(event);
+        if (!pub || !selected.names.has(pub.name)) return undefined;
+        if (domainOf(pub.name) !== 'registry' && !mayRead(principal, await ownerOfEvent(data.context.app.ports, event))) return undefined;
+        const message: PublicEventMessage = { position: pub.position, id: pub.id, type: cloudEventType(pub.name), source: CLOUDEVENTS_SOURCE, subject: pub.subject, time: pub.time, data: pub.data as Record<string, unknown> };
+        return message;
+      });
+    },
+  })
+  publicEvents(
+    @Root() message: PublicEventMessage,
+    @Arg('types', () => [String], { nullable: true, description: 'Only these: names, versioned names or domains (default: all; at most 100).' }) _types?: string[],
+    @Arg('after', () => Float, { nullable: true, description: 'Resume after this log position (from an earlier payload).' }) _after?: number,
+  ): PublicEventMessage {
+    return message;
   }
 
   @Subscription(() => RegistryFeedEntry, {

@@ -1,4 +1,5 @@
 import { Field, Float, Int, ObjectType } from 'type-graphql';
+import { GraphQLJSONObject } from '../json-object';
 
 // Every payload carries the log position of the event it reports: a client that reconnects
 // passes the last one it received as `after` and misses nothing.
@@ -163,4 +164,28 @@ export class RegistryFeedEntry {
 
   @Field()
   createdAt!: string;
+}
+
+@ObjectType({ description: 'A public event (docs/events.md): the same CloudEvent the Kafka public topics carry, its data as schema/asyncapi.yaml defines it for its type.' })
+export class PublicEventMessage {
+  @Field(() => Float, { description: 'Log position of the event: pass it as `after` to resume after it.' })
+  position!: number;
+
+  @Field({ description: 'CloudEvents `id`: stable across redelivery.' })
+  id!: string;
+
+  @Field({ description: 'CloudEvents `type`: the public name and version, e.g. media_buy.status_changed.v1.' })
+  type!: string;
+
+  @Field({ description: 'CloudEvents `source`.' })
+  source!: string;
+
+  @Field({ description: 'CloudEvents `subject`: the entity (media buy, task, creative, webhook, publisher…).' })
+  subject!: string;
+
+  @Field({ description: 'CloudEvents `time` (ISO 8601).' })
+  time!: string;
+
+  @Field(() => GraphQLJSONObject, { description: 'The payload, valid against the type’s JSON Schema (schema/events/<type>.json).' })
+  data!: Record<string, unknown>;
 }
