@@ -38,7 +38,7 @@ async function traceOneCreate(exporter: tracing.InMemorySpanExporter, gateways: 
   });
   expect({ isError: created.isError, status: created.body.status, error: created.body.adcp_error }).toEqual({ isError: false, status: 'submitted', error: undefined });
 
-  const hook = (await eventually(() => receiver.received.find((w) => w.json.operation_id === `op-${ref}` && w.json.status === 'completed'), 30_000, 'the completed webhook'))!;
+  const hook = (await eventually(() => receiver.received.find((w) => w.json.operation_id === `op-${ref}` && w.json.status === 'completed'), 60_000, 'the completed webhook'))!;
   const request = exporter.getFinishedSpans().find((s) => s.kind === 1 /* SERVER */ && s.attributes['adcp.binding'] === 'mcp' && s.attributes['http.request.method'] === 'POST');
   expect(request).toBeDefined();
   const traceId = request!.spanContext().traceId;
@@ -122,7 +122,8 @@ describe('tracing: an MCP create_media_buy followed to its webhook', () => {
         for (const gw of gateways) await gw.stop();
         await db.drop();
       }
-    });
+      // Two instances on PostgreSQL, six consumer groups joining on each: ~50 s alone on this machine.
+    }, 180_000);
   });
 
   it('log lines written inside a span carry its trace and span ids', async () => {
