@@ -3,7 +3,7 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 import { allProjections } from '../projections';
 import { EmbeddedBus } from './bus/embedded';
 import { KafkaBus } from './bus/kafka';
-import type { Bus } from './bus/port';
+import { instrumentBus } from './bus/instrumented';
 import { LiveLog } from './bus/live-log';
 import { GatewayClock } from './adserver/clock';
 import { DeliverySimulator } from './adserver/simulator';
@@ -15,6 +15,8 @@ import type { Config } from './config';
 import { MemoryEventStore } from './eventstore/memory';
 import type { EventStore, WatermarkedStore } from './eventstore/port';
 import { withAppendWatermark } from './eventstore/watermark';
+import { instrumentAppends } from './eventstore/instrumented';
+import { registerPipelineMetrics } from './pipeline-metrics';
 import { PostgresEventStore } from './eventstore/postgres';
 import { SqliteEventStore } from './eventstore/sqlite';
 import type { Projection } from './projections/projection';
@@ -117,6 +119,19 @@ function createMetrics(): Metrics {
       labelNames: ['projection'],
       registers: [registry],
     }),
+    appends: new Counter({
+      name: 'adcp_appends_total',
+      help: 'Appends to the event store by outcome (ok, conflict: the stream moved and the command is re-decided or refused, failed)',
+      labelNames: ['outcome'],
+      registers: [registry],
+    }),
+    appendedEvents: new Counter({ name: 'adcp_appended_events_total', help: 'Events written by successful appends', registers: [registry] }),
+    webhookAttempts: new Counter({
+      name: 'adcp_webhook_attempts_total',
+      help: 'Webhook POSTs made by this instance, by outcome (success, failed, timeout, connection_error)',
+      labelNames: ['outcome'],
+      registers: [registry],
+    }),
     loopStalls: new Histogram({
       name: 'adcp_event_loop_stall_seconds',
       help: `Times the event loop was blocked for more than ${STALL_THRESHOLD_MS} ms, by how long (see also nodejs_eventloop_lag_*)`,
@@ -161,14 +176,19 @@ export async function startApp(
   const metrics = createMetrics();
   const opened = await openEventStore(config);
   if (opened instanceof SqliteEventStore) metrics.bounded('event_store_recent_events', () => opened.recentHeld());
-  const store = withAppendWatermark(opened);
+  const store = withAppendWatermark(
+    instrumentAppends(opened, (outcome, events) => {
+      metrics.appends.inc({ outcome });
+      if (events > 0) metrics.appendedEvents.inc(events);
+    }),
+  );
   const readModels = await openReadModels(config);
-  const bus: Bus = config.kafka
+  const bus = instrumentBus(config.kafka
     ? new KafkaBus(store, readModels, {
         ...config.kafka,
         onError: (err, where) => log.error({ err, where }, 'kafka bus error (relay errors are retried; foreign messages skipped)'),
       })
-    : new EmbeddedBus(store, readModels, (err, group) => log.error({ err, group }, 'consumer failed; retrying'));
+    : new EmbeddedBus(store, readModels, (err, group) => log.error({ err, group }, 'consumer failed; retrying')));
   await publishCatalog(store, config.catalogFile ?? DEMO_CATALOG, { now: new Date().toISOString(), principal: 'system' });
   await importComplianceBundles(store, [...sdkComplianceDirs(), ...config.complianceDirs], log);
   // Instances sharing the read models take turns applying: one applier, the others follow.
@@ -198,12 +218,13 @@ export async function startApp(
     readModels,
     projections,
     keys: signingKeys,
-    poster: new WebhookPoster({ allowPrivate: config.allowPrivateWebhookUrls }),
+    poster: new WebhookPoster({ allowPrivate: config.allowPrivateWebhookUrls, onOutcome: (o) => metrics.webhookAttempts.inc({ outcome: o.status }) }),
     // An attempt is the POST (10 s at most) and its append: a claim outlasts it comfortably.
     claims: await AttemptClaims.open(readModels, 30_000),
     log,
   });
   await webhooks.start();
+  registerPipelineMetrics(metrics.registry, { store, readModels, projections, bus });
   const receiver = await WebhookReceiver.open(store, readModels, { overrides: config.originOverrides, noncesPerKey: config.webhookNoncesPerKey });
   const brandCrawler = new BrandCrawler(store, config.originOverrides, log);
   metrics.bounded('brand_crawl_queue', () => ({ entries: brandCrawler.waiting }));

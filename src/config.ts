@@ -134,7 +134,21 @@ const envSchema = z.object({
   OAUTH_ADMIN_CLAIM: z.string().regex(/^[\w:./-]+=[^=]+$/, { message: 'must be claim=value, e.g. adcp_role=admin' }).default('adcp_role=admin'),
   OAUTH_ACCESS_TOKEN_TTL: z.coerce.number().int().min(60).max(86_400).default(900),
   OAUTH_SIGNING_KEYS_FILE: z.string().min(1).optional(),
+  // OpenTelemetry's own keys: read here only to decide whether tracing is on (the SDK reads the rest).
+  OTEL_SDK_DISABLED: z.enum(['true', 'false', 'TRUE', 'FALSE', '']).optional(),
+  OTEL_TRACES_EXPORTER: z.string().optional(),
+  OTEL_EXPORTER_OTLP_ENDPOINT: z.string().optional(),
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: z.string().optional(),
+  OTEL_SERVICE_NAME: z.string().min(1).default('adcp-gateway'),
 });
+
+/** Off by default: tracing starts when the environment names somewhere to send spans. */
+function tracingWanted(e: z.infer<typeof envSchema>): boolean {
+  if (e.OTEL_SDK_DISABLED?.toLowerCase() === 'true') return false;
+  const exporters = (e.OTEL_TRACES_EXPORTER ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+  if (exporters.length > 0) return !exporters.includes('none');
+  return Boolean(e.OTEL_EXPORTER_OTLP_ENDPOINT || e.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT);
+}
 
 export type EventStoreKind = 'sqlite' | 'postgres' | 'kurrentdb' | 'memory';
 
@@ -147,6 +161,11 @@ export interface Config {
   sqliteSynchronous: 'FULL' | 'NORMAL';
   kafka?: { brokers: string[]; topic: string; feedTopic: string; publicTopicPrefix: string; clientId: string };
   logLevel: string;
+  /**
+   * OpenTelemetry tracing: on when OTEL_TRACES_EXPORTER names an exporter (other than `none`) or an
+   * OTLP endpoint is set, unless OTEL_SDK_DISABLED=true. Off by default.
+   */
+  tracing: { enabled: boolean; serviceName: string };
   bodyLimitBytes: number;
   shutdownGraceMs: number;
   /** The operator's catalog file; unset → the demo catalog. */
@@ -291,6 +310,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       ? { brokers: e.KAFKA_BROKERS.split(','), topic: e.KAFKA_TOPIC, feedTopic: e.KAFKA_FEED_TOPIC, publicTopicPrefix: e.KAFKA_PUBLIC_TOPIC_PREFIX, clientId: e.KAFKA_CLIENT_ID }
       : undefined,
     logLevel: e.LOG_LEVEL,
+    tracing: { enabled: tracingWanted(e), serviceName: e.OTEL_SERVICE_NAME },
     bodyLimitBytes: e.BODY_LIMIT_BYTES,
     shutdownGraceMs: e.SHUTDOWN_GRACE_MS,
     approvalPolicy: e.APPROVAL_POLICY,

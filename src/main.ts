@@ -14,6 +14,9 @@ export interface RunningGateway {
 
 /** The composition root: stores, bus, projections, HTTP. Returns once the server listens. */
 export async function startGateway(config: Config): Promise<RunningGateway> {
+  // Before the logger: its lines carry trace ids only when tracing is on as it is made.
+  // Loaded only then: a gateway with tracing off never loads the SDK.
+  const tracing = config.tracing.enabled ? (await import('./shared/tracing-sdk')).startTracing({ serviceName: config.tracing.serviceName }) : undefined;
   const log = createLogger(config.logLevel);
   const app = await startApp(config, log);
   const server = await buildServer(app);
@@ -37,6 +40,7 @@ export async function startGateway(config: Config): Promise<RunningGateway> {
       try {
         await server.close();
         await stopApp(app);
+        await tracing?.shutdown(); // flushes the spans still batched
         log.info('adcp-gateway stopped');
       } finally {
         clearTimeout(timer);

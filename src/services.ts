@@ -27,6 +27,12 @@ export interface Metrics {
   httpDuration: Histogram<'method' | 'route'>;
   projectionLag: Gauge<'projection'>;
   loopStalls: Histogram;
+  /** `adcp_appends_total{outcome}`: appends to the event store, by ok / conflict / failed. */
+  appends: Counter<'outcome'>;
+  /** `adcp_appended_events_total`: events those appends wrote. */
+  appendedEvents: Counter;
+  /** `adcp_webhook_attempts_total{outcome}`: webhook POSTs this instance made, by their outcome. */
+  webhookAttempts: Counter<'outcome'>;
   /**
    * Registers a bounded structure (a cache, a buffer) whose size /metrics reports as
    * `adcp_bounded_entries` and, where it counts them, `adcp_bounded_bytes` (estimated).

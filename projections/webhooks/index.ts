@@ -88,6 +88,14 @@ export interface WebhookActivityRow {
 }
 
 export const webhookQueries = {
+  /** The delivery queue's size for /metrics: attempts pending, and of those, due at `now`. */
+  queueDepth: async (rm: ReadModelStore, now: string) => {
+    const [row] = await rm.query<{ pending: number | string; due: number | string | null }>(
+      "SELECT COUNT(*) AS pending, SUM(CASE WHEN fired_at <= ? THEN 1 ELSE 0 END) AS due FROM webhook_activity WHERE status = 'pending'",
+      [now],
+    );
+    return { pending: Number(row?.pending ?? 0), due: Number(row?.due ?? 0) };
+  },
   /** Fires whose next attempt is due at `now` (ISO strings compare in time order). */
   due: (rm: ReadModelStore, now: string, limit: number) =>
     rm.query<{ stream_id: string }>("SELECT stream_id FROM webhook_activity WHERE status = 'pending' AND fired_at <= ? ORDER BY fired_at LIMIT ?", [now, limit]),

@@ -1,4 +1,5 @@
 import type { Decider } from '../domain/decider';
+import { inSpan } from '../shared/tracing';
 import { ConcurrencyError, type AppendResult, type EventMetadata, type EventStore, type NewEvent, type StoredEvent } from '../eventstore/port';
 
 export interface CommandContext {
@@ -29,6 +30,12 @@ export async function loadState<E extends { type: string }, S>(
   return { state, history };
 }
 
+/** The span of one command: named after the command's type, with the stream it decides on. */
+const commandSpan = <T>(command: unknown, streamId: string, fn: () => Promise<T>): Promise<T> => {
+  const type = (command as { type?: unknown } | null)?.type;
+  return inSpan(`command ${typeof type === 'string' ? type : 'unknown'}`, { attributes: { 'adcp.stream_id': streamId } }, fn);
+};
+
 /**
  * Load the stream, fold it, decide, append at the version we read. On a concurrency conflict the
  * command is re-decided against the fresh state (deciders are pure, so this is safe) up to
@@ -41,6 +48,17 @@ export async function handleCommand<C, E extends { type: string; data: unknown }
   command: C,
   ctx: CommandContext,
   retries = 3,
+): Promise<{ events: readonly E[]; state: S; result: AppendResult }> {
+  return commandSpan(command, streamId, () => decideAndAppend(store, streamId, decider, command, ctx, retries));
+}
+
+async function decideAndAppend<C, E extends { type: string; data: unknown }, S>(
+  store: EventStore,
+  streamId: string,
+  decider: Decider<C, E, S>,
+  command: C,
+  ctx: CommandContext,
+  retries: number,
 ): Promise<{ events: readonly E[]; state: S; result: AppendResult }> {
   for (let attempt = 0; ; attempt++) {
     const loaded = await loadState(store, streamId, decider);
@@ -74,10 +92,12 @@ export async function startStream<C, E extends { type: string; data: unknown }, 
   command: C,
   ctx: CommandContext,
 ): Promise<{ events: readonly E[]; result: AppendResult }> {
-  const events = decider.decide(command, decider.initialState());
-  const metadata = metadataOf(ctx);
-  const result = await store.append(streamId, events.map((e) => ({ type: e.type, data: e.data, metadata })), { expectedVersion: 'no_stream' });
-  return { events, result };
+  return commandSpan(command, streamId, async () => {
+    const events = decider.decide(command, decider.initialState());
+    const metadata = metadataOf(ctx);
+    const result = await store.append(streamId, events.map((e) => ({ type: e.type, data: e.data, metadata })), { expectedVersion: 'no_stream' });
+    return { events, result };
+  });
 }
 
 /**

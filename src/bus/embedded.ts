@@ -1,6 +1,6 @@
 import type { EventStore, Subscription } from '../eventstore/port';
 import { moveSharedCheckpoint, type ReadModelStore } from '../readmodel/port';
-import type { Bus, BusHandler, Consumer } from './port';
+import type { Bus, BusHandler, Consumer, ConsumerLag } from './port';
 
 /** A checkpointed catch-up reader over the event store per consumer group. */
 export class EmbeddedBus implements Bus {
@@ -19,6 +19,11 @@ export class EmbeddedBus implements Bus {
     const c = new EmbeddedConsumer(group, this.store, this.checkpoints, this.onError);
     this.consumers.add(c);
     return c;
+  }
+
+  async lag(group: string): Promise<ConsumerLag> {
+    const [head, checkpoint] = await Promise.all([this.store.headPosition(), this.checkpoints.getCheckpoint(`bus:${group}`)]);
+    return { events: Math.max(0, head - checkpoint.position), position: checkpoint.position };
   }
 
   publishedPosition(): number {

@@ -1,11 +1,11 @@
-import { Kafka, logLevel, type Consumer as KafkaConsumer, type Producer, type TopicMessages } from 'kafkajs';
+import { Kafka, logLevel, type Admin, type Consumer as KafkaConsumer, type Producer, type TopicMessages } from 'kafkajs';
 import type { EventStore, StoredEvent, Subscription } from '../eventstore/port';
 import { publicTopic, toCloudEventMessage } from '../public-events/cloudevents';
 import { toPublicEvent } from '../public-events/mapping';
 import { PUBLIC_DOMAINS } from '../public-events/types';
 import { LeaseKeeper, Leases } from '../readmodel/leases';
 import { moveSharedCheckpoint, type ReadModelStore } from '../readmodel/port';
-import type { Bus, BusHandler, Consumer } from './port';
+import type { Bus, BusHandler, Consumer, ConsumerLag } from './port';
 
 export interface KafkaBusOptions {
   brokers: string[];
@@ -46,6 +46,8 @@ export class KafkaBus implements Bus {
   private relayLease?: LeaseKeeper;
   private consumers = new Set<KafkaBusConsumer>();
   private published = 0;
+  /** For /metrics' consumer lag, connected at the first look. */
+  private admin?: Promise<Admin>;
 
   constructor(
     private store: EventStore,
@@ -107,7 +109,8 @@ export class KafkaBus implements Bus {
         const topicMessages: TopicMessages[] = [
           {
             topic: this.options.topic,
-            messages: events.map((e) => ({ key: e.streamId, value: JSON.stringify(e), headers: { type: e.type, position: String(e.position), 'event-id': e.id } })),
+            // traceparent (kept in the event's metadata by the append) as a header too, where Kafka tooling looks for it.
+            messages: events.map((e) => ({ key: e.streamId, value: JSON.stringify(e), headers: { type: e.type, position: String(e.position), 'event-id': e.id, ...traceHeadersOf(e) } })),
           },
         ];
         // Feed subscribers get the entries in the feed's own shape, keyed by entity (per-entity order).
@@ -164,11 +167,35 @@ export class KafkaBus implements Bus {
     return this.published;
   }
 
+  async lag(group: string): Promise<ConsumerLag> {
+    this.admin ??= (async () => {
+      const admin = this.kafka.admin();
+      await admin.connect();
+      return admin;
+    })().catch((err: unknown) => {
+      this.admin = undefined; // the next look connects again
+      throw err;
+    });
+    const admin = await this.admin;
+    const topic = this.options.topic;
+    const [ends, committed] = await Promise.all([admin.fetchTopicOffsets(topic), admin.fetchOffsets({ groupId: `${topic}.${group}`, topics: [topic] })]);
+    const at = new Map((committed[0]?.partitions ?? []).map((p) => [p.partition, Number(p.offset)]));
+    // A partition the group never committed on is pending from its first message.
+    return { events: ends.reduce((sum, p) => sum + Math.max(0, Number(p.high) - Math.max(at.get(p.partition) ?? -1, Number(p.low))), 0) };
+  }
+
   async close(): Promise<void> {
+    await (await this.admin?.catch(() => undefined))?.disconnect().catch(() => {});
     await this.relayLease?.close();
     await Promise.all([...this.consumers].map((c) => c.stop()));
     await this.producer?.disconnect().catch(() => {});
   }
+}
+
+/** The W3C trace context an event's metadata carries, as message headers. */
+function traceHeadersOf(e: StoredEvent): Record<string, string> {
+  const { traceparent, tracestate } = e.metadata;
+  return typeof traceparent === 'string' ? { traceparent, ...(typeof tracestate === 'string' ? { tracestate } : {}) } : {};
 }
 
 /** A message the relay published: a stored event as JSON; anything else is undefined. */

@@ -13,6 +13,11 @@ export interface Consumer {
   stop(): Promise<void>;
 }
 
+export interface ConsumerLag {
+  events: number;
+  position?: number;
+}
+
 /**
  * Carries appended events to downstream consumers (webhook dispatcher, change feed…).
  * Embedded: consumers read the event store directly. Kafka: a relay publishes the log to a topic
@@ -22,6 +27,13 @@ export interface Bus {
   readonly kind: 'embedded' | 'kafka';
   start(): Promise<void>;
   consumer(group: string): Consumer;
+  /**
+   * How far the group is behind (for /metrics): `events` it has yet to acknowledge, and the log
+   * `position` it has acknowledged up to where the bus knows one. Embedded: the log head minus the
+   * group's checkpoint, and that checkpoint; Kafka: the messages past the group's committed offsets
+   * (offsets are per partition, so no single position).
+   */
+  lag(group: string): Promise<ConsumerLag>;
   /** Position of the last event the relay has published (embedded: the log head). */
   publishedPosition(): number;
   close(): Promise<void>;

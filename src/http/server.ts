@@ -36,6 +36,7 @@ import { registerWorkCaps } from './work-caps';
 import { registerGraphqlLive } from './graphql-live';
 import { registerExplorerRoutes, sendExplorer, wantsExplorer } from './explorer-route';
 import { registerConsoleRoutes } from './console-route';
+import { registerRequestTracing } from './request-tracing';
 
 /**
  * Apollo's plugins here, and only these. We emit no cache hints; the default plugin wraps every
@@ -80,6 +81,9 @@ export async function buildServer(app: App): Promise<FastifyInstance> {
 
   fastify.removeContentTypeParser('application/json');
   fastify.addContentTypeParser('application/json', { parseAs: 'string' }, strictJsonParser(fastify));
+
+  // First of the hooks, so every later one and the route run inside the request's span.
+  registerRequestTracing(fastify);
 
   const stalls = new LoopStalls(app.log, app.metrics.loopStalls);
   // Watched once serving: starting up (building the schema, catching projections up) blocks by design.

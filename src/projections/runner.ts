@@ -2,6 +2,7 @@ import type { EventStore, StoredEvent, Subscription } from '../eventstore/port';
 import { CheckpointMovedError, type CheckpointMove, type ReadModelStore } from '../readmodel/port';
 import { LeaseKeeper, type Leases } from '../readmodel/leases';
 import { handlesEvent, statementsFor, type Projection } from './projection';
+import { inBatchSpan } from '../shared/tracing';
 
 /** Where `projections rebuild` records that it rewrote read models (event `ProjectionsRebuilt`). */
 export const PROJECTIONS_STREAM = 'projections';
@@ -115,7 +116,7 @@ export class ProjectionRunner {
     }
     const from = Math.min(...[...this.cursors.values()].map((c) => c.seen));
     const generation = this.generation;
-    this.sub = this.store.subscribe((events) => this.apply(events, generation), {
+    this.sub = this.store.subscribe((events) => inBatchSpan('projections.batch', events, { 'adcp.projections.mode': this.mode }, () => this.apply(events, generation)), {
       fromPosition: from + 1,
       batchSize: this.batchSize,
       onError: (err) => {

@@ -3,6 +3,7 @@ import https from 'node:https';
 import { getDomain } from 'tldts';
 import { RequestFilteringHttpAgent, RequestFilteringHttpsAgent } from 'request-filtering-agent';
 import type { OriginOverrides } from './origin-overrides';
+import { inSpan, SpanKind, traceHeaders } from './tracing';
 
 export interface FetchedDocument {
   status: number;
@@ -38,7 +39,13 @@ export async function fetchDocument(url: string, options: DocumentFetchOptions):
   const site = getDomain(new URL(url).hostname);
   let current = url;
   for (let hop = 0; ; hop++) {
-    const answer = await fetchOnce(current, options, deadline);
+    const hopUrl = current;
+    // A client span per hop (tracing on), its traceparent sent along like any traced client's.
+    const answer = await inSpan('GET', { kind: SpanKind.CLIENT, attributes: { 'http.request.method': 'GET', 'url.full': hopUrl.replace(/[?#].*$/s, '') } }, async (span) => {
+      const hop = await fetchOnce(hopUrl, options, deadline);
+      span?.setAttributes({ 'http.response.status_code': hop.status, ...(hop.error ? { 'error.type': hop.error.kind } : {}) });
+      return hop;
+    });
     if (answer.error || answer.status < 300 || answer.status >= 400 || !answer.location || hop >= options.maxRedirects) return answer;
     let next: URL;
     try {
@@ -77,7 +84,7 @@ function fetchOnce(url: string, options: DocumentFetchOptions, deadline: number)
     };
     let req: http.ClientRequest;
     try {
-      req = (secure ? https : http).get(target, { agent, headers: { accept: options.accept ?? 'application/json', 'user-agent': 'adcp-gateway-registry/1.0', ...(override ? { host } : {}) } }, (res) => {
+      req = (secure ? https : http).get(target, { agent, headers: { accept: options.accept ?? 'application/json', 'user-agent': 'adcp-gateway-registry/1.0', ...(override ? { host } : {}), ...traceHeaders() } }, (res) => {
         const status = res.statusCode ?? 0;
         const chunks: Buffer[] = [];
         let size = 0;

@@ -11,6 +11,7 @@ import { hmacHeaders } from '../signing/legacy-hmac';
 import { signWebhook } from '../signing/webhook-signer';
 import type { AttemptClaims } from './attempt-claims';
 import type { WebhookPoster } from './http-poster';
+import { eventContext, inSpan } from '../shared/tracing';
 
 export interface DeliveryWorkerDeps {
   store: EventStore;
@@ -59,7 +60,8 @@ export class WebhookDeliveryWorker {
   private immediate?: NodeJS.Immediate;
   private timerAt = Infinity;
   private inFlight = new Map<string, Promise<void>>();
-  private known = new LRUCache<string, { state: WebhookState; version: number }>({ max: 20_000 });
+  /** `trace`: the scheduling event's metadata when it carries a trace, which each attempt continues. */
+  private known = new LRUCache<string, { state: WebhookState; version: number; trace?: Record<string, unknown> }>({ max: 20_000 });
   /**
    * Due stream ids, oldest first, taken as slots free up: new fires straight from the events this
    * instance's projections apply, retries and anything left by a restart from the queue.
@@ -91,7 +93,7 @@ export class WebhookDeliveryWorker {
         scheduled = true;
         // A new fire is due now: queue it without asking the read model (the row is there too,
         // for other instances and restarts; whoever records the attempt first wins).
-        this.known.set(e.streamId, { state: webhookDecider.evolve(webhookDecider.initialState(), e as unknown as WebhookEvent), version: 1 });
+        this.known.set(e.streamId, { state: webhookDecider.evolve(webhookDecider.initialState(), e as unknown as WebhookEvent), version: 1, ...traceOf(e.metadata) });
         this.backlog.add(e.streamId);
       }
       if (scheduled) this.pump();
@@ -192,10 +194,10 @@ export class WebhookDeliveryWorker {
     let cached = this.known.get(streamId);
     if (!cached) {
       const { state, history } = await loadState(this.deps.store, streamId, webhookDecider);
-      cached = { state, version: history.length };
+      cached = { state, version: history.length, ...traceOf(history[0]?.metadata) };
       this.known.set(streamId, cached);
     }
-    const { state, version } = cached;
+    const { state, version, trace } = cached;
     // The queue is a read model and may lag the stream: the stream decides whether it is due.
     if (state.state !== 'pending' || (state.nextAttemptAt && Date.parse(state.nextAttemptAt) > Date.now())) return;
     if (!(await this.deps.claims.claim(streamId, version))) {
@@ -208,21 +210,29 @@ export class WebhookDeliveryWorker {
       this.known.delete(streamId);
       return;
     }
-    const body = Buffer.from(state.scheduled.body);
-    const startedAt = new Date().toISOString();
-    const outcome = await this.deps.poster.post(state.scheduled.url, authHeaders(state.scheduled, body, this.deps.keys), body);
-    const now = new Date().toISOString();
-    const events = webhookDecider.decide({ type: 'RecordAttempt', outcome, startedAt, now, jitter: Math.random() }, state);
-    try {
-      await this.deps.store.append(streamId, events.map((e) => ({ type: e.type, data: e.data, metadata: { time: now, principal: 'webhook-worker' } })), {
-        expectedVersion: version,
-      });
-      const next = events.reduce<WebhookState>((s, e) => webhookDecider.evolve(s, e), state);
-      this.known.set(streamId, { state: next, version: version + events.length });
-      if (next.state !== 'pending') await this.deps.claims.finished(streamId);
-    } catch (err) {
-      this.known.delete(streamId);
-      if (!(err instanceof ConcurrencyError)) throw err; // another instance recorded this attempt
-    }
+    // The attempt continues the trace of the command whose change scheduled the delivery.
+    await inSpan('webhook attempt', { parent: eventContext(trace), attributes: { 'adcp.stream_id': streamId, 'adcp.webhook.attempt': (state.attempts ?? 0) + 1 } }, async () => {
+      const body = Buffer.from(state.scheduled.body);
+      const startedAt = new Date().toISOString();
+      const outcome = await this.deps.poster.post(state.scheduled.url, authHeaders(state.scheduled, body, this.deps.keys), body);
+      const now = new Date().toISOString();
+      const events = webhookDecider.decide({ type: 'RecordAttempt', outcome, startedAt, now, jitter: Math.random() }, state);
+      try {
+        await this.deps.store.append(streamId, events.map((e) => ({ type: e.type, data: e.data, metadata: { time: now, principal: 'webhook-worker' } })), {
+          expectedVersion: version,
+        });
+        const next = events.reduce<WebhookState>((s, e) => webhookDecider.evolve(s, e), state);
+        this.known.set(streamId, { state: next, version: version + events.length, ...(trace ? { trace } : {}) });
+        if (next.state !== 'pending') await this.deps.claims.finished(streamId);
+      } catch (err) {
+        this.known.delete(streamId);
+        if (!(err instanceof ConcurrencyError)) throw err; // another instance recorded this attempt
+      }
+    });
   }
+}
+
+/** The trace an event's metadata carries, kept beside the delivery's state (nothing when it carries none). */
+function traceOf(metadata: Record<string, unknown> | undefined): { trace?: Record<string, unknown> } {
+  return typeof metadata?.traceparent === 'string' ? { trace: { traceparent: metadata.traceparent, ...(typeof metadata.tracestate === 'string' ? { tracestate: metadata.tracestate } : {}) } } : {};
 }

@@ -2,12 +2,15 @@ import http from 'node:http';
 import https from 'node:https';
 import { RequestFilteringHttpAgent, RequestFilteringHttpsAgent } from 'request-filtering-agent';
 import type { AttemptOutcome } from '../domain/webhook/webhook';
+import { inSpan, SpanKind, traceHeaders, tracingActive } from '../shared/tracing';
 
 export interface PosterOptions {
   /** ALLOW_PRIVATE_WEBHOOK_URLS: the test seam that lets deliveries reach loopback. */
   allowPrivate: boolean;
   /** Whole-attempt deadline (connect, send, response headers). */
   timeoutMs?: number;
+  /** Hears every attempt's outcome (/metrics counts them). */
+  onOutcome?: (outcome: AttemptOutcome) => void;
 }
 
 /** Seconds from a Retry-After header (delta-seconds or HTTP-date), if it parses. */
@@ -27,15 +30,35 @@ export class WebhookPoster {
   private readonly httpAgent: http.Agent;
   private readonly httpsAgent: https.Agent;
   private readonly timeoutMs: number;
+  private readonly onOutcome: (outcome: AttemptOutcome) => void;
 
   constructor(options: PosterOptions) {
+    this.onOutcome = options.onOutcome ?? (() => {});
     const filter = { allowPrivateIPAddress: options.allowPrivate, keepAlive: true, maxSockets: 64 };
     this.httpAgent = new RequestFilteringHttpAgent(filter);
     this.httpsAgent = new RequestFilteringHttpsAgent(filter);
     this.timeoutMs = options.timeoutMs ?? 10_000;
   }
 
+  /**
+   * One attempt. With tracing on it is a client span, and the receiver gets its `traceparent` (a
+   * header no signature covers, so adding it changes no verdict).
+   */
   post(url: string, headers: Record<string, string>, body: Buffer): Promise<AttemptOutcome> {
+    if (!tracingActive()) return this.send(url, headers, body).then(this.observed);
+    return inSpan('webhook POST', { kind: SpanKind.CLIENT, attributes: { 'http.request.method': 'POST', 'url.full': url.replace(/[?#].*$/s, '') } }, async (span) => {
+      const outcome = this.observed(await this.send(url, { ...headers, ...traceHeaders() }, body));
+      span?.setAttributes({ 'adcp.webhook.outcome': outcome.status, ...(outcome.http_status_code !== null ? { 'http.response.status_code': outcome.http_status_code } : {}) });
+      return outcome;
+    });
+  }
+
+  private readonly observed = (outcome: AttemptOutcome): AttemptOutcome => {
+    this.onOutcome(outcome);
+    return outcome;
+  };
+
+  private send(url: string, headers: Record<string, string>, body: Buffer): Promise<AttemptOutcome> {
     const started = Date.now();
     return new Promise<AttemptOutcome>((resolve) => {
       let timer: NodeJS.Timeout | undefined;

@@ -295,6 +295,64 @@ async function createMediaBuyRest(dir: string): Promise<void> {
 }
 
 /**
+ * What tracing costs (issue 38): create_media_buy over REST on SQLite, the same load on two
+ * gateways in this process, one built with tracing on (OpenTelemetry's SDK, every span kept by its
+ * InMemorySpanExporter through a SimpleSpanProcessor, the heaviest way to keep them) and one built
+ * with it off; rounds alternate and tracing is switched on only for the rounds of the first. The
+ * SDK is process-wide, hence one process: its JIT and heap are shared (see limitsOverhead on that).
+ * A second row hands the spans to an exporter that keeps none: what making the spans costs, without
+ * the in-memory exporter's heap of every span of a round (a real exporter batches and sends them).
+ */
+async function createMediaBuyTracing(dir: string): Promise<void> {
+  const { loadConfig } = await import('../../src/config');
+  const { startGateway } = await import('../../src/main');
+  const { issueApiKey } = await import('../../src/application/api-keys');
+  const { setTracingActive } = await import('../../src/shared/tracing');
+  const { startTracing } = await import('../../src/shared/tracing-sdk');
+  const { tracing } = await import('@opentelemetry/sdk-node');
+  const count = n(4000);
+  const start = (name: string) => startGateway(loadConfig({ HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'silent', DATA_DIR: path.join(dir, name), APPROVAL_POLICY: 'never', ...ROOMY_LIMITS }));
+  const off = await start('tracing-off');
+  const exporter = new tracing.InMemorySpanExporter();
+  let otel = startTracing({ exporter });
+  const on = await start('tracing-on');
+  setTracingActive(false);
+  try {
+    const keyOf = async (gw: typeof on) => (await issueApiKey(gw.app.store, { org: 'bench', role: 'buyer' }, { now: new Date().toISOString() })).key;
+    const keys = { on: await keyOf(on), off: await keyOf(off) };
+    const body = createMediaBuyBody();
+    let round = 0;
+    let spans = 0;
+    const load = (gw: typeof on, key: string, traced: boolean) => async () => {
+      setTracingActive(traced);
+      try {
+        return await runLoad({ url: gw.url, key, path: '/api/tasks/create_media_buy', body, count, concurrency: 16, prefix: `tracing-${++round}-` });
+      } finally {
+        setTracingActive(false);
+        spans = Math.max(spans, exporter.getFinishedSpans().length);
+        exporter.reset();
+      }
+    };
+    await load(on, keys.on, true)(); // warm-up of both sides
+    await load(off, keys.off, false)();
+    const { value, baseline, ratio } = await compare(3, load(on, keys.on, true), load(off, keys.off, false));
+    if (spans < count) throw new Error(`tracing on kept ${spans} spans for ${count} commands`);
+    emit({ name: 'create_media_buy_rest_sqlite_tracing_on', value, unit: 'commands/s', baseline, ratio, target: 'quoted (baseline: the same load, tracing off, same process and run)', detail: { spansPerCommand: Math.round((spans / count) * 10) / 10 } });
+
+    await otel.shutdown();
+    let dropped = 0;
+    otel = startTracing({ exporter: { export: (batch, done) => ((dropped += batch.length), done({ code: 0 })), shutdown: async () => {} } });
+    const unkept = await compare(3, load(on, keys.on, true), load(off, keys.off, false));
+    if (dropped < 3 * count) throw new Error(`tracing on made ${dropped} spans for ${3 * count} commands`);
+    emit({ name: 'create_media_buy_rest_sqlite_tracing_on_unkept', ...unkept, unit: 'commands/s', target: 'quoted (spans made and handed to an exporter that keeps none; baseline: tracing off, same run)' });
+  } finally {
+    await on.stop();
+    await off.stop();
+    await otel.shutdown();
+  }
+}
+
+/**
  * create_media_buy over MCP on SQLite (16 concurrent clients, a fresh idempotency_key each), beside
  * an agent built with `@adcp/sdk`'s own server framework doing the same create in memory
  * (test/bench/sdk-agent.ts, its own process, as the SDK serves: a fresh agent per request), under
@@ -1250,7 +1308,7 @@ async function kafkaRelayPublic(dir: string): Promise<void> {
   await checkpoints.close();
 }
 
-export const BENCH_NAMES = ['append', 'create_media_buy', 'mcp', 'graphql_media_buy_by_id', 'limits', 'webhook_signed_delivery', 'webhook_verification', 'webhook_signing', 'brand_bulk_resolve_100_p99', 'readall', 'rebuild', 'memory', 'postgres', 'scale_out', 'kafka_relay_public_events', 'soak'];
+export const BENCH_NAMES = ['append', 'create_media_buy', 'tracing', 'mcp', 'graphql_media_buy_by_id', 'limits', 'webhook_signed_delivery', 'webhook_verification', 'webhook_signing', 'brand_bulk_resolve_100_p99', 'readall', 'rebuild', 'memory', 'postgres', 'scale_out', 'kafka_relay_public_events', 'soak'];
 
 export async function runBenchmarks(args: string[]): Promise<void> {
   const only = args.find((a) => !a.startsWith('-'));
@@ -1260,6 +1318,7 @@ export async function runBenchmarks(args: string[]): Promise<void> {
     if (want('append')) await sqliteAppend(dir);
     if (want('create_media_buy')) await createMediaBuyRest(dir);
     if (want('create_media_buy_mcp')) await createMediaBuyMcp(dir);
+    if (want('create_media_buy_rest_sqlite_tracing_on')) await createMediaBuyTracing(dir);
     if (want('graphql_media_buy_by_id')) await graphqlMediaBuyById(dir);
     if (want('limits')) await limitsOverhead(dir);
     if (want('webhook_signed_delivery')) await webhookDelivery(dir);

@@ -10,6 +10,18 @@ describe('config', () => {
     expect(c.readModel.sqliteFile).toBe(c.eventStore.sqliteFile);
   });
 
+  it('tracing is off by default and on when OTEL_* names an exporter or an OTLP endpoint, unless the SDK is disabled', () => {
+    const on = (env: Record<string, string>) => loadConfig(env).tracing.enabled;
+    expect(loadConfig({}).tracing).toEqual({ enabled: false, serviceName: 'adcp-gateway' });
+    expect(on({ OTEL_TRACES_EXPORTER: 'otlp' })).toBe(true);
+    expect(on({ OTEL_TRACES_EXPORTER: 'console,otlp' })).toBe(true);
+    expect(on({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' })).toBe(true);
+    expect(on({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://collector:4318/v1/traces' })).toBe(true);
+    expect(on({ OTEL_TRACES_EXPORTER: 'none', OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' })).toBe(false);
+    expect(on({ OTEL_TRACES_EXPORTER: 'otlp', OTEL_SDK_DISABLED: 'true' })).toBe(false);
+    expect(loadConfig({ OTEL_SERVICE_NAME: 'gw-eu' }).tracing.serviceName).toBe('gw-eu');
+  });
+
   it('puts read models beside a PostgreSQL event store, and splits Kafka brokers', () => {
     const c = loadConfig({ EVENT_STORE_URL: 'postgres://u@db:5432/adcp', KAFKA_BROKERS: 'k1:9092,k2:9092' });
     expect(c.eventStore.kind).toBe('postgres');

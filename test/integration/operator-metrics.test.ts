@@ -1,0 +1,118 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { issueApiKey } from '../../src/application/api-keys';
+import { ROOT, startTestGateway } from '../support/gateway';
+import { eventually } from '../support/infra';
+import { mcpCall } from '../support/mcp-call';
+import { startReceiver } from '../support/receiver';
+
+const SANDBOX = { brand: { domain: 'acme.example' }, operator: 'agency.example', sandbox: true };
+const future = (days: number) => new Date(Date.now() + days * 86_400_000).toISOString();
+
+/** One sample's value from Prometheus text, or undefined when the series is absent. */
+function sample(text: string, name: string, labels: Record<string, string> = {}): number | undefined {
+  const wanted = Object.entries(labels).map(([k, v]) => `${k}="${v}"`);
+  for (const line of text.split('\n')) {
+    const m = /^([a-zA-Z_:][\w:]*)(?:\{([^}]*)\})? (\S+)$/.exec(line);
+    if (!m || m[1] !== name) continue;
+    const have = (m[2] ?? '').split(',').filter(Boolean);
+    if (wanted.every((w) => have.includes(w))) return Number(m[3]);
+  }
+  return undefined;
+}
+
+/** The metric names a dashboard's queries use (histogram series folded into their metric). */
+function dashboardMetrics(): string[] {
+  const dashboard = JSON.parse(fs.readFileSync(path.join(ROOT, 'deploy', 'grafana-dashboard.json'), 'utf8')) as { panels: { targets: { expr: string }[] }[] };
+  const names = dashboard.panels.flatMap((p) => p.targets.flatMap((t) => t.expr.match(/\b(?:adcp|nodejs)_[a-z0-9_]+\b/g) ?? []));
+  return [...new Set(names)];
+}
+
+/**
+ * Issue 38, item 4: the metrics an operator alerts on, read from a running gateway's /metrics after
+ * real work: appends and conflicts, webhook attempts by outcome and the queue they leave, consumer
+ * and projection lag in events and seconds (made to lag by stopping them); and the Grafana
+ * dashboard in deploy/ charts only names the gateway exports, covering each of those.
+ */
+describe('/metrics: what an operator alerts on', () => {
+  let gw: Awaited<ReturnType<typeof startTestGateway>>;
+  let receiver: Awaited<ReturnType<typeof startReceiver>>;
+  const scrape = async () => (await fetch(`${gw.url}/metrics`)).text();
+
+  beforeAll(async () => {
+    receiver = await startReceiver(() => 503); // the buyer's endpoint is down: every attempt fails and is retried
+    gw = await startTestGateway({ APPROVAL_POLICY: 'manual', SANDBOX_APPROVAL_DELAY_MS: '0', ALLOW_PRIVATE_WEBHOOK_URLS: '1' });
+  });
+  afterAll(async () => {
+    await gw?.stop();
+    await receiver?.close();
+  });
+
+  it('counts appends, conflicts and webhook attempts; shows the queue; lag is 0 when caught up', async () => {
+    const key = (await issueApiKey(gw.app.ports.store, { org: 'acme', role: 'buyer' }, { now: new Date().toISOString() })).key;
+    const before = await scrape();
+    const created = await mcpCall(gw.url, key, 'create_media_buy', {
+      account: SANDBOX,
+      brand: { domain: 'acme.example' },
+      packages: [{ product_id: 'news_display_run_of_site', pricing_option_id: 'cpm_usd_fixed', budget: 1000 }],
+      start_time: 'asap',
+      end_time: future(10),
+      idempotency_key: 'operator-metrics-create-01',
+      push_notification_config: { url: `${receiver.origin}/hooks/create_media_buy`, operation_id: 'op-metrics' },
+    });
+    expect(created.isError).toBe(false);
+    // A stream written twice at the same expected version: the second append is a conflict.
+    await gw.app.store.append('metrics-probe', [{ type: 'ProbeRecorded', data: {}, metadata: { time: new Date().toISOString() } }], { expectedVersion: 0 });
+    await expect(gw.app.store.append('metrics-probe', [{ type: 'ProbeRecorded', data: {}, metadata: { time: new Date().toISOString() } }], { expectedVersion: 0 })).rejects.toThrow(/expected 0/);
+
+    await eventually(() => receiver.received.length >= 2, 20_000, 'two failed attempts');
+    const text = (await eventually(async () => {
+      const t = await scrape();
+      return (sample(t, 'adcp_webhook_queue_depth', { state: 'pending' }) ?? 0) >= 1 && sample(t, 'adcp_consumer_lag_events', { consumer: 'webhook-dispatcher' }) === 0 ? t : undefined;
+    }, 10_000, 'the queue and the caught-up dispatcher in /metrics'))!;
+
+    expect(sample(text, 'adcp_appends_total', { outcome: 'ok' })! - (sample(before, 'adcp_appends_total', { outcome: 'ok' }) ?? 0)).toBeGreaterThanOrEqual(3);
+    expect(sample(text, 'adcp_appends_total', { outcome: 'conflict' })! - (sample(before, 'adcp_appends_total', { outcome: 'conflict' }) ?? 0)).toBe(1);
+    expect(sample(text, 'adcp_appended_events_total')!).toBeGreaterThan(sample(before, 'adcp_appended_events_total') ?? 0);
+    expect(sample(text, 'adcp_webhook_attempts_total', { outcome: 'failed' })).toBeGreaterThanOrEqual(2);
+    expect(sample(text, 'adcp_webhook_attempts_total', { outcome: 'success' })).toBeUndefined();
+    for (const consumer of ['webhook-dispatcher', 'delivery-reporter', 'change-feed', 'sandbox-approver']) {
+      expect({ consumer, lag: sample(text, 'adcp_consumer_lag_events', { consumer }), seconds: sample(text, 'adcp_consumer_lag_seconds', { consumer }) }).toEqual({ consumer, lag: 0, seconds: 0 });
+    }
+    expect(sample(text, 'adcp_projection_lag_seconds', { projection: 'webhooks' })).toBe(0);
+    expect(sample(text, 'nodejs_eventloop_lag_p99_seconds')).toBeGreaterThan(0);
+  });
+
+  it('lag in events and seconds when consumers and projections stop while the log grows', async () => {
+    await gw.app.bus.close();
+    await gw.app.projections.stop();
+    const minuteAgo = new Date(Date.now() - 60_000).toISOString();
+    for (let i = 0; i < 3; i++) await gw.app.store.append(`metrics-lag-${i}`, [{ type: 'ProbeRecorded', data: {}, metadata: { time: minuteAgo } }]);
+    const text = await scrape();
+    expect(sample(text, 'adcp_consumer_lag_events', { consumer: 'webhook-dispatcher' })).toBeGreaterThanOrEqual(3);
+    expect(sample(text, 'adcp_consumer_lag_seconds', { consumer: 'webhook-dispatcher' })).toBeGreaterThanOrEqual(59);
+    expect(sample(text, 'adcp_projection_lag_seconds', { projection: 'webhooks' })).toBeGreaterThanOrEqual(59);
+  });
+
+  it('the Grafana dashboard charts only metrics the gateway exports, and every one an operator alerts on', async () => {
+    const text = await scrape();
+    const exported = new Set([...text.matchAll(/^# TYPE (\S+) /gm)].map((m) => m[1]!));
+    const used = dashboardMetrics();
+    const base = (name: string) => name.replace(/_(bucket|count|sum)$/, '');
+    expect(used.filter((n) => !exported.has(n) && !exported.has(base(n)))).toEqual([]);
+    expect(used.map(base).sort()).toEqual(
+      [
+        'adcp_appended_events_total',
+        'adcp_appends_total',
+        'adcp_consumer_lag_events',
+        'adcp_consumer_lag_seconds',
+        'adcp_event_loop_stall_seconds',
+        'adcp_projection_lag_events',
+        'adcp_projection_lag_seconds',
+        'adcp_webhook_attempts_total',
+        'adcp_webhook_queue_depth',
+        'nodejs_eventloop_lag_p99_seconds',
+      ].sort(),
+    );
+  });
+});
