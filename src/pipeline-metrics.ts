@@ -45,14 +45,24 @@ export function registerPipelineMetrics(registry: Registry, sources: { store: Ev
   // A group whose lag cannot be read now (the broker is away) is left out of this scrape: an absent
   // series is what an alert on it sees, and /metrics still answers.
   const lags = async () => (await Promise.all(bus.groups().map(async (g) => ({ ...g.progress, lag: await g.lag().catch(() => undefined) })))).flatMap((g) => (g.lag ? [{ ...g, lag: g.lag }] : []));
-  let last: { at: number; lags: Promise<Awaited<ReturnType<typeof lags>>> } | undefined;
+  let inFlight: ReturnType<typeof lags> | undefined;
   /**
    * Both consumer gauges of one scrape from one look (the Kafka admin round trip is not free):
-   * prom-client collects every metric of a scrape at once, in the same turn of the loop.
+   * prom-client collects every metric of a scrape at once, in the same turn of the loop, so the
+   * second gauge joins the look the first began. Once it is answered the next scrape looks again
+   * (a memo by time would show a scrape right after another the lag as it was before).
    */
   const currentLags = () => {
-    if (!last || Date.now() - last.at > 100) last = { at: Date.now(), lags: lags() };
-    return last.lags;
+    if (!inFlight) {
+      const look = lags();
+      inFlight = look;
+      const clear = () => {
+        if (inFlight === look) inFlight = undefined;
+      };
+      // Cleared a turn after it settles, so both gauges of one scrape read the same look.
+      look.then(() => setImmediate(clear), () => setImmediate(clear));
+    }
+    return inFlight;
   };
   new Gauge({
     name: 'adcp_consumer_lag_events',
