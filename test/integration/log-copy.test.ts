@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -8,6 +8,8 @@ import pg from 'pg';
 import { allProjections } from '../../projections';
 import { canonicalJson } from '../../src/shared/canonical-json';
 import { KAFKA_BROKERS, PG_ADMIN_URL, createTestDatabase, describeWith, eventually } from '../support/infra';
+import { mcpCall } from '../support/mcp-call';
+import { startReceiver } from '../support/receiver';
 import { BIN, ROOT, graphql, spawnGateway, tempDir, type GatewayProcess } from '../support/gateway';
 
 const run = promisify(execFile);
@@ -18,20 +20,67 @@ const run = promisify(execFile);
  */
 const EVENTS = Number(process.env.LOG_COPY_EVENTS ?? 10_000);
 /**
- * The official storyboards the fill runs (through `adcp-gateway conformance`, as a buyer would),
- * for the breadth of event types; LOG_COPY_STORYBOARDS=all runs every one (minutes).
+ * Official storyboards the fill also runs (through `adcp-gateway conformance`, as a buyer would),
+ * side by side, each a comma-separated list; `all` runs every one. Off by default: they take
+ * minutes here. For example LOG_COPY_STORYBOARDS='media_buy_seller/governance_approved,audience_sync;webhook_emission'.
  */
-const STORYBOARDS =
-  process.env.LOG_COPY_STORYBOARDS ??
-  'deterministic_testing,webhook_emission,media_buy_seller/creative_fate_after_cancellation,media_buy_seller/delivery_reporting,media_buy_seller/refine_products,sales_guaranteed,audience_sync,sales_social,media_buy_seller/governance_approved,media_buy_seller/governance_denied';
+const STORYBOARDS = (process.env.LOG_COPY_STORYBOARDS ?? '').split(';').filter(Boolean);
 
-/** Event types the fill must have written (the flows it drives write these). */
+/** Event types the default fill writes (each flow below drives some; the gateway's start the rest). */
 const DRIVEN_TYPES = [
-  'ApiKeyIssued', 'AccountSynced', 'CatalogPublished', 'StoryboardBundleImported', 'StoryboardImported', 'TestKitImported',
-  'MediaBuyCreated', 'MediaBuyApproved', 'MediaBuyUpdated', 'MediaBuyStatusChanged', 'TaskSubmitted', 'TaskStatusChanged',
-  'CreativeSynced', 'CreativeStatusChanged', 'AudienceSynced', 'WebhookScheduled', 'WebhookAttempted',
-  'DeliveryReportScheduled', 'ProposalRefined', 'PlanSynced', 'GovernanceChecked', 'GovernanceAgentsSynced',
+  'ApiKeyIssued', 'AccountSynced', 'CatalogPublished', 'StoryboardBundleImported', 'StoryboardImported', 'TestKitImported', 'IdempotentResponseRecorded',
+  'MediaBuyCreated', 'MediaBuyApproved', 'MediaBuyRejected', 'MediaBuyUpdated', 'MediaBuyStatusChanged', 'TaskSubmitted', 'TaskStatusChanged',
+  'CreativeSynced', 'AudienceSynced', 'AudienceDeleted', 'BuyerCatalogSynced', 'EventSourceSynced', 'ConversionsLogged', 'WebhookScheduled', 'WebhookAttempted',
 ];
+
+type Json = Record<string, any>;
+const ACCOUNT = { brand: { domain: 'acme-outdoor.com' }, operator: 'pinnacle-media.com' };
+const sha = (s: string) => createHash('sha256').update(s).digest('hex');
+
+/**
+ * A buyer's session over MCP, as an AdCP client runs it: an account, buys that wait for the seller
+ * and buys that do not, webhooks to a receiver, creatives assigned to packages, cancellations,
+ * audiences, catalogs, event sources and conversions. Returns once `rounds` rounds are done.
+ */
+async function buyerSession(url: string, key: string, seller: string, receiver: string, tag: string, rounds: number): Promise<void> {
+  const call = async (name: string, args: Json) => {
+    const answer = await mcpCall(url, key, name, { idempotency_key: `${tag}-${randomUUID()}`, ...args }, { validate: false });
+    if (answer.isError) throw new Error(`${name}: ${JSON.stringify(answer.body)}`);
+    return answer.body;
+  };
+  await call('sync_accounts', { accounts: [{ ...ACCOUNT, billing: 'operator', payment_terms: 'net_30' }] });
+  await call('sync_event_sources', { account: ACCOUNT, event_sources: [{ event_source_id: `web-${tag}`, name: 'Website', event_types: ['purchase', 'add_to_cart'], allowed_domains: ['acme-outdoor.com'] }] });
+  const end = new Date(Date.now() + 20 * 86_400_000).toISOString();
+  for (let r = 0; r < rounds; r++) {
+    const id = `${tag}-${r}`;
+    const created = await call('create_media_buy', {
+      account: ACCOUNT,
+      brand: { domain: 'acme-outdoor.com' },
+      start_time: 'asap',
+      end_time: end,
+      // Every fourth over the approval threshold: submitted, then approved or rejected by the seller.
+      packages: [{ product_id: 'news_display_run_of_site', pricing_option_id: 'cpm_usd_fixed', budget: r % 4 === 0 ? 90_000 : 2000 + r }],
+      push_notification_config: { url: `${receiver}/tasks/${id}` },
+    });
+    if (created.status === 'submitted') {
+      const decided = await graphql(url, `mutation($t: ID!) { ${r % 8 === 0 ? 'approveTask' : 'rejectTask'}(taskId: $t${r % 8 === 0 ? '' : ', reason: "over budget"'}) }`, { t: created.task_id }, seller);
+      if (decided.body.errors) throw new Error(JSON.stringify(decided.body.errors));
+    }
+    if (created.media_buy_id) {
+      await call('sync_creatives', {
+        account: ACCOUNT,
+        creatives: Array.from({ length: 25 }, (_, i) => ({ creative_id: `${id}-c${i}`, name: `MPU ${i}`, format_id: { agent_url: 'https://creative.adcontextprotocol.org', id: 'display_300x250' }, assets: { image: { url: `https://cdn.acme.example/${id}-${i}.png`, width: 300, height: 250 } } })),
+        assignments: [{ creative_id: `${id}-c0`, package_id: created.packages[0].package_id }],
+      });
+      if (r % 3 === 1) await call('update_media_buy', { account: ACCOUNT, media_buy_id: created.media_buy_id, canceled: true });
+      else await call('update_media_buy', { account: ACCOUNT, media_buy_id: created.media_buy_id, end_time: new Date(Date.parse(end) + r * 60_000).toISOString() });
+    }
+    await call('sync_audiences', { account: ACCOUNT, audiences: [{ audience_id: `aud-${id}`, add: Array.from({ length: 3 }, (_, i) => ({ external_id: `crm-${id}-${i}`, hashed_email: sha(`u${i}-${id}@acme.example`) })) }] });
+    if (r % 5 === 4) await call('sync_audiences', { account: ACCOUNT, audiences: [{ audience_id: `aud-${id}`, delete: true }] });
+    if (r % 4 === 2) await call('sync_catalogs', { account: ACCOUNT, catalogs: [{ catalog_id: `cat-${id}`, type: 'product', name: 'Spring', content_id_type: 'sku', items: [{ item_id: 'a', title: 'Item a', url: 'https://acme-outdoor.com/p/a', image_url: 'https://cdn.acme-outdoor.com/a.jpg', price: { amount: 10, currency: 'USD' } }] }] });
+    await call('log_event', { event_source_id: `web-${tag}`, events: [{ event_id: `e-${id}`, event_type: 'purchase', event_time: new Date(Date.now() - 60_000).toISOString(), user_match: { click_id: `gclid-${id}` }, custom_data: { value: 10 + r, currency: 'USD' } }] });
+  }
+}
 
 const cli = (args: string[], env: Record<string, string>) =>
   run(process.execPath, [BIN, ...args], { cwd: ROOT, env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', LOG_LEVEL: 'silent', ...env }, timeout: 300_000, maxBuffer: 64 * 1024 * 1024 });
@@ -39,13 +88,30 @@ const cli = (args: string[], env: Record<string, string>) =>
 const headOf = async (url: string) => (await graphql<{ eventLog: { headPosition: number } }>(url, '{ eventLog { headPosition } }')).body.data!.eventLog.headPosition;
 const ready = (gw: GatewayProcess) => eventually(async () => (await fetch(`${gw.url}/readyz`)).status === 200, 60_000, 'readyz');
 
+/**
+ * A read-model cell, engine aside: a JSON document kept as text compares as JSON (events read back
+ * from PostgreSQL's jsonb have their keys in jsonb's order, so the text a projection writes from
+ * them differs in key order only), a BIGINT as a number.
+ */
+function cell(v: unknown): unknown {
+  if (typeof v === 'bigint') return Number(v);
+  if (typeof v === 'string' && /^[[{]/.test(v)) {
+    try {
+      return { json: JSON.parse(v) as unknown };
+    } catch {
+      return v;
+    }
+  }
+  return v;
+}
+
 /** Every projection's rows, each as canonical JSON, sorted: what a read model holds, engine aside. */
 async function readModelRows(query: (sql: string) => Promise<Record<string, unknown>[]>): Promise<Record<string, string[]>> {
   const out: Record<string, string[]> = {};
   for (const p of allProjections) {
     for (const table of p.tables) {
       const rows = await query(`SELECT * FROM ${table}`);
-      out[table] = rows.map((r) => canonicalJson(Object.fromEntries(Object.entries(r).map(([k, v]) => [k, typeof v === 'bigint' ? Number(v) : v])))).sort();
+      out[table] = rows.map((r) => canonicalJson(Object.fromEntries(Object.entries(r).map(([k, v]) => [k, cell(v)])))).sort();
     }
   }
   return out;
@@ -58,45 +124,27 @@ describeWith('PostgreSQL and Kafka', !!PG_ADMIN_URL && !!KAFKA_BROKERS, 'log cop
   let target: { url: string; drop: () => Promise<void> };
   let exported: { events: number; streams: number; digest: string };
   let buyer = '';
+  let receiver: Awaited<ReturnType<typeof startReceiver>>;
 
   beforeAll(async () => {
     target = await createTestDatabase('adcp_logcopy');
+    receiver = await startReceiver();
     const gw = await spawnGateway(env, 60_000);
     try {
       await ready(gw);
+      // The seller's key first: once the buyer's works, the gateway has read both.
+      const seller = (await cli(['keys', 'create', '--org', 'log-copy-seller', '--role', 'seller'], env)).stdout.trim();
       buyer = (await cli(['keys', 'create', '--org', 'log-copy-buyer', '--role', 'buyer'], env)).stdout.trim();
       await eventually(async () => (await fetch(`${gw.url}/api/tasks/get_products`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${buyer}` }, body: '{"brief":"news"}' })).status === 200, 20_000, 'buyer key');
-      // Breadth: the official storyboards, as a buyer runs them. Volume: buyers creating media
-      // buys over REST (some over the approval threshold: submitted, then approved by the
-      // simulated seller) and pausing some, until the log holds EVENTS events.
-      const storyboards = cli(['conformance', '--url', gw.url, ...(STORYBOARDS === 'all' ? [] : ['--storyboards', STORYBOARDS])], env);
-      let n = 0;
-      const end = new Date(Date.now() + 30 * 86_400_000).toISOString();
-      const post = async (task: string, body: unknown) => {
-        const res = await fetch(`${gw.url}/api/tasks/${task}`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${buyer}` }, body: JSON.stringify(body) });
-        const answer = (await res.json()) as Record<string, any>;
-        if (res.status >= 300) throw new Error(`${task}: ${res.status} ${JSON.stringify(answer)}`);
-        return answer;
+      // Buyers at work over MCP (four side by side, with webhooks to a receiver), and the official
+      // storyboards when asked for, until the log holds EVENTS events.
+      const storyboards = Promise.all(STORYBOARDS.map((list) => cli(['conformance', '--url', gw.url, ...(list === 'all' ? [] : ['--storyboards', list])], env).catch(() => undefined)));
+      let session = 0;
+      const buyerAtWork = async () => {
+        while ((await headOf(gw.url)) < EVENTS) await buyerSession(gw.url, buyer, seller, receiver.origin, `s${++session}`, 10);
       };
-      const worker = async () => {
-        while ((await headOf(gw.url)) < EVENTS) {
-          for (let i = 0; i < 20; i++) {
-            const k = ++n;
-            const created = await post('create_media_buy', {
-              buyer_ref: `fill-${k}`,
-              brand_manifest: { url: 'https://acme.example' },
-              packages: [{ product_id: 'news_display_run_of_site', pricing_option_id: 'cpm_usd_fixed', budget: k % 5 === 0 ? 90_000 : 1000 + k }],
-              start_time: { type: 'asap' },
-              end_time: end,
-            });
-            const id = created.media_buy_id as string | undefined;
-            if (id && k % 3 === 0) await post('update_media_buy', { media_buy_id: id, end_time: new Date(Date.parse(end) + k * 60_000).toISOString() });
-          }
-        }
-      };
-      await Promise.all([worker(), worker(), worker(), worker()]);
-      const conformance = await storyboards;
-      expect(conformance.stderr).toMatch(/storyboards/);
+      await Promise.all([buyerAtWork(), buyerAtWork(), buyerAtWork(), buyerAtWork()]);
+      await storyboards;
       await ready(gw);
     } catch (err) {
       throw new Error(`${(err as Error).message}\n--- the gateway's log:\n${gw.stderr().slice(-4000)}`);
@@ -108,6 +156,7 @@ describeWith('PostgreSQL and Kafka', !!PG_ADMIN_URL && !!KAFKA_BROKERS, 'log cop
 
   afterAll(async () => {
     await target?.drop();
+    await receiver?.close();
     fs.rmSync(dataDir, { recursive: true, force: true });
   });
 
@@ -125,8 +174,10 @@ describeWith('PostgreSQL and Kafka', !!PG_ADMIN_URL && !!KAFKA_BROKERS, 'log cop
     expect(stderr).toContain(`copied ${exported.events} events in ${exported.streams} streams; digest ${exported.digest}`);
 
     const topic = `adcp.events.logcopy-${randomBytes(4).toString('hex')}`;
-    const onPg = await spawnGateway({ ...env, EVENT_STORE_URL: target.url, KAFKA_BROKERS: KAFKA_BROKERS!, KAFKA_TOPIC: topic, KAFKA_FEED_TOPIC: `${topic}.feed` }, 60_000);
-    const onSqlite = await spawnGateway(env, 60_000);
+    // One public origin for both, so answers that name the agent's own URL agree.
+    const publicUrl = { PUBLIC_URL: 'https://ads.example' };
+    const onPg = await spawnGateway({ ...env, ...publicUrl, EVENT_STORE_URL: target.url, KAFKA_BROKERS: KAFKA_BROKERS!, KAFKA_TOPIC: topic, KAFKA_FEED_TOPIC: `${topic}.feed` }, 60_000);
+    const onSqlite = await spawnGateway({ ...env, ...publicUrl }, 60_000);
     try {
       await Promise.all([ready(onPg), ready(onSqlite)]);
       const status = await graphql(onPg.url, '{ eventLog { store bus } }');
