@@ -53,9 +53,17 @@ function progressLine(verb: string): { update: Progress; done: () => void } {
 }
 
 /** Writes to a stream, waiting while it is full: an export streams, it never buffers the log. */
-function writerTo(out: Writable): (text: string) => Promise<void> {
+function writerTo(out: Writable, name: string): (text: string) => Promise<void> {
+  // A reader that goes away (`| head`) or a full disk ends the export with one line, not a stack.
+  const state: { failed?: Error } = {};
+  out.on('error', (err) => (state.failed = err));
+  const check = () => {
+    if (state.failed) throw new LogMoveError(`cannot write to ${name}: ${state.failed.message}`);
+  };
   return async (text) => {
-    if (!out.write(text)) await once(out, 'drain');
+    check();
+    if (!out.write(text)) await once(out, 'drain').catch(() => undefined); // an error ends the wait too: check() reports it
+    check();
   };
 }
 
@@ -89,7 +97,7 @@ export async function logCommand(args: string[], configured: ConfiguredStore, op
     const out: Writable = to === '-' ? process.stdout : fs.createWriteStream(to, { flags: 'wx' });
     if (to !== '-') await openedOrRefused(out, to);
     const progress = progressLine('exported');
-    const summary = await withStores(open, [values.from ?? configured.url], ([store]) => exportLog(store!, writerTo(out), progress.update));
+    const summary = await withStores(open, [values.from ?? configured.url], ([store]) => exportLog(store!, writerTo(out, to === '-' ? 'stdout' : to), progress.update));
     progress.done();
     if (to !== '-') {
       out.end();
