@@ -69,7 +69,7 @@ async function buyerSession(url: string, key: string, seller: string, receiver: 
     if (created.media_buy_id) {
       await call('sync_creatives', {
         account: ACCOUNT,
-        creatives: Array.from({ length: 25 }, (_, i) => ({ creative_id: `${id}-c${i}`, name: `MPU ${i}`, format_id: { agent_url: 'https://creative.adcontextprotocol.org', id: 'display_300x250' }, assets: { image: { url: `https://cdn.acme.example/${id}-${i}.png`, width: 300, height: 250 } } })),
+        creatives: Array.from({ length: 40 }, (_, i) => ({ creative_id: `${id}-c${i}`, name: `MPU ${i}`, format_id: { agent_url: 'https://creative.adcontextprotocol.org', id: 'display_300x250' }, assets: { image: { url: `https://cdn.acme.example/${id}-${i}.png`, width: 300, height: 250 } } })),
         assignments: [{ creative_id: `${id}-c0`, package_id: created.packages[0].package_id }],
       });
       if (r % 3 === 1) await call('update_media_buy', { account: ACCOUNT, media_buy_id: created.media_buy_id, canceled: true });
