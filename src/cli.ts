@@ -40,6 +40,12 @@ const USAGE = `usage: adcp-gateway <command>
                                           (media_buy.status_changed), a versioned one (…v1) or a domain
   webhooks verify --jwks <file> [--now <unix>]
                                           check a signed webhook ({"method","url","headers","body"} on stdin)
+  log export [--from <url>] [--to <file>|-]
+                                          the event log as NDJSON, with its digest (default: stdout)
+  log import <file> [--to <url>]          a log file into an empty store (ids, versions, order kept)
+  log copy --from <url> --to <url>        one store's log into another, empty one (SQLite → PostgreSQL)
+  backup <file>                           online backup of the SQLite store (consistent under writes)
+  restore <file>                          a backup into the configured SQLite store's place (gateway stopped)
   bench                                   run the benchmarks (JSON lines)
   conformance [--protocol mcp|a2a] [--url <gateway>] [--storyboards a,b] [--token <key>] [--json]
                                           run the official AdCP storyboards against a running
@@ -264,6 +270,24 @@ export async function main(argv: string[]): Promise<number> {
         return 0;
       case 'events':
         return await eventsCommand(loadConfig(), rest);
+      case 'log':
+      case 'backup':
+      case 'restore': {
+        const { backupCommand, logCommand, LogUsageError } = await import('./eventstore/log-commands');
+        const { LogMoveError } = await import('./eventstore/log-file');
+        try {
+          const config = loadConfig();
+          if (command === 'log') return await logCommand(rest, config.eventStore, (url) => openEventStore(loadConfig({ ...process.env, EVENT_STORE_URL: url })));
+          return await backupCommand(command, rest, config.eventStore);
+        } catch (err) {
+          if (err instanceof LogUsageError) throw new UsageError(err.message);
+          if (err instanceof LogMoveError) {
+            process.stderr.write(`adcp-gateway: ${err.message}\n`);
+            return 1;
+          }
+          throw err;
+        }
+      }
       case 'webhooks': {
         const { webhooksVerifyCommand } = await import('./webhooks/receiver/verify-command');
         return await webhooksVerifyCommand(rest);

@@ -1,19 +1,7 @@
 import { hash } from 'node:crypto';
 import { ConcurrencyError, type EventStore } from '../eventstore/port';
 import { AppError } from '../shared/errors';
-
-/** JSON with sorted keys, so two payloads that differ only in key order hash alike. */
-function canonical(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
-  if (value && typeof value === 'object') {
-    return `{${Object.keys(value)
-      .sort()
-      .filter((k) => (value as Record<string, unknown>)[k] !== undefined)
-      .map((k) => `${JSON.stringify(k)}:${canonical((value as Record<string, unknown>)[k])}`)
-      .join(',')}}`;
-  }
-  return JSON.stringify(value);
-}
+import { canonicalJson as canonical } from '../shared/canonical-json';
 
 const sha256 = (s: string) => hash('sha256', s, 'hex');
 

@@ -321,6 +321,42 @@ export class PostgresEventStore implements EventStore {
     return { nextVersion: row.next_version, position: row.last_position };
   }
 
+  /**
+   * `log import`: events from another store as they are (ids, versions, metadata, positions), in
+   * one transaction holding the append section's lock, so positions and transaction ids stay in
+   * the same order for readers (see POSTGRES_SCHEMA); the position sequence then continues after
+   * the last one.
+   */
+  async importEvents(events: readonly StoredEvent[]): Promise<void> {
+    if (events.length === 0) return;
+    let batch = '[';
+    events.forEach((e, i) => {
+      batch += `${i ? ',' : ''}{"position":${e.position},"id":${JSON.stringify(e.id)},"stream":${JSON.stringify(e.streamId)},"version":${e.streamVersion},"type":${JSON.stringify(e.type)},"data":${storedJson(e.data)},"meta":${storedJson(e.metadata)}}`;
+    });
+    batch += ']';
+    const client = await this.pool.connect();
+    try {
+      await client.query('BEGIN');
+      await client.query('SELECT pg_advisory_xact_lock(4242002)');
+      await client.query(
+        `INSERT INTO events (position, transaction_id, event_id, stream_id, stream_version, type, data, metadata)
+          SELECT (e->>'position')::bigint, pg_current_xact_id(), (e->>'id')::uuid, e->>'stream', (e->>'version')::bigint, e->>'type', e->'data', e->'meta'
+          FROM jsonb_array_elements($1::jsonb) AS t(e)`,
+        [batch],
+      );
+      await client.query("SELECT setval('events_position_seq', GREATEST($1::bigint, (SELECT last_value FROM events_position_seq)))", [events.at(-1)!.position]);
+      await client.query('COMMIT');
+      client.release();
+    } catch (err) {
+      await client.query('ROLLBACK').catch(() => {});
+      client.release(err as Error);
+      throw err;
+    }
+    this.committed = Math.max(this.committed, events.at(-1)!.position);
+    this.wake.notifyLocal();
+    this.wake.broadcast();
+  }
+
   private async versionOf(streamId: string): Promise<number> {
     const { rows } = await this.pool.query<{ v: number | null }>('SELECT max(stream_version) AS v FROM events WHERE stream_id = $1', [streamId]);
     return rows[0]?.v ?? 0;

@@ -346,6 +346,24 @@ export class SqliteEventStore implements EventStore {
     return { entries: this.recent.length, bytes: this.recentChars * 4 };
   }
 
+  /**
+   * `log import`: events from another store as they are (ids, versions, metadata, positions), in
+   * one transaction. For an empty store nobody else writes: versions are checked only by the
+   * unique index, which the importer's own check (LogTally) makes redundant.
+   */
+  async importEvents(events: readonly StoredEvent[]): Promise<void> {
+    const insert = this.db.prepare('INSERT INTO events (position, event_id, stream_id, stream_version, type, data, metadata) VALUES (?, ?, ?, ?, ?, ?, ?)');
+    const tx = this.db.transaction(() => {
+      for (const e of events) insert.run(e.position, e.id, e.streamId, e.streamVersion, e.type, storedJson(e.data), storedJson(e.metadata));
+    });
+    try {
+      tx.immediate();
+    } catch (err) {
+      throw lockedOut(err);
+    }
+    this.wake.notify();
+  }
+
   async readStream(streamId: string, options: ReadStreamOptions = {}): Promise<StoredEvent[]> {
     if (!isPossibleStreamId(streamId)) return [];
     return this.stmts.readStream.all(streamId, options.fromVersion ?? 1, options.limit ?? -1).map(toStored);
