@@ -141,7 +141,8 @@ export function mediaBuy3(b: Obj, now: Date): Obj {
 }
 
 export const answers3: Readonly<Record<string, (result: Obj, ctx: AnswerContext) => Obj>> = {
-  get_products: (r) => ({ ...r, products: (r.products as Obj[]).map(product3) }),
+  // `cache_scope` is 3.1's (adcp31/products.ts): 3.0 answers never carried it.
+  get_products: ({ cache_scope: _scope, ...r }) => ({ ...r, products: (r.products as Obj[]).map(product3) }),
 
   list_creative_formats: (r) => ({ ...r, formats: (r.formats as Obj[]).map(format3) }),
 
@@ -216,4 +217,6 @@ export const adcp30: AnswerCodec = {
   capabilities: (declared) => declared,
   error: (task: string, request: unknown, err: AppError) => adcpErrorFor(task, request, err),
   envelope: (negotiated) => (negotiated.pinned ? { adcp_version: '3.0' } : {}),
+  // 3.0's error answers carry no task status (its response schemas do not name one).
+  failedEnvelope: () => ({}),
 };
