@@ -33,8 +33,9 @@ function agreedIssue(issue: Issue): Issue {
  * One failing field as the wire versions may list it: its path, the message, and which rule
  * refused it in JSON Schema's words (what AdCP 3.1's `issues[].keyword` names).
  */
-function describedIssue(issue: Issue & { origin?: string }): { field: string; message: string; keyword: string } {
-  return { field: fieldPath(issue.path), message: issue.message, keyword: keywordOf(issue) };
+function describedIssue(issue: Issue & { origin?: string }, input: unknown): { field: string; message: string; keyword: string } {
+  const absent = issue.code === 'invalid_type' && valueAt(input, issue.path) === undefined;
+  return { field: fieldPath(issue.path), message: issue.message, keyword: absent ? 'required' : keywordOf(issue) };
 }
 
 function keywordOf(issue: Issue & { origin?: string }): string {
@@ -78,7 +79,7 @@ export function parseInput<S extends z.ZodType>(schema: S, input: unknown): z.in
   // A refinement may also find a field missing (one required only with another): its message says so.
   const missing = valueAt(input, issue.path) === undefined && (issue.code !== 'custom' || issue.message.startsWith('is required'));
   // Every failing field, for the wire versions that list them all (AdCP 3.1's `issues[]`).
-  const details = { issues: parsed.error.issues.slice(0, MAX_ISSUES).map((i) => agreedIssue(i)).map(describedIssue) };
+  const details = { issues: parsed.error.issues.slice(0, MAX_ISSUES).map((i) => describedIssue(agreedIssue(i), input)) };
   if (missing) throw new AppError('INVALID_REQUEST', issue.code === 'custom' ? `${field} ${issue.message}` : `${field || 'request'} is required`, field || undefined, details);
   throw new AppError('VALIDATION_ERROR', `${field || 'request'}: ${issue.message}`, field || undefined, details);
 }
