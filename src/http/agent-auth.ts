@@ -34,7 +34,7 @@ export async function agentCaller(app: App, req: FastifyRequest, path: string, c
       if ('signer' in outcome) signer = outcome.signer;
     } catch (err) {
       if (!(err instanceof SignatureVerificationError)) throw err;
-      return { refused: (reply) => signatureRefused(reply, err, req.body) };
+      return { refused: (reply) => signatureRefused(reply, err, req.body, call) };
     }
   }
   let principal: Principal | null;
@@ -46,13 +46,13 @@ export async function agentCaller(app: App, req: FastifyRequest, path: string, c
   }
   if (signer && principal && principal.org !== signer.org) {
     const mismatch = new SignatureVerificationError('request_signature_key_unknown', '7', `the signing key is not one of ${principal.org}'s`);
-    return { refused: (reply) => signatureRefused(reply, mismatch, req.body) };
+    return { refused: (reply) => signatureRefused(reply, mismatch, req.body, call) };
   }
   principal ??= signer ?? null;
   if (!principal) return { refused: (reply) => unauthorized(app, req, reply, path, call, undefined, 'credentials are required: send an sk_ API key or an access token in the Authorization header') };
   if (!signer && app.requestSigning?.requiresSignature(principal.org)) {
     const unsigned = new SignatureVerificationError('request_signature_required', '0', `${principal.org} signs its calls: this one is unsigned`);
-    return { refused: (reply) => signatureRefused(reply, unsigned, req.body) };
+    return { refused: (reply) => signatureRefused(reply, unsigned, req.body, call) };
   }
   return { principal };
 }
@@ -72,12 +72,16 @@ export function refuseAmbiguousSignedBody(app: App, req: FastifyRequest, reply: 
  * A signature that does not verify: 401 with `WWW-Authenticate: Signature error="<code>"`
  * (security.mdx), answering the request's id when its body was read.
  */
-function signatureRefused(reply: FastifyReply, err: SignatureVerificationError, body?: unknown): FastifyReply {
+function signatureRefused(reply: FastifyReply, err: SignatureVerificationError, body?: unknown, call: AgentCall = {}): FastifyReply {
   const message = `request signature refused: ${err.message}`;
+  const args = call.args ?? {};
+  const { codec, envelope } = codecForArgs(args);
+  // An unsigned call whose signer must sign is missing its credential; any other signature was presented and refused.
+  const refusal = new AppError('UNAUTHENTICATED', message, undefined, { credential: err.code === 'request_signature_required' ? 'missing' : 'rejected', signature_error: err.code });
   return reply
     .status(401)
     .header('www-authenticate', `Signature error="${err.code}"`)
-    .send(jsonRpcError(jsonRpcIdOf(body), ADCP_TRANSPORT_CODES.AUTH_REQUIRED, message, { adcp_error: { code: 'AUTH_REQUIRED', message, recovery: 'correctable', details: { signature_error: err.code } } }));
+    .send(jsonRpcError(jsonRpcIdOf(body), ADCP_TRANSPORT_CODES.AUTH_REQUIRED, message, { adcp_error: codec.error(call.operation ?? '', args, refusal), ...envelope }));
 }
 
 /**
