@@ -14,6 +14,10 @@ const MUTATING = new Set(['create_media_buy', 'update_media_buy', 'provide_perfo
 const ERROR_ARM = new Set(['create_media_buy', 'update_media_buy', 'provide_performance_feedback']);
 let messageSeq = 0;
 
+/** A JSON-RPC request calling get_products with `args`, over MCP and over A2A. */
+const mcpBody = (args: Json) => ({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'get_products', arguments: args } });
+const a2aBody = (args: Json) => ({ jsonrpc: '2.0', id: 7, method: 'message/send', params: { message: { kind: 'message', role: 'user', messageId: `raw-${++messageSeq}`, parts: [{ kind: 'data', data: { skill: 'get_products', parameters: args } }] } } });
+
 /**
  * A buyer pinned to AdCP 3.1 (`adcp_version: "3.1"`) through the media-buy tasks, over MCP and
  * A2A (issue 36, part 1): discovery, create (auto-approved and awaiting approval), update,
@@ -198,9 +202,33 @@ describe('AdCP 3.1 media-buy answers, MCP and A2A', () => {
     });
   });
 
+  it.each([
+    ['MCP', mcpBody],
+    ['A2A', a2aBody],
+  ])('over %s, a request refused before its tool runs (a forbidden key) answers in the release it pins, as a 3.1 error', async (binding, bodyOf) => {
+    const send = async (pin: Json) => {
+      const text = JSON.stringify(bodyOf({ buying_mode: 'brief', brief: 'news', ...pin, marker: 1 })).replace('"marker":1', '"__proto__":{"polluted":true}');
+      const res = await fetch(`${gw.url}/${binding.toLowerCase()}`, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json', authorization: `Bearer ${buyer}` }, body: text });
+      expect(res.status).toBe(200);
+      const json = (await res.json()) as Json;
+      return binding === 'MCP' ? (json.result.structuredContent as Json) : (json.result.artifacts[0].parts.at(-1).data as Json);
+    };
+    const pinned = await send({ adcp_version: '3.1' });
+    expect(pinned).toMatchObject({ adcp_version: '3.1', status: 'failed', adcp_error: { code: 'INVALID_REQUEST', recovery: 'correctable' } });
+    expect(adcp31().validateResponse('get_products', pinned)).toMatchObject({ valid: true });
+    // Without a pin (or with one that does not negotiate) it is 3.0's error, as before.
+    for (const pin of [{}, { adcp_version: '9.0' }]) {
+      const plain = await send(pin);
+      expect(plain).toMatchObject({ adcp_error: { code: 'INVALID_REQUEST', recovery: 'correctable' } });
+      expect(plain.adcp_version).toBeUndefined();
+      expect(plain.status).toBeUndefined();
+      expect(validateAdcp3('core/error.json', plain.adcp_error)).toMatchObject({ valid: true });
+    }
+  });
+
   describe.each([
-    ['MCP', '/mcp', (args: Json) => ({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'get_products', arguments: args } })],
-    ['A2A', '/a2a', (args: Json) => ({ jsonrpc: '2.0', id: 7, method: 'message/send', params: { message: { kind: 'message', role: 'user', messageId: `auth-${++messageSeq}`, parts: [{ kind: 'data', data: { skill: 'get_products', parameters: args } }] } } })],
+    ['MCP', '/mcp', mcpBody],
+    ['A2A', '/a2a', a2aBody],
   ])('credentials over %s', (_name, path, bodyOf) => {
     const send = async (args: Json, authorization?: string) => {
       const res = await fetch(`${gw.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json', ...(authorization ? { authorization } : {}) }, body: JSON.stringify(bodyOf(args)) });
