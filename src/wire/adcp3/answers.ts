@@ -109,7 +109,7 @@ function package3(p: Obj): Obj {
 }
 
 /** What 3.0 buyers may do next with a buy, by its 3.0 status. */
-function validActions(status: string): string[] {
+export function validActions(status: string): string[] {
   switch (status) {
     case 'pending_creatives':
     case 'pending_start':

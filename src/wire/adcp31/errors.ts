@@ -1,5 +1,6 @@
 import type { AppError } from '../../shared/errors';
 import { adcpErrorFor } from '../adcp3/errors';
+import { mediaBuyStatus3, validActions } from '../adcp3/answers';
 
 type Obj = Record<string, any>;
 
@@ -11,7 +12,8 @@ type Obj = Record<string, any>;
  *
  * - the code enum: `AUTH_MISSING` (no credential presented) and `AUTH_INVALID` (one presented
  *   and refused) for 3.0's `AUTH_REQUIRED`; `PROPOSAL_NOT_FOUND` for an unknown proposal;
- *   `ACTION_NOT_ALLOWED` (details: `attempted_action`, `reason: wrong_status`) for pausing or
+ *   `ACTION_NOT_ALLOWED` (details: `attempted_action`, `reason: wrong_status`, and
+ *   `currently_available_actions` from the buy's 3.0 `valid_actions`) for pausing or
  *   resuming a buy whose status does not allow it yet, where 3.0 says INVALID_STATE (a buy in a
  *   terminal status stays INVALID_STATE, and cancelling one NOT_CANCELLABLE, as 3.1's
  *   storyboards expect);
@@ -97,7 +99,12 @@ export function adcpError31(task: string, request: unknown, err: AppError): Adcp
   const details: Obj = { ...(base.details ?? {}) };
   delete details.issues;
   delete details.credential;
-  if (code === 'ACTION_NOT_ALLOWED') Object.assign(details, { attempted_action: err.details!.action, reason: 'wrong_status' });
+  if (code === 'ACTION_NOT_ALLOWED') {
+    // What the buy offers instead, as its valid_actions tell it (every change here is self-serve).
+    const status = mediaBuyStatus3(String(err.details!.current_status), {}, new Date(0));
+    const currently = validActions(status).map((action) => ({ action, mode: 'self_serve' }));
+    Object.assign(details, { attempted_action: err.details!.action, reason: 'wrong_status', currently_available_actions: currently });
+  }
   if (code === 'CONFLICT' && typeof err.details?.streamId === 'string') {
     // error-details/conflict.json, without the event store's stream names.
     delete details.streamId;

@@ -52,7 +52,7 @@ describe('AdCP 3.1 errors', () => {
 
   it('pausing or resuming a buy whose status does not allow it now is ACTION_NOT_ALLOWED with its error-details; a terminal buy stays INVALID_STATE; cancelling NOT_CANCELLABLE', () => {
     const pause = both(new AppError('INVALID_STATE', 'cannot pause a media buy that is paused', 'updates.status', { current_status: 'paused', action: 'pause' }), 'update_media_buy', { paused: true });
-    expect(pause.e31).toEqual({ code: 'ACTION_NOT_ALLOWED', message: 'cannot pause a media buy that is paused', recovery: 'correctable', field: 'status', details: { current_status: 'paused', attempted_action: 'pause', reason: 'wrong_status' } });
+    expect(pause.e31).toEqual({ code: 'ACTION_NOT_ALLOWED', message: 'cannot pause a media buy that is paused', recovery: 'correctable', field: 'status', details: { current_status: 'paused', attempted_action: 'pause', reason: 'wrong_status', currently_available_actions: ['resume', 'cancel', 'update_budget', 'update_dates', 'update_packages'].map((action) => ({ action, mode: 'self_serve' })) } });
     expect(adcp31().validate('error-details/action-not-allowed.json', pause.e31.details)).toMatchObject({ valid: true });
     expect(pause.e30).toMatchObject({ code: 'INVALID_STATE', details: { current_status: 'paused' } });
     const resume = codec31.error('update_media_buy', {}, new AppError('INVALID_STATE', 'x', 'updates.status', { current_status: 'pending', action: 'resume' }));
