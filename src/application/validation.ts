@@ -30,6 +30,43 @@ function agreedIssue(issue: Issue): Issue {
 }
 
 /**
+ * One failing field as the wire versions may list it: its path, the message, and which rule
+ * refused it in JSON Schema's words (what AdCP 3.1's `issues[].keyword` names).
+ */
+function describedIssue(issue: Issue & { origin?: string }, input: unknown): { field: string; message: string; keyword: string } {
+  const absent = issue.code === 'invalid_type' && valueAt(input, issue.path) === undefined;
+  return { field: fieldPath(issue.path), message: issue.message, keyword: absent ? 'required' : keywordOf(issue) };
+}
+
+function keywordOf(issue: Issue & { origin?: string }): string {
+  const sized = issue.origin === 'string' ? 'Length' : issue.origin === 'array' || issue.origin === 'set' ? 'Items' : issue.origin === 'object' ? 'Properties' : undefined;
+  switch (issue.code) {
+    case 'invalid_type':
+      return 'type';
+    case 'too_small':
+      return sized ? `min${sized}` : 'minimum';
+    case 'too_big':
+      return sized ? `max${sized}` : 'maximum';
+    case 'invalid_value':
+      return 'enum';
+    case 'invalid_format':
+      return 'format';
+    case 'unrecognized_keys':
+      return 'additionalProperties';
+    case 'invalid_union':
+      return 'oneOf';
+    case 'not_multiple_of':
+      return 'multipleOf';
+    default:
+      // A refinement: a field required only with another, or a rule of the task's own.
+      return issue.message.startsWith('is required') ? 'required' : 'custom';
+  }
+}
+
+/** How many of a refused input's failing fields an error lists. */
+const MAX_ISSUES = 20;
+
+/**
  * Parses a task input. A missing required field is INVALID_REQUEST (400, "check required fields");
  * any other schema failure is VALIDATION_ERROR (422). Either names the first failing field.
  * Schemas are passthrough objects: unknown fields are accepted, as AdCP requires.
@@ -41,8 +78,10 @@ export function parseInput<S extends z.ZodType>(schema: S, input: unknown): z.in
   const field = fieldPath(issue.path);
   // A refinement may also find a field missing (one required only with another): its message says so.
   const missing = valueAt(input, issue.path) === undefined && (issue.code !== 'custom' || issue.message.startsWith('is required'));
-  if (missing) throw new AppError('INVALID_REQUEST', issue.code === 'custom' ? `${field} ${issue.message}` : `${field || 'request'} is required`, field || undefined);
-  throw new AppError('VALIDATION_ERROR', `${field || 'request'}: ${issue.message}`, field || undefined);
+  // Every failing field, for the wire versions that list them all (AdCP 3.1's `issues[]`).
+  const details = { issues: parsed.error.issues.slice(0, MAX_ISSUES).map((i) => describedIssue(agreedIssue(i), input)) };
+  if (missing) throw new AppError('INVALID_REQUEST', issue.code === 'custom' ? `${field} ${issue.message}` : `${field || 'request'} is required`, field || undefined, details);
+  throw new AppError('VALIDATION_ERROR', `${field || 'request'}: ${issue.message}`, field || undefined, details);
 }
 
 /**

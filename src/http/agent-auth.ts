@@ -6,6 +6,14 @@ import { hasSeveralValues, SignatureVerificationError } from '../signing/signatu
 import { authenticate } from './auth';
 import { ADCP_TRANSPORT_CODES, jsonRpcError, jsonRpcIdOf } from './json-rpc';
 import { originCaching, publicOrigin } from './well-known';
+import { codecForArgs } from '../wire/codecs';
+
+/** What an agent request calls: the AdCP task and JSON-RPC method (for the signing policy), and the task's arguments. */
+export interface AgentCall {
+  operation?: string;
+  protocolMethod?: string;
+  args?: Record<string, unknown>;
+}
 
 /** Who calls the sales agent (MCP or A2A), or how the call is refused. */
 export type AgentCaller = { principal: Principal } | { refused: (reply: FastifyReply) => FastifyReply };
@@ -18,7 +26,7 @@ export type AgentCaller = { principal: Principal } | { refused: (reply: FastifyR
  * `WWW-Authenticate` names the protected-resource metadata (MCP authorization, RFC 9728).
  * `call` names the AdCP operation and JSON-RPC method, for the signing policy.
  */
-export async function agentCaller(app: App, req: FastifyRequest, path: string, call: { operation?: string; protocolMethod?: string }): Promise<AgentCaller> {
+export async function agentCaller(app: App, req: FastifyRequest, path: string, call: AgentCall): Promise<AgentCaller> {
   let signer: Principal | undefined;
   if (app.requestSigning) {
     try {
@@ -26,7 +34,7 @@ export async function agentCaller(app: App, req: FastifyRequest, path: string, c
       if ('signer' in outcome) signer = outcome.signer;
     } catch (err) {
       if (!(err instanceof SignatureVerificationError)) throw err;
-      return { refused: (reply) => signatureRefused(reply, err, req.body) };
+      return { refused: (reply) => signatureRefused(reply, err, req.body, call) };
     }
   }
   let principal: Principal | null;
@@ -34,17 +42,17 @@ export async function agentCaller(app: App, req: FastifyRequest, path: string, c
     principal = await authenticate(req, app);
   } catch (err) {
     if (!(err instanceof AppError) || err.code !== 'UNAUTHENTICATED') throw err;
-    return { refused: (reply) => unauthorized(app, req, reply, path, 'invalid_token', err.message) };
+    return { refused: (reply) => unauthorized(app, req, reply, path, call, 'invalid_token', err.message) };
   }
   if (signer && principal && principal.org !== signer.org) {
     const mismatch = new SignatureVerificationError('request_signature_key_unknown', '7', `the signing key is not one of ${principal.org}'s`);
-    return { refused: (reply) => signatureRefused(reply, mismatch, req.body) };
+    return { refused: (reply) => signatureRefused(reply, mismatch, req.body, call) };
   }
   principal ??= signer ?? null;
-  if (!principal) return { refused: (reply) => unauthorized(app, req, reply, path, undefined, 'credentials are required: send an sk_ API key or an access token in the Authorization header') };
+  if (!principal) return { refused: (reply) => unauthorized(app, req, reply, path, call, undefined, 'credentials are required: send an sk_ API key or an access token in the Authorization header') };
   if (!signer && app.requestSigning?.requiresSignature(principal.org)) {
     const unsigned = new SignatureVerificationError('request_signature_required', '0', `${principal.org} signs its calls: this one is unsigned`);
-    return { refused: (reply) => signatureRefused(reply, unsigned, req.body) };
+    return { refused: (reply) => signatureRefused(reply, unsigned, req.body, call) };
   }
   return { principal };
 }
@@ -64,22 +72,32 @@ export function refuseAmbiguousSignedBody(app: App, req: FastifyRequest, reply: 
  * A signature that does not verify: 401 with `WWW-Authenticate: Signature error="<code>"`
  * (security.mdx), answering the request's id when its body was read.
  */
-function signatureRefused(reply: FastifyReply, err: SignatureVerificationError, body?: unknown): FastifyReply {
+function signatureRefused(reply: FastifyReply, err: SignatureVerificationError, body?: unknown, call: AgentCall = {}): FastifyReply {
   const message = `request signature refused: ${err.message}`;
+  const args = call.args ?? {};
+  const { codec, envelope } = codecForArgs(args);
+  // An unsigned call whose signer must sign is missing its credential; any other signature was presented and refused.
+  const refusal = new AppError('UNAUTHENTICATED', message, undefined, { credential: err.code === 'request_signature_required' ? 'missing' : 'rejected', signature_error: err.code });
   return reply
     .status(401)
     .header('www-authenticate', `Signature error="${err.code}"`)
-    .send(jsonRpcError(jsonRpcIdOf(body), ADCP_TRANSPORT_CODES.AUTH_REQUIRED, message, { adcp_error: { code: 'AUTH_REQUIRED', message, recovery: 'correctable', details: { signature_error: err.code } } }));
+    .send(jsonRpcError(jsonRpcIdOf(body), ADCP_TRANSPORT_CODES.AUTH_REQUIRED, message, { adcp_error: codec.error(call.operation ?? '', args, refusal), ...envelope }));
 }
 
-/** RFC 6750 / RFC 9728: where a client finds how to get a token for this resource. */
-function unauthorized(app: App, req: FastifyRequest, reply: FastifyReply, path: string, error: string | undefined, message: string): FastifyReply {
+/**
+ * RFC 6750 / RFC 9728: where a client finds how to get a token for this resource. The AdCP error
+ * is in the release the call's arguments pin (3.1 tells a missing credential from a refused one).
+ */
+function unauthorized(app: App, req: FastifyRequest, reply: FastifyReply, path: string, call: AgentCall, error: string | undefined, message: string): FastifyReply {
   const metadata = `${publicOrigin(app, req)}/.well-known/oauth-protected-resource${path}`;
+  const args = call.args ?? {};
+  const { codec, envelope } = codecForArgs(args);
+  const refusal = new AppError('UNAUTHENTICATED', message, undefined, { credential: error ? 'rejected' : 'missing' });
   const params = [`realm="adcp-gateway"`, ...(error ? [`error="${error}"`, `error_description="${message.replace(/["\\]/g, "'")}"`] : []), `resource_metadata="${metadata}"`];
   return reply
     .status(401)
     .header('www-authenticate', `Bearer ${params.join(', ')}`)
-    .send(jsonRpcError(jsonRpcIdOf(req.body), ADCP_TRANSPORT_CODES.AUTH_REQUIRED, message, { adcp_error: { code: 'AUTH_REQUIRED', message, recovery: 'correctable' } }));
+    .send(jsonRpcError(jsonRpcIdOf(req.body), ADCP_TRANSPORT_CODES.AUTH_REQUIRED, message, { adcp_error: codec.error(call.operation ?? '', args, refusal), ...envelope }));
 }
 
 /**

@@ -24,4 +24,6 @@ export interface AnswerCodec {
   error(task: string, request: unknown, err: AppError): Obj;
   /** Root fields of every answer to a call served in this release, success or error (the version echo). */
   envelope(negotiated: NegotiatedVersion): Obj;
+  /** Root fields an error answer adds in this release (3.1: the task status `failed`, which its envelope requires). */
+  failedEnvelope(): Obj;
 }

@@ -1,7 +1,7 @@
 import type { AnswerCodec } from './answer-codec';
 import { adcp30 } from './adcp3/answers';
 import { adcp31 } from './adcp31/answers';
-import { DEFAULT_VERSION, SUPPORTED_VERSIONS, type AdcpRelease } from './version';
+import { DEFAULT_VERSION, negotiateVersion, SUPPORTED_VERSIONS, type AdcpRelease } from './version';
 
 type Obj = Record<string, any>;
 
@@ -40,4 +40,19 @@ export function codecFor(version: AdcpRelease = DEFAULT_VERSION): AnswerCodec {
 /** A task's result (its answer had it been synchronous) in the release its call was answered in: webhooks, A2A streams. */
 export function taskResultIn(release: AdcpRelease, taskType: string, result: Obj, now: Date): Obj {
   return codecFor(release).answer(taskType, result, { now });
+}
+
+/**
+ * The codec and envelope of a request refused before its tool runs (a credential, a forbidden
+ * key): the release its arguments pin when they pin one this agent serves, else the default's,
+ * without an echo (a pin that does not negotiate is not this refusal's error).
+ */
+export function codecForArgs(args: Readonly<Record<string, unknown>>): { codec: AnswerCodec; envelope: Record<string, unknown> } {
+  try {
+    const negotiated = negotiateVersion(args);
+    const codec = codecFor(negotiated.version);
+    return { codec, envelope: codec.envelope(negotiated) };
+  } catch {
+    return { codec: codecFor(), envelope: {} };
+  }
 }

@@ -9,6 +9,7 @@ import { signatureBase, signatureParams } from '../../src/signing/signature-base
 import { signBytes } from '../../src/signing/webhook-signer';
 import { loadConfig } from '../../src/config';
 import { startGateway } from '../../src/main';
+import { adcp31 } from '../support/adcp31';
 import { startTestGateway } from '../support/gateway';
 
 /** A buyer agent's request-signing key, and a signer for MCP calls with it (label sig1, no digest). */
@@ -76,6 +77,20 @@ describe('incoming request signatures on MCP (REQUEST_SIGNERS_FILE)', () => {
     const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json', authorization: `Bearer ${token}` }, body: call('create_media_buy', {}) });
     expect(res.status).toBe(401);
     expect(res.headers.get('www-authenticate')).toBe('Signature error="request_signature_required"');
+  });
+
+  it('answers a signature refusal in the release the call pins: 3.1 tells a missing signature (AUTH_MISSING) from a refused one (AUTH_INVALID)', async () => {
+    const token = await key('acme');
+    const bad = await acme.send(url, call('get_products', { buying_mode: 'brief', brief: 'video', adcp_version: '3.1' }), { authorization: `Bearer ${token}`, 'signature-input': 'sig1=("@method");created=1' });
+    expect(bad.status).toBe(401);
+    const refused = ((await bad.json()) as { error: { data: Record<string, any> } }).error.data;
+    expect(refused).toMatchObject({ adcp_version: '3.1', adcp_error: { code: 'AUTH_INVALID', recovery: 'terminal', details: { signature_error: 'request_signature_params_incomplete' } } });
+    expect(adcp31().validate('core/error.json', refused.adcp_error)).toMatchObject({ valid: true });
+    const unsigned = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json', authorization: `Bearer ${token}` }, body: call('create_media_buy', { adcp_version: '3.1' }) });
+    expect(unsigned.status).toBe(401);
+    const missing = ((await unsigned.json()) as { error: { data: Record<string, any> } }).error.data;
+    expect(missing).toMatchObject({ adcp_version: '3.1', adcp_error: { code: 'AUTH_MISSING', recovery: 'correctable', details: { signature_error: 'request_signature_required' } } });
+    expect(adcp31().validate('core/error.json', missing.adcp_error)).toMatchObject({ valid: true });
   });
 
   it('refuses a signature by another organisation’s key beside an API key', async () => {

@@ -64,15 +64,17 @@ function pricingOptionOf(productId: string, optionId: string, f: Obj): PricingOp
  * (a request under a sandbox `account`), so a scripted test knows exactly what it will find;
  * until then, and for live accounts or none, the operator's catalog.
  */
-export async function catalogFor(ctx: TaskContext, account: ResolvedAccount | undefined): Promise<{ products: Product[]; formats: Format[] }> {
+export async function catalogFor(ctx: TaskContext, account: ResolvedAccount | undefined): Promise<{ products: Product[]; formats: Format[]; accountSpecific: boolean }> {
   const sandboxOwner = sandboxOwnerOf(ctx, account);
+  // A sandbox account sees its own test world (seeded fixtures, the test product): not the published catalog.
+  const accountSpecific = sandboxOwner !== undefined;
   const [seededProducts, seededFormats] = sandboxOwner
     ? await Promise.all([sandboxCatalogQueries.products(ctx.ports.readModels, sandboxOwner), sandboxCatalogQueries.formats(ctx.ports.readModels, sandboxOwner)])
     : [[], []];
   const formats = seededFormats.length ? seededFormats : await catalogQueries.formats(ctx.ports.readModels);
-  if (seededProducts.length) return { products: seededProducts, formats };
+  if (seededProducts.length) return { products: seededProducts, formats, accountSpecific };
   const products = await catalogQueries.products(ctx.ports.readModels);
-  return { products: sandboxOwner ? [...products, await testProduct(ctx)] : products, formats };
+  return { products: sandboxOwner ? [...products, await testProduct(ctx)] : products, formats, accountSpecific };
 }
 
 /**

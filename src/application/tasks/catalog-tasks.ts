@@ -112,6 +112,9 @@ export const getProducts = defineTask({
     const stale = await staleAdvisory(ctx, account);
     const advisories = stale ? { errors: [stale] } : {};
     const catalog = await catalogFor(ctx, account);
+    // Whether this answer holds for every buyer (the published catalog) or only for this account:
+    // what a buyer keys its cache by (the spec's `cache_scope`).
+    const cache_scope = catalog.accountSpecific ? 'account' : 'public';
     const formats = new Map(catalog.formats.map((fm) => [`${fm.format_id.agent_url}#${fm.format_id.id}`, fm]));
     const filtered = catalog.products.filter((p) => {
       if (f.channels && !p.channels.some((c) => f.channels!.includes(c))) return false;
@@ -123,14 +126,14 @@ export const getProducts = defineTask({
     if (input.refine) {
       const refined = await refine(ctx, input.refine, filtered);
       const byId = new Map(filtered.map((p) => [p.product_id, p]));
-      return { products: refined.productIds.map((id) => toWire(byId.get(id)!, ctx.origin)), proposals: refined.proposals, refinement_applied: refined.refinement_applied, ...advisories };
+      return { products: refined.productIds.map((id) => toWire(byId.get(id)!, ctx.origin)), proposals: refined.proposals, refinement_applied: refined.refinement_applied, cache_scope, ...advisories };
     }
     const brief = input.brief?.trim();
-    if (!brief) return { products: filtered.map((p) => toWire(p, ctx.origin)), ...advisories };
+    if (!brief) return { products: filtered.map((p) => toWire(p, ctx.origin)), cache_scope, ...advisories };
     const ranked = rank(filtered, brief);
     // Proposals are the seller's curation: offered for a brief, never in wholesale mode.
     const proposals = await proposalsForBrief(ctx, filtered, new Map(ranked.map((r) => [r.product.product_id, r])));
-    return { products: ranked.map((r) => toWire(r.product, ctx.origin, r)), ...(proposals.length ? { proposals } : {}), ...advisories };
+    return { products: ranked.map((r) => toWire(r.product, ctx.origin, r)), ...(proposals.length ? { proposals } : {}), cache_scope, ...advisories };
   },
 });
 

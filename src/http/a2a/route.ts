@@ -5,7 +5,7 @@ import { A2AError, JsonRpcTransportHandler, type A2ARequestHandler } from '@a2a-
 import type { App } from '../../services';
 import { AppError } from '../../shared/errors';
 import { isObject } from '../../shared/objects';
-import { agentCaller, refuseAmbiguousSignedBody, registerProtectedResourceMetadata } from '../agent-auth';
+import { agentCaller, refuseAmbiguousSignedBody, registerProtectedResourceMetadata, type AgentCall } from '../agent-auth';
 import { strictJsonParser } from '../json-body';
 import { originCaching, publicOrigin } from '../well-known';
 import { A2A_PATH, agentCard } from './card';
@@ -183,7 +183,7 @@ function rpcErrorOf(err: unknown, reply: FastifyReply): { code: number; message:
 }
 
 /** The AdCP task (and JSON-RPC method) a request calls, for the signing policy. */
-function callOf(body: unknown): { operation?: string; protocolMethod?: string } {
+function callOf(body: unknown): AgentCall {
   if (!isObject(body) || typeof body.method !== 'string') return {};
   const message = isObject(body.params) && isObject(body.params.message) ? body.params.message : {};
   const part = Array.isArray(message.parts) ? message.parts.find((p) => isObject(p) && p.kind === 'data') : undefined;
@@ -191,5 +191,5 @@ function callOf(body: unknown): { operation?: string; protocolMethod?: string } 
   const args = isObject(data.input) ? data.input : isObject(data.parameters) ? data.parameters : {};
   // Through the generic tool, the task it runs is the operation.
   const operation = data.skill === 'call_adcp_agent' && typeof args.task === 'string' ? args.task : typeof data.skill === 'string' ? data.skill : undefined;
-  return { protocolMethod: body.method, ...(operation ? { operation } : {}) };
+  return { protocolMethod: body.method, ...(operation ? { operation } : {}), args };
 }

@@ -4,7 +4,7 @@ import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprot
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv-provider.js';
 import type { App } from '../../services';
 import { AppError } from '../../shared/errors';
-import { agentCaller, refuseAmbiguousSignedBody, registerProtectedResourceMetadata } from '../agent-auth';
+import { agentCaller, refuseAmbiguousSignedBody, registerProtectedResourceMetadata, type AgentCall } from '../agent-auth';
 import { publicOrigin, requestOrigin } from '../well-known';
 import { callTool, toolList } from './tools';
 import { JsonExchangeTransport } from './json-exchange';
@@ -97,12 +97,12 @@ export async function answerMcpPost(req: FastifyRequest, reply: FastifyReply, ha
 }
 
 /** The AdCP tool (and JSON-RPC method) a request calls, for the signing policy. */
-function callOf(body: unknown): { operation?: string; protocolMethod?: string } {
+function callOf(body: unknown): AgentCall {
   if (!isObject(body) || typeof body.method !== 'string') return {};
   const params = isObject(body.params) ? body.params : {};
   const tool = body.method === 'tools/call' && typeof params.name === 'string' ? params.name : undefined;
   // Through the generic tool, the task it runs is the operation.
   const args = isObject(params.arguments) ? params.arguments : {};
   const operation = tool === 'call_adcp_agent' && typeof args.task === 'string' ? args.task : tool;
-  return { protocolMethod: body.method, ...(operation ? { operation } : {}) };
+  return { protocolMethod: body.method, ...(operation ? { operation } : {}), args };
 }

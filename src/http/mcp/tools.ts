@@ -4,7 +4,7 @@ import { tasks } from '../../application/tasks';
 import type { TaskContext } from '../../application/tasks/context';
 import { AppError } from '../../shared/errors';
 import type { AnswerCodec } from '../../wire/answer-codec';
-import { codecFor } from '../../wire/codecs';
+import { codecFor, codecForArgs } from '../../wire/codecs';
 import { negotiateVersion } from '../../wire/version';
 import { capabilities } from './capabilities';
 import { CONTROLLER_RELEASES, ControllerError, runController } from '../../application/sandbox/controller';
@@ -150,7 +150,11 @@ export async function callTool(name: string, rawArgs: unknown, ctx: McpContext):
   let codec = codecFor();
   let envelope: Obj = {};
   try {
-    if (ctx.refusal) throw ctx.refusal;
+    if (ctx.refusal) {
+      // Refused before the tool runs, in the release the arguments pin when they pin one validly.
+      ({ codec, envelope } = codecForArgs(args));
+      throw ctx.refusal;
+    }
     if (Object.hasOwn(ALIASES, name)) name = ALIASES[name]!;
     if (!Object.hasOwn(tools, name)) throw new AppError('INVALID_REQUEST', `unknown tool "${name}"; tools/list names this agent's tools`, 'name');
     if (rawArgs !== undefined && !isObject(rawArgs)) throw new AppError('INVALID_REQUEST', 'arguments must be an object', 'arguments');
@@ -180,6 +184,6 @@ export async function callTool(name: string, rawArgs: unknown, ctx: McpContext):
     const [task, request] = name === 'call_adcp_agent' && typeof args.task === 'string' ? [args.task, args.params] : [name, args];
     const error = codec.error(task, request, err as AppError);
     ctx.app.log.debug({ tool: name, code: error.code, field: (error as { field?: string }).field, message: error.message }, 'MCP tool answered an error');
-    return toolResult({ adcp_error: error, errors: [error], ...envelope, ...echo }, true);
+    return toolResult({ adcp_error: error, errors: [error], ...envelope, ...codec.failedEnvelope(), ...echo }, true);
   }
 }

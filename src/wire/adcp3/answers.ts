@@ -109,7 +109,7 @@ function package3(p: Obj): Obj {
 }
 
 /** What 3.0 buyers may do next with a buy, by its 3.0 status. */
-function validActions(status: string): string[] {
+export function validActions(status: string): string[] {
   switch (status) {
     case 'pending_creatives':
     case 'pending_start':
@@ -141,7 +141,8 @@ export function mediaBuy3(b: Obj, now: Date): Obj {
 }
 
 export const answers3: Readonly<Record<string, (result: Obj, ctx: AnswerContext) => Obj>> = {
-  get_products(r) {
+  // `cache_scope` is 3.1's (adcp31/products.ts): 3.0 answers never carried it.
+  get_products({ cache_scope: _scope, ...r }) {
     // A curation the seller queued (a sandbox's forced submitted arm): the products come with its task.
     if (r.status === 'pending') return { status: 'submitted', task_id: r.task_id, message: r.message };
     return { ...r, products: (r.products as Obj[]).map(product3) };
@@ -235,4 +236,6 @@ export const adcp30: AnswerCodec = {
   capabilities: capabilities3,
   error: (task: string, request: unknown, err: AppError) => adcpErrorFor(task, request, err),
   envelope: (negotiated) => (negotiated.pinned ? { adcp_version: '3.0' } : {}),
+  // 3.0's error answers carry no task status (its response schemas do not name one).
+  failedEnvelope: () => ({}),
 };

@@ -36,6 +36,12 @@ const RECOVERY: Readonly<Record<string, AdcpError['recovery']>> = {
   CAMPAIGN_SUSPENDED: 'transient',
 };
 
+/**
+ * Facts the domain gives for the codecs to choose codes and fields by (which resource or action,
+ * whether a credential was presented, every failing field), not details of 3.0's error.
+ */
+const INTERNAL_DETAILS = new Set(['resource', 'action', 'retry_after', 'recovery', 'issues', 'credential']);
+
 const recoveryOf = (v: unknown): AdcpError['recovery'] | undefined => (v === 'transient' || v === 'correctable' || v === 'terminal' ? v : undefined);
 
 /**
@@ -52,7 +58,7 @@ export function adcpError(err: AppError, options: { fieldPrefixToDrop?: string }
   if (err.code === 'INVALID_STATE' && err.details?.action === 'cancel') code = 'NOT_CANCELLABLE';
   const prefix = options.fieldPrefixToDrop;
   const field = err.field && prefix && err.field.startsWith(prefix) ? err.field.slice(prefix.length) : err.field;
-  const details = err.details && Object.fromEntries(Object.entries(err.details).filter(([k]) => k !== 'resource' && k !== 'action' && k !== 'retry_after' && k !== 'recovery'));
+  const details = err.details && Object.fromEntries(Object.entries(err.details).filter(([k]) => !INTERNAL_DETAILS.has(k)));
   return {
     code,
     message: err.message,
