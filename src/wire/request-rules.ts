@@ -1,3 +1,8 @@
+import { AppError } from '../shared/errors';
+import { isObject } from '../shared/objects';
+import { validateAdcp3 } from './adcp3/schemas';
+import type { SchemaValidation } from './schema-set';
+
 type Obj = Record<string, unknown>;
 
 /**
@@ -12,5 +17,33 @@ export interface ReleaseRequestRules {
   check(tool: string, args: Obj): void;
 }
 
-/** AdCP 3.0: a read's idempotency_key is ignored, and the task's own schema is the whole rule. */
-export const requestRules30: ReleaseRequestRules = { keyedReads: new Set(), check: () => {} };
+/** A JSON Pointer (`/packages/0/x`) as the field path AdCP errors name (`packages[0].x`). */
+function pointerPath(pointer: string): string {
+  return pointer
+    .split('/')
+    .slice(1)
+    .map((seg) => seg.replace(/~1/g, '/').replace(/~0/g, '~'))
+    .map((seg) => (/^\d+$/.test(seg) ? `[${seg}]` : `.${seg}`))
+    .join('');
+}
+
+/**
+ * A package's targeting overlay is kept and echoed back on every answer about the buy, so it must
+ * be valid targeting in the caller's release (`core/targeting.json` of that release): refused with
+ * the field at fault otherwise, never stored to make a later answer invalid.
+ */
+export function checkTargeting(tool: string, args: Obj, validate: (schema: string, body: unknown) => SchemaValidation, release: string): void {
+  if (tool !== 'create_media_buy' && tool !== 'update_media_buy') return;
+  const packages = Array.isArray(args.packages) ? args.packages : [];
+  packages.forEach((p, i) => {
+    if (!isObject(p) || p.targeting_overlay === undefined) return;
+    const check = validate('core/targeting.json', p.targeting_overlay);
+    if (check.valid) return;
+    const [pointer = '/', ...words] = check.errors[0]!.split(' ');
+    const field = `packages[${i}].targeting_overlay${pointer === '/' ? '' : pointerPath(pointer)}`;
+    throw new AppError('VALIDATION_ERROR', `${field} ${words.join(' ').replace(/ \([^()]*\)$/, '')} (AdCP ${release} targeting)`, field);
+  });
+}
+
+/** AdCP 3.0: a read's idempotency_key is ignored; a kept targeting overlay must be 3.0 targeting. */
+export const requestRules30: ReleaseRequestRules = { keyedReads: new Set(), check: (tool, args) => checkTargeting(tool, args, validateAdcp3, '3.0') };

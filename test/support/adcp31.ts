@@ -1,14 +1,14 @@
 import fs from 'fs';
 import path from 'path';
-import { adcp31Schemas } from '../../src/wire/adcp31/schemas';
+import { adcp31SchemaDir, adcp31Schemas } from '../../src/wire/adcp31/schemas';
 
 /**
  * The AdCP 3.1.19 JSON Schemas the tests hold 3.1 answers to: the repository's complete copy
- * (`test/fixtures/adcp-schemas/3.1.19`, see its README; the house copy in `../shared` lacks most
- * response schemas), or the folder `ADCP_31_SCHEMAS` names. The gateway itself never reads them;
- * a missing folder fails the tests that need it, loudly.
+ * (`src/wire/adcp31/schemas-data/3.1.19`, see its README; the house copy in `../shared` lacks most
+ * response schemas), or the folder `ADCP_31_SCHEMAS` names. A missing folder fails the tests that
+ * need it, loudly.
  */
-export const ADCP31_SCHEMA_DIR = process.env.ADCP_31_SCHEMAS ?? path.resolve(__dirname, '..', '..', '..', 'test', 'fixtures', 'adcp-schemas', '3.1.19');
+export const ADCP31_SCHEMA_DIR = process.env.ADCP_31_SCHEMAS ?? adcp31SchemaDir();
 
 export function adcp31(): ReturnType<typeof adcp31Schemas> {
   if (!fs.existsSync(path.join(ADCP31_SCHEMA_DIR, 'manifest.json'))) {

@@ -11,7 +11,6 @@ import { CONTROLLER_RELEASES, ControllerError, runController } from '../../appli
 import { runTaskInRelease } from '../release-task';
 import { forwardToAgent, RemoteAgentError } from '../../application/agent-forwarding';
 import { isObject } from '../../shared/objects';
-import { validateAdcp3 } from '../../wire/adcp3/schemas';
 
 /**
  * One call of the sales agent's tools, over MCP or A2A (both speak AdCP 3.x: each call is answered
@@ -34,33 +33,6 @@ const TASK_TOOLS = ['get_products', 'list_creative_formats', 'create_media_buy',
 /** AdCP 3.0 requires an idempotency_key on every mutating request. */
 const MUTATING = new Set(['create_media_buy', 'update_media_buy', 'sync_creatives', 'sync_accounts', 'sync_audiences', 'sync_catalogs', 'sync_event_sources', 'log_event', 'provide_performance_feedback', 'build_creative', 'sync_governance', 'sync_plans', 'report_plan_outcome']);
 
-/** A JSON pointer into a field path as this agent names fields (`/a/0/b` → `.a[0].b`). */
-function pointerPath(pointer: string): string {
-  return pointer
-    .split('/')
-    .slice(1)
-    .map((seg) => seg.replace(/~1/g, '/').replace(/~0/g, '~'))
-    .map((seg) => (/^\d+$/.test(seg) ? `[${seg}]` : `.${seg}`))
-    .join('');
-}
-
-/**
- * A package's targeting overlay is kept and echoed back on every answer about the buy, so a 3.0
- * caller's must be valid 3.0 targeting (`core/targeting.json`): refused with the field at fault
- * otherwise, never stored to make a later answer invalid.
- */
-function assertTargeting3(args: Obj): void {
-  const packages = Array.isArray(args.packages) ? args.packages : [];
-  packages.forEach((p, i) => {
-    if (!isObject(p) || p.targeting_overlay === undefined) return;
-    const check = validateAdcp3('core/targeting.json', p.targeting_overlay);
-    if (check.valid) return;
-    const [pointer = '/', ...words] = check.errors[0]!.split(' ');
-    const field = `packages[${i}].targeting_overlay${pointer === '/' ? '' : pointerPath(pointer)}`;
-    throw new AppError('VALIDATION_ERROR', `${field} ${words.join(' ').replace(/ \([^()]*\)$/, '')} (AdCP 3.0 targeting)`, field);
-  });
-}
-
 interface ToolDef {
   description: string;
   /** Runs the tool; its answer is in `codec`'s release (the call's negotiated one). */
@@ -81,7 +53,6 @@ const tools: Readonly<Record<string, ToolDef>> = {
           if (MUTATING.has(name) && args.idempotency_key === undefined) {
             throw new AppError('INVALID_REQUEST', `idempotency_key is required on ${name} (AdCP 3.0: every mutating request carries one)`, 'idempotency_key');
           }
-          if (name === 'create_media_buy' || name === 'update_media_buy') assertTargeting3(args);
           const result = await runTaskInRelease(name, args, ctx, codec.version);
           // A replay says so whatever its release's encoder keeps of the result.
           return { ...codec.answer(name, result, { now: ctx.app.clock() }), ...(result.replayed === true ? { replayed: true } : {}) };

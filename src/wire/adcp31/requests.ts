@@ -1,6 +1,7 @@
 import { AppError } from '../../shared/errors';
 import { isObject } from '../../shared/objects';
-import type { ReleaseRequestRules } from '../request-rules';
+import { checkTargeting, type ReleaseRequestRules } from '../request-rules';
+import { adcp31Schemas } from './schemas';
 
 type Obj = Record<string, unknown>;
 
@@ -14,7 +15,9 @@ const IDEMPOTENCY_KEY = /^[A-Za-z0-9_.:-]{16,255}$/;
  *   MUST accept keyed calls and apply the replay contract"): its format is then checked first,
  *   before any replay is looked up (security.mdx, idempotency rule 1);
  * - sync_governance binds exactly one governance agent per account, `{url, authentication}`
- *   (account/sync-governance-request.json: `maxItems: 1`, "load-bearing"; no `categories`).
+ *   (account/sync-governance-request.json: `maxItems: 1`, "load-bearing"; no `categories`);
+ * - a package's targeting overlay, kept and echoed, must be 3.1 targeting (a `signal_ref` is
+ *   3.1's scoped object, for one).
  */
 export const requestRules31: ReleaseRequestRules = {
   keyedReads: new Set(['get_products']),
@@ -23,6 +26,7 @@ export const requestRules31: ReleaseRequestRules = {
       throw new AppError('INVALID_REQUEST', 'idempotency_key must be 16-255 of A-Z a-z 0-9 _ . : -', 'idempotency_key');
     }
     if (tool === 'sync_governance' && Array.isArray(args.accounts)) checkOneGovernanceAgent(args.accounts);
+    checkTargeting(tool, args, (schema, body) => adcp31Schemas().validate(schema, body), '3.1');
   },
 };
 
