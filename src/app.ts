@@ -15,6 +15,7 @@ import type { Config } from './config';
 import { MemoryEventStore } from './eventstore/memory';
 import type { EventStore, WatermarkedStore } from './eventstore/port';
 import { withAppendWatermark } from './eventstore/watermark';
+import { withUpcasting } from './eventstore/upcasting';
 import { instrumentAppends } from './eventstore/instrumented';
 import { registerPipelineMetrics } from './pipeline-metrics';
 import { PostgresEventStore } from './eventstore/postgres';
@@ -49,7 +50,19 @@ import { DatabaseReplayStore } from './webhooks/receiver/replay-store';
 import { AuthFailureThrottle } from './limits/client-budgets';
 import { STALL_THRESHOLD_MS } from './http/loop-stalls';
 
+/**
+ * The event store as every reader and writer of events uses it: the configured adapter with event
+ * versions (appends record them, reads upcast old shapes to the current one).
+ */
 export async function openEventStore(config: Config): Promise<EventStore> {
+  return withUpcasting(await openStoreAdapter(config));
+}
+
+/**
+ * The configured adapter as it is, events stored as written: for moving the log byte for byte
+ * (`log copy`, export, import), where versions travel in the metadata and nothing is reshaped.
+ */
+export async function openStoreAdapter(config: Config): Promise<EventStore> {
   switch (config.eventStore.kind) {
     case 'sqlite':
       return new SqliteEventStore({ file: config.eventStore.sqliteFile!, synchronous: config.sqliteSynchronous });
@@ -174,10 +187,10 @@ export async function startApp(
     config.webhookSigning.purpose,
   );
   const metrics = createMetrics();
-  const opened = await openEventStore(config);
+  const opened = await openStoreAdapter(config);
   if (opened instanceof SqliteEventStore) metrics.bounded('event_store_recent_events', () => opened.recentHeld());
   const store = withAppendWatermark(
-    instrumentAppends(opened, (outcome, events) => {
+    instrumentAppends(withUpcasting(opened), (outcome, events) => {
       metrics.appends.inc({ outcome });
       if (events > 0) metrics.appendedEvents.inc(events);
     }),

@@ -7,7 +7,7 @@ import { allProjections } from '../projections';
 import { apiKeyQueries } from '../projections/api-keys';
 import { SigningKeystore } from './signing/keystore';
 import { issueApiKey, revokeApiKey } from './application/api-keys';
-import { openEventStore, openReadModels } from './app';
+import { openEventStore, openReadModels, openStoreAdapter } from './app';
 import { ConfigError, loadConfig, type Config } from './config';
 import { ROLES, type Role } from './domain/api-key/api-key';
 import { printGatewaySchema } from './graphql/schema';
@@ -277,7 +277,7 @@ export async function main(argv: string[]): Promise<number> {
         const { LogMoveError } = await import('./eventstore/log-file');
         try {
           const config = loadConfig();
-          if (command === 'log') return await logCommand(rest, config.eventStore, (url) => openEventStore(loadConfig({ ...process.env, EVENT_STORE_URL: url })));
+          if (command === 'log') return await logCommand(rest, config.eventStore, (url) => openStoreAdapter(loadConfig({ ...process.env, EVENT_STORE_URL: url })));
           return await backupCommand(command, rest, config.eventStore);
         } catch (err) {
           if (err instanceof LogUsageError) throw new UsageError(err.message);

@@ -26,7 +26,9 @@ export function redactUrl(url: string): string {
  */
 export const webhooks: Projection = {
   name: 'webhooks',
-  version: 4,
+  // 5: logs from before WebhookScheduled v2 now read `scheduled` / `final` for their report
+  // webhooks (upcast from `report_type`), not `delivery_report`: rebuilt once to correct those rows.
+  version: 5,
   tables: ['webhook_activity'],
   ddl: { sqlite: DDL, postgres: DDL },
   handles: ['WebhookScheduled', 'WebhookAttempted'],

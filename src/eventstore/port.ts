@@ -17,6 +17,12 @@ export interface EventMetadata {
   causationId?: string;
   /** ISO-8601 time the command was decided, supplied by the caller, never read inside a decider. */
   time: string;
+  /**
+   * The shape version of the event's type when it was written (src/domain/event-versions.ts);
+   * absent on events written before versions were recorded, which are version 1. Stamped on
+   * append and raised on read by the upcasting store (src/eventstore/upcasting.ts).
+   */
+  schemaVersion?: number;
   [extra: string]: unknown;
 }
 
