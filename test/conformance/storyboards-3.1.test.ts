@@ -1,6 +1,8 @@
 import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
+import { randomUUID } from 'node:crypto';
+import { mcpCall } from '../support/mcp-call';
 import type { AddressInfo } from 'node:net';
 import { issueApiKey } from '../../src/application/api-keys';
 import YAML from 'yaml';
@@ -92,12 +94,15 @@ describe('AdCP 3.1.18 universal storyboards, @adcp/sdk 6.11 runner', () => {
 
   /**
    * The library's run with the storyboard's test kit: the live-mode kit names a placeholder key
-   * ("the key of a live-mode principal"), which the operator provisions; here a key this gateway
-   * issued to a buyer with no sandbox account.
+   * ("an API key whose associated account resolves as live/production mode"), which the operator
+   * provisions; here a key this gateway issued to a buyer whose one account is live.
    */
   const failedThroughLibrary = async (id: string, token: string) => {
     const kit = YAML.parse(fs.readFileSync(path.join(COMPLIANCE_31, 'test-kits', 'acme-outdoor-live.yaml'), 'utf8')) as Json;
-    const testKit = { ...kit, auth: { ...kit.auth, api_key: await freshKey('acme-outdoor-live') } };
+    const liveKey = await freshKey('acme-outdoor-live');
+    const synced = await mcpCall(gw.url, liveKey, 'sync_accounts', { accounts: [{ brand: { domain: 'acme-outdoor.com' }, operator: 'pinnacle-media.com', billing: 'operator' }], idempotency_key: randomUUID() });
+    expect(synced.body.accounts?.[0]?.sandbox).not.toBe(true);
+    const testKit = { ...kit, auth: { ...kit.auth, api_key: liveKey } };
     const run = await runStoryboardWithJwks({ agentUrl: `${proxy.url}/mcp`, token, storyboard: id, complianceDir: COMPLIANCE_31, testKit });
     // The step was sent with the kit's key, not the buyer's: the gate was what answered.
     expect(proxy.calls.filter((c) => c.tool === 'comply_test_controller' && c.authorization === `Bearer ${testKit.auth.api_key}`)).toHaveLength(1);

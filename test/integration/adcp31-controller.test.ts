@@ -39,8 +39,25 @@ describe('AdCP 3.1 comply_test_controller, MCP and A2A', () => {
   beforeAll(async () => {
     gw = await startTestGateway();
     const now = new Date().toISOString();
-    for (const org of ['mcp-buyer', 'a2a-buyer', 'mcp-stale', 'a2a-stale']) keys[org] = (await issueApiKey(gw.app.store, { org, role: 'buyer' }, { now })).key;
+    for (const org of ['mcp-buyer', 'a2a-buyer', 'mcp-stale', 'a2a-stale', 'live-only']) keys[org] = (await issueApiKey(gw.app.store, { org, role: 'buyer' }, { now })).key;
+    // The two buyers test in a sandbox account and also hold live ones (synced below): with
+    // `{sandbox: true}` alone the controller checks each entity; a caller whose accounts are all
+    // live is refused outright (the last test).
+    for (const org of ['mcp-buyer', 'a2a-buyer']) {
+      const synced = await mcpCall(gw.url, keys[org]!, 'sync_accounts', { accounts: [{ brand: { domain: `${org}.example` }, operator: 'pinnacle-agency.example', billing: 'operator', sandbox: true }], idempotency_key: randomUUID() });
+      expect(synced.body.accounts?.[0]).toMatchObject({ sandbox: true });
+    }
     await gw.app.projections.waitFor(gw.app.store.appendedUpTo());
+  });
+
+  it('a caller whose every account is live is refused before any scenario runs, even with account: {sandbox: true}', async () => {
+    const key = keys['live-only']!;
+    await mcpCall(gw.url, key, 'sync_accounts', { accounts: [{ brand: { domain: 'live-only-buyer.com' }, operator: 'agency.com', billing: 'operator' }], idempotency_key: randomUUID() });
+    for (const scenario of ['force_creative_status', 'list_scenarios', 'no_such_scenario']) {
+      const { isError, body } = await mcpCall(gw.url, key, 'comply_test_controller', { adcp_version: '3.1', scenario, account: { sandbox: true }, params: { creative_id: 'probe', status: 'approved' } }, { validate: false });
+      expect({ scenario, isError, body }).toMatchObject({ scenario, isError: true, body: { success: false, error: 'FORBIDDEN', status: 'failed' } });
+      expectValid31('comply_test_controller', body);
+    }
   });
   afterAll(async () => {
     await gw?.stop();

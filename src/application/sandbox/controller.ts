@@ -1,3 +1,4 @@
+import { accountQueries } from '../../../projections/accounts';
 import { mediaBuyQueries } from '../../../projections/media-buys';
 import { accountDecider, accountStream, ACCOUNT_STATUSES, type AccountStatus } from '../../domain/account/account';
 import { creativeDecider, creativeStream, CREATIVE_STATUSES, type CreativeStatus } from '../../domain/creative/creative';
@@ -72,7 +73,10 @@ async function namedSandboxAccount(ctx: TaskContext, ref: unknown, release: Cont
     throw new ControllerError('INVALID_PARAMS', 'account: {sandbox: true} is required: the controller acts only for sandbox accounts, and the request must say it means one');
   }
   if (ref === undefined) return undefined;
-  if (isObject(ref) && ref.sandbox === true && ref.account_id === undefined && ref.brand === undefined && ref.operator === undefined) return undefined;
+  if (isObject(ref) && ref.sandbox === true && ref.account_id === undefined && ref.brand === undefined && ref.operator === undefined) {
+    await refuseLiveCaller(ctx);
+    return undefined;
+  }
   let account: ResolvedAccount;
   try {
     account = await resolveAccount(ctx, ref);
@@ -82,6 +86,19 @@ async function namedSandboxAccount(ctx: TaskContext, ref: unknown, release: Cont
   }
   if (!account.sandbox) throw new ControllerError('FORBIDDEN', 'the controller acts only for sandbox accounts; this account is live');
   return account;
+}
+
+/**
+ * `{sandbox: true}` alone names no account, but the caller still has a mode: one whose accounts
+ * are all live (a live-mode principal, as the 3.1 mode-gate storyboard's test kit is) is refused
+ * before any scenario runs. A caller with a sandbox account, or with none yet (a new buyer about
+ * to seed one), goes on, and each entity a scenario touches is checked to be sandbox.
+ */
+async function refuseLiveCaller(ctx: TaskContext): Promise<void> {
+  const org = ctx.principal.org;
+  if ((await accountQueries.list(ctx.ports.readModels, org, { sandbox: true, limit: 1 })).length > 0) return;
+  if ((await accountQueries.list(ctx.ports.readModels, org, { limit: 1 })).length === 0) return;
+  throw new ControllerError('FORBIDDEN', 'the controller acts only for sandbox accounts; every account of this caller is live');
 }
 
 export async function runController(ctx: TaskContext, request: Obj, release: ControllerRelease = CONTROLLER_RELEASES['3.0']): Promise<Obj> {
