@@ -43,9 +43,10 @@ import { products31 } from './products';
  * - errors (`errors.ts`): 3.1's codes, `recovery` on every error, `issues[]` on validation
  *   errors, `details` per `error-details/*.json`; a refusal before the tool runs (a forbidden
  *   key; a missing or refused credential, `http/agent-auth.ts`) answers in the release the
- *   arguments pin. Not done: CREDENTIAL_IN_ARGS and IDEMPOTENCY_IN_FLIGHT (the agent does not
- *   detect either situation today: a key in the arguments is ignored, and a retry while the first
- *   call runs waits on the event store's append and replays).
+ *   arguments pin. CREDENTIAL_IN_ARGS: a credential-bearing key anywhere in a 3.1 call's
+ *   arguments is refused, terminal, naming the path only (`./credentials-in-args.ts`, a request
+ *   rule). IDEMPOTENCY_IN_FLIGHT is never answered: 3.1 lets a seller block instead, and a retry
+ *   while the first call runs waits on the event store's append and replays its answer.
  * - governance (`./governance.ts`): check_governance's `verdict`, report_plan_outcome's
  *   `outcome_state`, get_plan_audit_logs' entries' `verdict`, where 3.0 said `status`;
  * - tasks (elsewhere, as they are not one answer's shape): `get_task_status` and `list_tasks`
@@ -67,7 +68,6 @@ import { products31 } from './products';
  *   codec as MCP does (http/tasks-route.ts).
  *
  * TODO(issue 36, later slices): the 3.1 differences still answered as 3.0 answers them:
- * - CREDENTIAL_IN_ARGS and IDEMPOTENCY_IN_FLIGHT (see errors above);
  * - A2A: a failed call's task state is `completed` with an error artifact (3.1: `failed`);
  * - `call_adcp_agent` forwarding to another agent: the caller's pin is not passed on (only its
  *   `params` are), and an answer without its own `adcp_version` is passed on with this agent's.

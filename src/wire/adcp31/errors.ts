@@ -71,6 +71,7 @@ export function pointerOf(field: string): string {
 function code31(err: AppError, code3: string): string {
   if (err.code === 'UNAUTHENTICATED') return err.details?.credential === 'missing' ? 'AUTH_MISSING' : 'AUTH_INVALID';
   if (err.code === 'NOT_FOUND' && err.details?.resource === 'proposal') return 'PROPOSAL_NOT_FOUND';
+  if (err.details?.reason === 'credential_in_args') return 'CREDENTIAL_IN_ARGS';
   if (err.code === 'INVALID_STATE' && STATUS_ACTIONS.has(String(err.details?.action)) && !TERMINAL.has(String(err.details?.current_status))) return 'ACTION_NOT_ALLOWED';
   return code3;
 }

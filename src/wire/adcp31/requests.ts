@@ -1,6 +1,7 @@
 import { AppError } from '../../shared/errors';
 import { isObject } from '../../shared/objects';
 import { checkTargeting, type ReleaseRequestRules } from '../request-rules';
+import { credentialInArgs } from './credentials-in-args';
 import { adcp31Schemas } from './schemas';
 
 type Obj = Record<string, unknown>;
@@ -17,11 +18,15 @@ const IDEMPOTENCY_KEY = /^[A-Za-z0-9_.:-]{16,255}$/;
  * - sync_governance binds exactly one governance agent per account, `{url, authentication}`
  *   (account/sync-governance-request.json: `maxItems: 1`, "load-bearing"; no `categories`);
  * - a package's targeting overlay, kept and echoed, must be 3.1 targeting (a `signal_ref` is
- *   3.1's scoped object, for one).
+ *   3.1's scoped object, for one);
+ * - no credential in the arguments (`./credentials-in-args.ts`: CREDENTIAL_IN_ARGS).
  */
 export const requestRules31: ReleaseRequestRules = {
   keyedReads: new Set(['get_products']),
   check(tool, args) {
+    const smuggled = credentialInArgs(args);
+    // The field names the path only, and the message is generic: neither may carry the credential.
+    if (smuggled) throw new AppError('INVALID_REQUEST', 'authentication material belongs on the transport (Authorization header or a request signature), never in the arguments; rotate it if it was a real one', smuggled, { reason: 'credential_in_args', recovery: 'terminal' });
     if (tool === 'get_products' && args.idempotency_key !== undefined && (typeof args.idempotency_key !== 'string' || !IDEMPOTENCY_KEY.test(args.idempotency_key))) {
       throw new AppError('INVALID_REQUEST', 'idempotency_key must be 16-255 of A-Z a-z 0-9 _ . : -', 'idempotency_key');
     }
