@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { issueApiKey } from '../../src/application/api-keys';
 import { validateAdcp3, validateAdcp3Response } from '../../src/wire/adcp3/schemas';
 import { adcp31 } from '../support/adcp31';
+import { mcpCall } from '../support/mcp-call';
 import { startTestGateway } from '../support/gateway';
 
 type Json = Record<string, any>;
@@ -35,16 +36,7 @@ describe('AdCP 3.1 media-buy answers, MCP and A2A', () => {
   }
   type Binding = (name: string, args: Json, key?: string) => Promise<Answer>;
 
-  const mcp: Binding = async (name, args, key = buyer) => {
-    const res = await fetch(`${gw.url}/mcp`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'application/json', authorization: `Bearer ${key}` },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args } }),
-    });
-    expect(res.status).toBe(200);
-    const { result } = (await res.json()) as { result: { isError?: boolean; structuredContent: Json } };
-    return { isError: result.isError ?? false, body: result.structuredContent };
-  };
+  const mcp: Binding = (name, args, key = buyer) => mcpCall(gw.url, key, name, args, { validate: false });
 
   /** message/send with one DataPart { skill, parameters }, as @adcp/sdk's A2A client sends it; the answer is the artifact's DataPart. */
   const a2a: Binding = async (name, args, key = buyer) => {

@@ -4,6 +4,7 @@ import { taskStream } from '../../src/domain/task/task';
 import { validateAdcp3, validateAdcp3Response } from '../../src/wire/adcp3/schemas';
 import { adcp31 } from '../support/adcp31';
 import { graphql, startTestGateway } from '../support/gateway';
+import { mcpCall } from '../support/mcp-call';
 import { createTestDatabase, describeWith, eventually, PG_ADMIN_URL } from '../support/infra';
 import { startReceiver } from '../support/receiver';
 import { sdkVerifyWebhooks } from '../support/sdk-oracle';
@@ -33,16 +34,7 @@ function suite(engine: string, setup: () => Promise<{ env: Record<string, string
     /** One tools/call over a binding: its AdCP answer and whether it was an error. */
     type Call = (name: string, args: Json, key?: string) => Promise<{ isError: boolean; body: Json }>;
 
-    const mcp: Call = async (name, args, key = buyer) => {
-      const res = await fetch(`${gw.url}/mcp`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', accept: 'application/json', authorization: `Bearer ${key}` },
-        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args } }),
-      });
-      expect(res.status).toBe(200);
-      const { result } = (await res.json()) as { result: { isError?: boolean; structuredContent: Json } };
-      return { isError: result.isError ?? false, body: result.structuredContent };
-    };
+    const mcp: Call = (name, args, key = buyer) => mcpCall(gw.url, key, name, args, { validate: false });
 
     const a2aRpc = async (method: string, params: Json, key = buyer): Promise<Json> => {
       const res = await fetch(`${gw.url}/a2a`, {

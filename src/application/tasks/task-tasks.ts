@@ -40,18 +40,18 @@ function releaseField(ctx: TaskContext, t: OwnedTask): { adcp_version?: string }
 
 const isTerminal = (status: string) => TERMINAL.includes(status as TaskStatus);
 
+/** What every read of one task answers first: which task, its status and its times. */
+function taskHead(t: Awaited<ReturnType<typeof callerTask>>) {
+  return { task_id: publicId(t.task_id), task_type: t.task_type, status: t.status, message: t.message, created_at: t.created_at, updated_at: t.updated_at };
+}
+
 export const tasksGet = defineTask({
   description: 'Status, result and history of an asynchronous task.',
   input: z.object({ task_id: z.string().min(1), include_result: z.boolean().optional() }).passthrough(),
   async run(input, ctx) {
     const t = await callerTask(ctx, input.task_id);
     return {
-      task_id: publicId(t.task_id),
-      task_type: t.task_type,
-      status: t.status,
-      message: t.message,
-      created_at: t.created_at,
-      updated_at: t.updated_at,
+      ...taskHead(t),
       ...(t.result ? { result: t.result } : {}),
       history: t.history,
       ...releaseField(ctx, t),
@@ -71,12 +71,7 @@ export const getTaskStatus = defineTask({
   async run(input, ctx) {
     const t = await callerTask(ctx, input.task_id);
     return {
-      task_id: publicId(t.task_id),
-      task_type: t.task_type,
-      status: t.status,
-      message: t.message,
-      created_at: t.created_at,
-      updated_at: t.updated_at,
+      ...taskHead(t),
       ...(isTerminal(t.status) ? { completed_at: t.updated_at } : {}),
       has_webhook: t.push_notification_config !== null,
       // 3.1: "when true, sellers MUST include result on the response when status is completed".
