@@ -277,7 +277,15 @@ export async function main(argv: string[]): Promise<number> {
         const { LogMoveError } = await import('./eventstore/log-file');
         try {
           const config = loadConfig();
-          if (command === 'log') return await logCommand(rest, config.eventStore, (url) => openEventStore(loadConfig({ ...process.env, EVENT_STORE_URL: url })));
+          if (command === 'log') {
+            return await logCommand(
+              rest,
+              config.eventStore,
+              (url) => openEventStore(loadConfig({ ...process.env, EVENT_STORE_URL: url })),
+              // As a gateway on that store would resolve them, unless named.
+              (url, readModels) => openReadModels(loadConfig({ ...process.env, EVENT_STORE_URL: url, ...(readModels ? { READ_MODEL_URL: readModels } : {}) })),
+            );
+          }
           return await backupCommand(command, rest, config.eventStore);
         } catch (err) {
           if (err instanceof LogUsageError) throw new UsageError(err.message);
