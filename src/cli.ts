@@ -286,7 +286,10 @@ export async function main(argv: string[]): Promise<number> {
               config.eventStore,
               (url) => openEventStore(loadConfig({ ...process.env, EVENT_STORE_URL: url })),
               // As a gateway on that store would resolve them, unless named.
-              (url, readModels) => openReadModels(loadConfig({ ...process.env, EVENT_STORE_URL: url, ...(readModels ? { READ_MODEL_URL: readModels } : {}) })),
+              (url, readModels) => {
+                const target = loadConfig({ ...process.env, EVENT_STORE_URL: url, ...(readModels ? { READ_MODEL_URL: readModels } : {}) });
+                return () => openReadModels(target);
+              },
             );
           }
           return await backupCommand(command, rest, config.eventStore);

@@ -5,7 +5,6 @@ import type { Writable } from 'node:stream';
 import { LogMoveError, type LogSummary } from './log-file';
 import { copyLog, exportLog, importLogFile, type Progress } from './log-transfer';
 import type { EventStore } from './port';
-import { ConfigError } from '../config';
 import type { ReadModelStore } from '../readmodel/port';
 import { recordSideEffectsDone } from '../readmodel/side-effects-watermark';
 import { backupSqlite, restoreSqlite } from './sqlite-backup';
@@ -14,10 +13,11 @@ import { backupSqlite, restoreSqlite } from './sqlite-backup';
 export type OpenStore = (url: string) => Promise<EventStore>;
 
 /**
- * Opens the read-model store a gateway on the event store `storeUrl` would use (READ_MODEL_URL, or
- * beside the events for SQL stores), or `readModelsUrl` when the operator names one.
+ * The read-model store a gateway on the event store `storeUrl` would use (READ_MODEL_URL, or beside
+ * the events for SQL stores), or `readModelsUrl` when the operator names one: resolved at once (a
+ * bad URL throws before anything opens), opened by the function returned.
  */
-export type OpenReadModels = (storeUrl: string, readModelsUrl?: string) => Promise<ReadModelStore>;
+export type ReadModelsOf = (storeUrl: string, readModelsUrl?: string) => () => Promise<ReadModelStore>;
 
 /** Where the configured store lives: its URL, and its file when it is SQLite. */
 export interface ConfiguredStore {
@@ -97,7 +97,7 @@ async function withStores<T>(open: OpenStore, urls: string[], fn: (stores: Event
 }
 
 /** `log export|import|copy`; returns the exit code. */
-export async function logCommand(args: string[], configured: ConfiguredStore, open: OpenStore, openReadModels: OpenReadModels): Promise<number> {
+export async function logCommand(args: string[], configured: ConfiguredStore, open: OpenStore, readModelsOf: ReadModelsOf): Promise<number> {
   const { values, positionals } = parseArgs({
     args,
     allowPositionals: true,
@@ -132,9 +132,10 @@ export async function logCommand(args: string[], configured: ConfiguredStore, op
     if (!fs.existsSync(file)) throw new LogMoveError(`${file}: no such file`);
     const target = values.to ?? configured.url;
     const progress = progressLine('imported');
+    const openReadModels = readModelsOf(target, readModelsUrl);
     let done = 0;
     const summary = await withStores(open, [target], ([store]) =>
-      withReadModels(() => openReadModels(target, readModelsUrl), async (readModels) => {
+      withReadModels(openReadModels, async (readModels) => {
         const imported = await importLogFile(file, store!, progress.update);
         done = await recordSideEffectsDone(readModels, await store!.headPosition());
         return imported;
@@ -151,9 +152,10 @@ export async function logCommand(args: string[], configured: ConfiguredStore, op
     if (values.from === values.to) throw new LogUsageError('log copy: --from and --to name the same store');
     const progress = progressLine('copied');
     const to = values.to;
+    const openReadModels = readModelsOf(to, readModelsUrl);
     let done = 0;
     const summary = await withStores(open, [values.from, to], ([source, target]) =>
-      withReadModels(() => openReadModels(to, readModelsUrl), async (readModels) => {
+      withReadModels(openReadModels, async (readModels) => {
         const copied = await copyLog(source!, target!, progress.update);
         done = await recordSideEffectsDone(readModels, await target!.headPosition());
         return copied;
@@ -178,7 +180,6 @@ async function withReadModels<T>(openReadModels: () => Promise<ReadModelStore>, 
   try {
     readModels = await openReadModels();
   } catch (err) {
-    if (err instanceof ConfigError) throw err; // a bad --read-models URL or READ_MODEL_URL: says which
     throw new LogMoveError(`cannot open the target's read-model store (where the moved log's side effects are recorded as done): ${(err as Error).message}`);
   }
   try {

@@ -139,4 +139,30 @@ describe('a moved log does not make its side effects again', () => {
       expect(await gw2.stop()).toBe(0);
     }
   }, 240_000);
+
+  it('--read-models names where the mark goes; an invalid one refuses before anything is written', async () => {
+    const file = path.join(source, 'log.ndjson'); // the previous test's export
+    const elsewhere = path.join(target, 'second');
+    const store = `sqlite:${path.join(elsewhere, 'events.sqlite')}`;
+    await expect(cli(['log', 'import', file, '--to', store, '--read-models', 'mysql://x'], { DATA_DIR: elsewhere })).rejects.toMatchObject({
+      code: 1,
+      stderr: expect.stringContaining('READ_MODEL_URL: must start with sqlite: or postgres://'),
+    });
+    expect(fs.existsSync(path.join(elsewhere, 'events.sqlite'))).toBe(false);
+
+    const readModels = path.join(elsewhere, 'read-models.sqlite');
+    const imported = JSON.parse((await cli(['log', 'import', file, '--to', store, '--read-models', `sqlite:${readModels}`], { DATA_DIR: elsewhere })).stdout);
+    const mark = (file: string) => {
+      const db = new Database(file, { readonly: true });
+      try {
+        if (!db.prepare("SELECT 1 FROM sqlite_master WHERE name = 'checkpoints'").get()) return undefined;
+        return (db.prepare("SELECT position FROM checkpoints WHERE name = 'side-effects-done'").get() as { position: number } | undefined)?.position;
+      } finally {
+        db.close();
+      }
+    };
+    expect(mark(readModels)).toBe(imported.imported.events);
+    expect(imported.side_effects_done_up_to).toBe(imported.imported.events);
+    expect(mark(path.join(elsewhere, 'events.sqlite'))).toBeUndefined(); // not beside the events: the named store has it
+  }, 60_000);
 });
