@@ -42,8 +42,11 @@ const USAGE = `usage: adcp-gateway <command>
                                           check a signed webhook ({"method","url","headers","body"} on stdin)
   log export [--from <url>] [--to <file>|-]
                                           the event log as NDJSON, with its digest (default: stdout)
-  log import <file> [--to <url>]          a log file into an empty store (ids, versions, order kept)
-  log copy --from <url> --to <url>        one store's log into another, empty one (SQLite → PostgreSQL)
+  log import <file> [--to <url>] [--read-models <url>]
+                                          a log file into an empty store (ids, versions, order kept; its
+                                          side effects recorded as done in the target's read models)
+  log copy --from <url> --to <url> [--read-models <url>]
+                                          one store's log into another, empty one (SQLite → PostgreSQL)
   backup <file>                           online backup of the SQLite store (consistent under writes)
   restore <file>                          a backup into the configured SQLite store's place (gateway stopped)
   bench                                   run the benchmarks (JSON lines)
@@ -277,7 +280,18 @@ export async function main(argv: string[]): Promise<number> {
         const { LogMoveError } = await import('./eventstore/log-file');
         try {
           const config = loadConfig();
-          if (command === 'log') return await logCommand(rest, config.eventStore, (url) => openStoreAdapter(loadConfig({ ...process.env, EVENT_STORE_URL: url })));
+          if (command === 'log') {
+            return await logCommand(
+              rest,
+              config.eventStore,
+              (url) => openStoreAdapter(loadConfig({ ...process.env, EVENT_STORE_URL: url })),
+              // As a gateway on that store would resolve them, unless named.
+              (url, readModels) => {
+                const target = loadConfig({ ...process.env, EVENT_STORE_URL: url, ...(readModels ? { READ_MODEL_URL: readModels } : {}) });
+                return () => openReadModels(target);
+              },
+            );
+          }
           return await backupCommand(command, rest, config.eventStore);
         } catch (err) {
           if (err instanceof LogUsageError) throw new UsageError(err.message);

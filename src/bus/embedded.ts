@@ -1,5 +1,6 @@
 import type { EventStore, Subscription } from '../eventstore/port';
 import { moveSharedCheckpoint, type ReadModelStore } from '../readmodel/port';
+import { sideEffectCheckpoint } from '../readmodel/side-effects-watermark';
 import type { Bus, BusHandler, Consumer, ConsumerLag } from './port';
 
 /** A checkpointed catch-up reader over the event store per consumer group. */
@@ -47,7 +48,8 @@ class EmbeddedConsumer implements Consumer {
 
   async start(handler: BusHandler): Promise<void> {
     const name = `bus:${this.group}`;
-    let from = (await this.checkpoints.getCheckpoint(name)).position;
+    // Not before a moved log's side-effects mark: the source made those effects already.
+    let from = await sideEffectCheckpoint(this.checkpoints, name);
     this.sub = this.store.subscribe(
       async (events) => {
         const fresh = events.filter((e) => e.position > from);

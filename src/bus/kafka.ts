@@ -5,6 +5,7 @@ import { toPublicEvent } from '../public-events/mapping';
 import { PUBLIC_DOMAINS } from '../public-events/types';
 import { LeaseKeeper, Leases } from '../readmodel/leases';
 import { moveSharedCheckpoint, type ReadModelStore } from '../readmodel/port';
+import { sideEffectCheckpoint } from '../readmodel/side-effects-watermark';
 import type { Bus, BusHandler, Consumer, ConsumerLag } from './port';
 
 export interface KafkaBusOptions {
@@ -99,7 +100,9 @@ export class KafkaBus implements Bus {
   /** Publishes the log from the shared checkpoint on: run only while this instance holds the lease. */
   private async startRelay(): Promise<void> {
     const name = this.checkpointName;
-    let from = (await this.checkpoints.getCheckpoint(name)).position;
+    // Not before a moved log's side-effects mark: the source published those events to its own
+    // cluster, so this cluster's topics start at the move.
+    let from = await sideEffectCheckpoint(this.checkpoints, name);
     this.published = Math.max(this.published, from);
     this.relaySub = this.store.subscribe(
       async (batch) => {

@@ -5,10 +5,19 @@ import type { Writable } from 'node:stream';
 import { LogMoveError, type LogSummary } from './log-file';
 import { copyLog, exportLog, importLogFile, type Progress } from './log-transfer';
 import type { EventStore } from './port';
+import type { ReadModelStore } from '../readmodel/port';
+import { recordSideEffectsDone } from '../readmodel/side-effects-watermark';
 import { backupSqlite, restoreSqlite } from './sqlite-backup';
 
 /** Opens the event store a URL names (the forms EVENT_STORE_URL takes); handed in by the CLI. */
 export type OpenStore = (url: string) => Promise<EventStore>;
+
+/**
+ * The read-model store a gateway on the event store `storeUrl` would use (READ_MODEL_URL, or beside
+ * the events for SQL stores), or `readModelsUrl` when the operator names one: resolved at once (a
+ * bad URL throws before anything opens), opened by the function returned.
+ */
+export type ReadModelsOf = (storeUrl: string, readModelsUrl?: string) => () => Promise<ReadModelStore>;
 
 /** Where the configured store lives: its URL, and its file when it is SQLite. */
 export interface ConfiguredStore {
@@ -18,11 +27,16 @@ export interface ConfiguredStore {
 
 export const LOG_USAGE = `usage:
   adcp-gateway log export [--from <store-url>] [--to <file>|-]   the log as NDJSON (default: stdout)
-  adcp-gateway log import <file> [--to <store-url>]              a log file into an empty store
-  adcp-gateway log copy --from <store-url> --to <store-url>      one store's log into another, empty one
+  adcp-gateway log import <file> [--to <store-url>] [--read-models <url>]
+                                                                 a log file into an empty store
+  adcp-gateway log copy --from <store-url> --to <store-url> [--read-models <url>]
+                                                                 one store's log into another, empty one
 Store URLs take the forms of EVENT_STORE_URL (sqlite:<file>, postgres://…, kurrentdb://…); the default
 is the configured store. Event ids, stream versions, metadata and order are kept; the target's read
-models build from the log when a gateway starts on it.`;
+models build from the log when a gateway starts on it. Its side effects (webhooks, Kafka messages,
+change-feed entries) were made at the source: import and copy record them as done up to the moved
+head in the target's read-model store (READ_MODEL_URL's, or beside SQL events; --read-models names
+another), so a gateway on the target makes none of them again.`;
 
 /**
  * A progress line on stderr, at most twice a second: rewritten in place on a terminal, a line at a
@@ -83,8 +97,13 @@ async function withStores<T>(open: OpenStore, urls: string[], fn: (stores: Event
 }
 
 /** `log export|import|copy`; returns the exit code. */
-export async function logCommand(args: string[], configured: ConfiguredStore, open: OpenStore): Promise<number> {
-  const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { from: { type: 'string' }, to: { type: 'string' }, help: { type: 'boolean', short: 'h' } } });
+export async function logCommand(args: string[], configured: ConfiguredStore, open: OpenStore, readModelsOf: ReadModelsOf): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args,
+    allowPositionals: true,
+    options: { from: { type: 'string' }, to: { type: 'string' }, 'read-models': { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+  });
+  const readModelsUrl = values['read-models'];
   const [sub, file, ...extra] = positionals;
   if (values.help) {
     process.stdout.write(LOG_USAGE + '\n');
@@ -93,6 +112,7 @@ export async function logCommand(args: string[], configured: ConfiguredStore, op
   if (extra.length) throw new LogUsageError(`log: unexpected ${extra.join(' ')}\n${LOG_USAGE}`);
   if (sub === 'export') {
     if (file) throw new LogUsageError(`log export writes to --to <file> (or - for stdout), not to a positional argument\n${LOG_USAGE}`);
+    if (readModelsUrl) throw new LogUsageError('log export reads the log only; --read-models is for import and copy');
     const to = values.to ?? '-';
     const out: Writable = to === '-' ? process.stdout : fs.createWriteStream(to, { flags: 'wx' });
     if (to !== '-') await openedOrRefused(out, to);
@@ -112,9 +132,18 @@ export async function logCommand(args: string[], configured: ConfiguredStore, op
     if (!fs.existsSync(file)) throw new LogMoveError(`${file}: no such file`);
     const target = values.to ?? configured.url;
     const progress = progressLine('imported');
-    const summary = await withStores(open, [target], ([store]) => importLogFile(file, store!, progress.update));
+    const openReadModels = readModelsOf(target, readModelsUrl);
+    let done = 0;
+    const summary = await withStores(open, [target], ([store]) =>
+      withReadModels(openReadModels, async (readModels) => {
+        const imported = await importLogFile(file, store!, progress.update);
+        done = await recordSideEffectsDone(readModels, await store!.headPosition());
+        return imported;
+      }),
+    );
     progress.done();
-    report('imported', summary, { to: redact(target) }, true);
+    report('imported', summary, { to: redact(target), side_effects_done_up_to: done }, true);
+    reportSideEffects(done);
     process.stderr.write('the read models build from this log when a gateway starts on the store\n');
     return 0;
   }
@@ -122,14 +151,46 @@ export async function logCommand(args: string[], configured: ConfiguredStore, op
     if (!values.from || !values.to) throw new LogUsageError(`log copy: --from <store-url> and --to <store-url> are both required\n${LOG_USAGE}`);
     if (values.from === values.to) throw new LogUsageError('log copy: --from and --to name the same store');
     const progress = progressLine('copied');
-    const summary = await withStores(open, [values.from, values.to], ([source, target]) => copyLog(source!, target!, progress.update));
+    const to = values.to;
+    const openReadModels = readModelsOf(to, readModelsUrl);
+    let done = 0;
+    const summary = await withStores(open, [values.from, to], ([source, target]) =>
+      withReadModels(openReadModels, async (readModels) => {
+        const copied = await copyLog(source!, target!, progress.update);
+        done = await recordSideEffectsDone(readModels, await target!.headPosition());
+        return copied;
+      }),
+    );
     progress.done();
-    report('copied', summary, { from: redact(values.from), to: redact(values.to) }, true);
+    report('copied', summary, { from: redact(values.from), to: redact(to), side_effects_done_up_to: done }, true);
+    reportSideEffects(done);
     process.stderr.write('the read models build from this log when a gateway starts on the target store\n');
     return 0;
   }
   throw new LogUsageError(`log: expected export, import or copy\n${LOG_USAGE}`);
 }
+
+/**
+ * The target's read-model store, opened before anything is written (a store it cannot reach stops
+ * the move with nothing done): a checked import or copy records there that the moved log's side
+ * effects are done up to its head (see readmodel/side-effects-watermark.ts).
+ */
+async function withReadModels<T>(openReadModels: () => Promise<ReadModelStore>, fn: (readModels: ReadModelStore) => Promise<T>): Promise<T> {
+  let readModels: ReadModelStore;
+  try {
+    readModels = await openReadModels();
+  } catch (err) {
+    throw new LogMoveError(`cannot open the target's read-model store (where the moved log's side effects are recorded as done): ${(err as Error).message}`);
+  }
+  try {
+    return await fn(readModels);
+  } finally {
+    await readModels.close();
+  }
+}
+
+const reportSideEffects = (head: number) =>
+  process.stderr.write(`side effects (webhooks, Kafka messages, change-feed entries) recorded as done up to position ${head}: a gateway on the target makes only those of new events\n`);
 
 /** A store URL as it may be printed: without a password. */
 function redact(url: string): string {
