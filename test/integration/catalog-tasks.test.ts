@@ -86,8 +86,11 @@ describe('catalog tasks over the REST shim (demo catalog)', () => {
   });
 
   it('accepts unknown fields and echoes context, on errors too', async () => {
-    const ok = await task(gw, 'list_authorized_properties', { adcp_version: '3.1', context: { correlation_id: 'c-9' } }, buyer);
+    const ok = await task(gw, 'list_authorized_properties', { x_buyer_note: 'anything', context: { correlation_id: 'c-9' } }, buyer);
     expect(ok.body).toEqual({ publisher_domains: ['news.example', 'sports.example', 'recipes.example'], context: { correlation_id: 'c-9' } });
+    // A pinned release is no unknown field: the release answers, and says so (docs/rest.md).
+    const pinned = await task(gw, 'list_authorized_properties', { adcp_version: '3.1', context: { correlation_id: 'c-9' } }, buyer);
+    expect(pinned.body).toMatchObject({ adcp_version: '3.1', publisher_domains: ['news.example', 'sports.example', 'recipes.example'], context: { correlation_id: 'c-9' } });
     const bad = await task(gw, 'get_products', { brief: 1, context: { correlation_id: 'c-10' } }, buyer);
     expect(bad.body.context).toEqual({ correlation_id: 'c-10' });
   });
