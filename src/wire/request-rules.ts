@@ -1,4 +1,5 @@
 import { AppError } from '../shared/errors';
+import { fieldPath } from '../shared/field-path';
 import { isObject } from '../shared/objects';
 import { validateAdcp3 } from './adcp3/schemas';
 import type { SchemaValidation } from './schema-set';
@@ -17,14 +18,14 @@ export interface ReleaseRequestRules {
   check(tool: string, args: Obj): void;
 }
 
-/** A JSON Pointer (`/packages/0/x`) as the field path AdCP errors name (`packages[0].x`). */
-function pointerPath(pointer: string): string {
+/** A JSON Pointer's segments (`/packages/0/x` → `['packages', 0, 'x']`), array indexes as numbers. */
+function pointerSegments(pointer: string): (string | number)[] {
+  if (pointer === '/' || pointer === '') return [];
   return pointer
     .split('/')
     .slice(1)
     .map((seg) => seg.replace(/~1/g, '/').replace(/~0/g, '~'))
-    .map((seg) => (/^\d+$/.test(seg) ? `[${seg}]` : `.${seg}`))
-    .join('');
+    .map((seg) => (/^\d+$/.test(seg) ? Number(seg) : seg));
 }
 
 /**
@@ -40,7 +41,7 @@ export function checkTargeting(tool: string, args: Obj, validate: (schema: strin
     const check = validate('core/targeting.json', p.targeting_overlay);
     if (check.valid) return;
     const [pointer = '/', ...words] = check.errors[0]!.split(' ');
-    const field = `packages[${i}].targeting_overlay${pointer === '/' ? '' : pointerPath(pointer)}`;
+    const field = fieldPath(['packages', i, 'targeting_overlay', ...pointerSegments(pointer)]);
     throw new AppError('VALIDATION_ERROR', `${field} ${words.join(' ').replace(/ \([^()]*\)$/, '')} (AdCP ${release} targeting)`, field);
   });
 }
