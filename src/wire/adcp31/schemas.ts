@@ -16,9 +16,12 @@ export function adcp31Schemas(dir: string = adcp31SchemaDir()): SchemaSet {
   return set;
 }
 
-/** The repository's copy of the 3.1.19 schemas. */
+let schemaDir: string | undefined;
+
+/** The repository's copy of the 3.1.19 schemas (found once: 3.1 requests ask for it on every create). */
 export function adcp31SchemaDir(): string {
+  if (schemaDir) return schemaDir;
   let dir = __dirname;
   while (!fs.existsSync(path.join(dir, 'package.json')) && path.dirname(dir) !== dir) dir = path.dirname(dir);
-  return path.join(dir, 'src', 'wire', 'adcp31', 'schemas-data', '3.1.19');
+  return (schemaDir = path.join(dir, 'src', 'wire', 'adcp31', 'schemas-data', '3.1.19'));
 }
