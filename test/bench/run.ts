@@ -560,13 +560,13 @@ async function apolloFloor(sample: string): Promise<{ url: string; close: () => 
 const BIN = path.join(__dirname, '..', '..', '..', 'bin', 'adcp-gateway.js');
 
 /** A buyer key issued by the real CLI on `env`'s stores. */
-function issueKeyWithCli(env: Record<string, string>): string {
-  return execFileSync(process.execPath, [BIN, 'keys', 'create', '--org', 'bench', '--role', 'buyer'], { env: { PATH: process.env.PATH ?? '', ...env }, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+function issueKeyWithCli(env: Record<string, string>, bin = BIN): string {
+  return execFileSync(process.execPath, [bin, 'keys', 'create', '--org', 'bench', '--role', 'buyer'], { env: { PATH: process.env.PATH ?? '', ...env }, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
 }
 
 /** `adcp-gateway serve` as a child process on a loopback port, once it is ready. */
-async function serveChild(env: Record<string, string>): Promise<{ url: string; child: ChildProcess; stop: () => Promise<void> }> {
-  const child = spawn(process.execPath, [BIN, 'serve'], { env: { PATH: process.env.PATH ?? '', ...env, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'info' }, stdio: ['ignore', 'ignore', 'pipe'] });
+async function serveChild(env: Record<string, string>, bin = BIN): Promise<{ url: string; child: ChildProcess; stop: () => Promise<void> }> {
+  const child = spawn(process.execPath, [bin, 'serve'], { env: { PATH: process.env.PATH ?? '', ...env, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'info' }, stdio: ['ignore', 'ignore', 'pipe'] });
   const url = await new Promise<string>((resolve, reject) => {
     let err = '';
     child.stderr!.on('data', (c: Buffer) => {
@@ -587,6 +587,44 @@ async function serveChild(env: Record<string, string>): Promise<{ url: string; c
       await exited;
     },
   };
+}
+
+/**
+ * What this build costs against another build of the gateway (BENCH_COMPARE_BUILD: a checkout,
+ * built, whose bin/adcp-gateway.js is run), e.g. tracing off against the build before tracing came
+ * (issue 38's target: >= 0.98). Each side is an `adcp-gateway serve` process of its own on SQLite
+ * with tracing off (no OTEL_* in its environment) under the REST create load; as in limitsOverhead,
+ * what is compared is commands per second of each process's own CPU time, rounds alternating. A
+ * control pair (this build against a second process of itself) says how far two identical
+ * processes differ in the same run: the smallest difference the row can show.
+ */
+async function createMediaBuyVsBuild(dir: string): Promise<void> {
+  const other = process.env.BENCH_COMPARE_BUILD;
+  if (!other) {
+    process.stderr.write('bench: create_media_buy_rest_sqlite_vs_build needs BENCH_COMPARE_BUILD (a built checkout to compare with); skipping\n');
+    return;
+  }
+  const otherBin = path.join(path.resolve(other), 'bin', 'adcp-gateway.js');
+  const start = async (name: string, bin: string) => {
+    const env = { DATA_DIR: path.join(dir, name), APPROVAL_POLICY: 'never', ...ROOMY_LIMITS };
+    return { key: issueKeyWithCli(env, bin), ...(await serveChild(env, bin)) };
+  };
+  const ours = await start('vs-build-ours', BIN);
+  const theirs = await start('vs-build-theirs', otherBin);
+  const twin = await start('vs-build-twin', BIN);
+  try {
+    const create = createMediaBuyBody();
+    const count = n(4000);
+    let round = 0;
+    const creates = (side: typeof ours) => perCpuSecond(side.child.pid!, count, () => runLoad({ url: side.url, key: side.key, path: '/api/tasks/create_media_buy', body: create, count, concurrency: 16, prefix: `vs-build-${++round}-` }));
+    for (const side of [ours, theirs, twin]) await creates(side); // warm-up
+    const r = await compare(5, () => creates(ours), () => creates(theirs));
+    emit({ name: 'create_media_buy_rest_sqlite_vs_build', ...r, unit: 'commands/cpu-s', target: `ratio >= 0.98 (baseline: the build at ${other}, tracing off on both)` });
+    const aa = await compare(5, () => creates(ours), () => creates(twin));
+    emit({ name: 'create_media_buy_rest_sqlite_vs_build_control', ...aa, unit: 'commands/cpu-s', target: 'ratio near 1: two processes of this build (the resolution of the row above)' });
+  } finally {
+    for (const side of [ours, theirs, twin]) await side.stop();
+  }
 }
 
 /**
@@ -1308,7 +1346,7 @@ async function kafkaRelayPublic(dir: string): Promise<void> {
   await checkpoints.close();
 }
 
-export const BENCH_NAMES = ['append', 'create_media_buy', 'tracing', 'mcp', 'graphql_media_buy_by_id', 'limits', 'webhook_signed_delivery', 'webhook_verification', 'webhook_signing', 'brand_bulk_resolve_100_p99', 'readall', 'rebuild', 'memory', 'postgres', 'scale_out', 'kafka_relay_public_events', 'soak'];
+export const BENCH_NAMES = ['append', 'create_media_buy', 'tracing', 'mcp', 'graphql_media_buy_by_id', 'limits', 'webhook_signed_delivery', 'webhook_verification', 'webhook_signing', 'brand_bulk_resolve_100_p99', 'readall', 'rebuild', 'memory', 'postgres', 'scale_out', 'kafka_relay_public_events', 'vs_build', 'soak'];
 
 export async function runBenchmarks(args: string[]): Promise<void> {
   const only = args.find((a) => !a.startsWith('-'));
@@ -1319,6 +1357,7 @@ export async function runBenchmarks(args: string[]): Promise<void> {
     if (want('create_media_buy')) await createMediaBuyRest(dir);
     if (want('create_media_buy_mcp')) await createMediaBuyMcp(dir);
     if (want('create_media_buy_rest_sqlite_tracing_on')) await createMediaBuyTracing(dir);
+    if (want('create_media_buy_rest_sqlite_vs_build')) await createMediaBuyVsBuild(dir);
     if (want('graphql_media_buy_by_id')) await graphqlMediaBuyById(dir);
     if (want('limits')) await limitsOverhead(dir);
     if (want('webhook_signed_delivery')) await webhookDelivery(dir);
