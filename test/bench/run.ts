@@ -1340,7 +1340,7 @@ async function kafkaRelayPublic(dir: string): Promise<void> {
     unit: 'events/s',
     baseline: floor.baseline,
     ratio: floor.ratio,
-    target: 'informational: the ceiling of the row above: kafkajs alone sending the same records in the same steps (baseline: the raw records alone)',
+    target: 'informational: what kafkajs and the broker alone pay for the public records (baseline: the raw records alone); the row above pays the same time on top of its own log reads and checkpoints',
   });
   await store.close();
   await checkpoints.close();
