@@ -27,6 +27,9 @@ export interface KafkaBusOptions {
   onError?: (err: unknown, where: string) => void;
 }
 
+/** Log events per relay send (one sendBatch each): the bench's floor row sends in the same steps. */
+export const RELAY_BATCH_SIZE = 500;
+
 /**
  * Kafka behind the Bus port (kafkajs is in maintenance mode; keep it replaceable). A relay reads
  * the event store from its checkpoint and publishes every event to the topic, key = stream id
@@ -39,9 +42,6 @@ export interface KafkaBusOptions {
  * holder's death. Each event is then published once, except around a hand-over (what the old
  * holder sent after its last checkpoint is sent again), and consumers dedupe those.
  */
-/** Log events per relay send (one sendBatch each): the bench's floor row sends in the same steps. */
-export const RELAY_BATCH_SIZE = 500;
-
 export class KafkaBus implements Bus {
   readonly kind = 'kafka';
   private kafka: Kafka;
