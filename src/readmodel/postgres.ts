@@ -97,7 +97,15 @@ export class PostgresReadModelStore implements ReadModelStore {
       await client.query(`DROP INDEX IF EXISTS ${i.live}`); // an old build's index on a table it no longer has
       await client.query(`ALTER INDEX IF EXISTS ${i.shadow} RENAME TO ${i.live}`);
     }
-    for (const t of s.tables) await client.query(`ALTER TABLE ${t.shadow} RENAME TO ${t.live}`);
+    for (const t of s.tables) {
+      await client.query(`ALTER TABLE ${t.shadow} RENAME TO ${t.live}`);
+      // Indexes PostgreSQL named after the table (`<table>_pkey`, `<table>_<column>_key`) keep the
+      // shadow's name through a table rename: give them the live table's.
+      const { rows } = await client.query<{ indexname: string }>('SELECT indexname FROM pg_indexes WHERE schemaname = current_schema() AND tablename = $1', [t.live]);
+      for (const { indexname } of rows) {
+        if (indexname.startsWith(`${t.shadow}_`)) await client.query(`ALTER INDEX ${indexname} RENAME TO ${t.live}${indexname.slice(t.shadow.length)}`);
+      }
+    }
     for (const statement of s.ddl) await client.query(statement);
     await client.query(
       `INSERT INTO checkpoints (name, position, version) VALUES ($1, $2, $3)
