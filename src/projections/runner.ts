@@ -168,6 +168,25 @@ export class ProjectionRunner {
     });
     if (this.mode === 'applier' && this.shadows.size > 0) {
       this.building = this.buildShadows(generation).catch((err: unknown) => this.log?.error({ err }, 'projection shadow build failed'));
+    } else if (this.shadows.size > 0) {
+      void this.watchForSwitch(generation);
+    }
+  }
+
+  /**
+   * A follower's check, twice a second, for the applier's switch of what it rebuilds beside
+   * (batches check it too, but a quiet log brings none): then it restarts, drops cached rows and
+   * waits for that projection again.
+   */
+  private async watchForSwitch(generation: number): Promise<void> {
+    while (!this.stopped && this.mode === 'follower' && generation === this.generation) {
+      await new Promise((r) => setTimeout(r, 500).unref());
+      if (this.stopped || this.mode !== 'follower' || generation !== this.generation) return;
+      try {
+        if (await this.switchedElsewhere()) return this.requestRestart();
+      } catch (err) {
+        this.log?.warn({ err }, 'projection switch check failed');
+      }
     }
   }
 

@@ -8,6 +8,7 @@ import type { Projection } from '../../src/projections/projection';
 import { ProjectionRunner, rebuildProjection } from '../../src/projections/runner';
 import { planShadow } from '../../src/projections/shadow';
 import type { ReadModelStore } from '../../src/readmodel/port';
+import { Leases } from '../../src/readmodel/leases';
 import { PostgresReadModelStore } from '../../src/readmodel/postgres';
 import { SqliteReadModelStore } from '../../src/readmodel/sqlite';
 import { PG_ADMIN_URL, createTestDatabase, describeWith, eventually } from '../support/infra';
@@ -223,6 +224,64 @@ function versionContract(name: string, open: () => Promise<Engines>): void {
       expect(rows.reduce((s, r) => s + r.n, 0)).toBe(EVENTS + 300);
       expect(rows).toEqual(await fromScratch(e, v2));
       expect(await tablesLike(e.rm, 'shot!_totals!_!_v%')).toEqual([]);
+    }, 120_000);
+
+    it('several instances: only the applier builds; when it stops mid-build the next applier resumes, and a follower notices the switch', async () => {
+      await buildV1(e);
+      const v2 = shotsV2(big(e.rm));
+      let reads = 0;
+      let release!: () => void;
+      const held = new Promise<void>((r) => (release = r));
+      const slowStore = new Proxy(e.store, {
+        get(target, key) {
+          if (key === 'readAll') return async (o: Parameters<EventStore['readAll']>[0]) => (++reads === 3 ? held.then(() => target.readAll(o)) : target.readAll(o));
+          const v = (target as unknown as Record<PropertyKey, unknown>)[key];
+          return typeof v === 'function' ? v.bind(target) : v;
+        },
+      }) as EventStore;
+      const rmB = await e.second();
+      const rmC = await e.second();
+      const lease = async (rm: ReadModelStore, holder: string) => ({ leases: await Leases.open(rm, holder), ttlMs: 300 });
+      const a = new ProjectionRunner(slowStore, e.rm, [v2], undefined, 1000, await lease(e.rm, 'a'), 1000);
+      const b = new ProjectionRunner(e.store, rmB, [v2], undefined, 1000, await lease(rmB, 'b'), 1000);
+      const c = new ProjectionRunner(e.store, rmC, [v2], undefined, 1000, await lease(rmC, 'c'), 1000);
+      const resyncs = { b: 0, c: 0 };
+      b.onResync(() => resyncs.b++);
+      c.onResync(() => resyncs.c++);
+      await a.start();
+      await b.start();
+      await c.start();
+      try {
+        await eventually(() => reads >= 3, 30_000, 'the applier to be building');
+        expect((await e.rm.getCheckpoint('shots@v2')).position).toBe(2000);
+        // Followers build nothing and skip the rebuilding projection in their read-your-writes waits.
+        expect(b.rebuilding()).toEqual(['shots']);
+        expect(c.rebuilding()).toEqual(['shots']);
+        const pos = (await e.store.append('shots-x', [{ type: 'Shot', data: {} }])).position;
+        await b.waitFor(pos, 10_000);
+        expect(b.caughtUpWith(pos)).toBe(true);
+        const stopping = a.stop();
+        release();
+        await stopping;
+        expect((await e.rm.getCheckpoint('shots@v2')).position).toBe(2000); // a stopped mid-build
+        await eventually(() => b.rebuilding().length === 0 && c.rebuilding().length === 0, 60_000, 'the switch, on both instances');
+        expect(resyncs.b).toBeGreaterThan(0);
+        expect(resyncs.c).toBeGreaterThan(0);
+        const last = (await e.store.append('shots-x', [{ type: 'Shot', data: {} }])).position;
+        // `applied` (consumers acting on rows) resolves for the switched projection on both.
+        await b.applied(last, ['shots'], 10_000);
+        await c.applied(last, ['shots'], 10_000);
+      } finally {
+        release();
+        await a.stop();
+        await b.stop();
+        await c.stop();
+      }
+      const rows = await rowsOf(e.rm);
+      expect(rows.reduce((s, r) => s + r.n, 0)).toBe(EVENTS + 2);
+      expect(rows).toEqual(await fromScratch(e, v2));
+      await rmB.close();
+      await rmC.close();
     }, 120_000);
   });
 }
