@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type { EventStore } from '../../src/eventstore/port';
+import type { EventStore, StoredEvent } from '../../src/eventstore/port';
 import { PostgresEventStore } from '../../src/eventstore/postgres';
 import { SqliteEventStore } from '../../src/eventstore/sqlite';
 import type { Projection } from '../../src/projections/projection';
@@ -26,7 +26,19 @@ const shotsV1 = (dialectBig: string): Projection => ({
   },
   handles: ['Shot'],
   evolve: (e) => [{ sql: 'INSERT INTO shot_totals (stream, n) VALUES (?, 1) ON CONFLICT (stream) DO UPDATE SET n = shot_totals.n + 1', params: [e.streamId] }],
+  // Folded per stream (as counters do), so tens of thousands of events build in seconds on PostgreSQL too.
+  evolveBatch: (events) =>
+    [...perStream(events)].map(([stream, { n }]) => ({ sql: 'INSERT INTO shot_totals (stream, n) VALUES (?, ?) ON CONFLICT (stream) DO UPDATE SET n = shot_totals.n + excluded.n', params: [stream, n] })),
 });
+
+function perStream(events: readonly StoredEvent[]): Map<string, { n: number; last: number }> {
+  const by = new Map<string, { n: number; last: number }>();
+  for (const e of events) {
+    const s = by.get(e.streamId) ?? { n: 0, last: 0 };
+    by.set(e.streamId, { n: s.n + 1, last: e.position });
+  }
+  return by;
+}
 
 /** v2: a new column (the last shot's position) and an index on it; a changed evolve. */
 const shotsV2 = (dialectBig: string): Projection => ({
@@ -52,6 +64,11 @@ const shotsV2 = (dialectBig: string): Projection => ({
       params: [e.streamId, e.position],
     },
   ],
+  evolveBatch: (events) =>
+    [...perStream(events)].map(([stream, { n, last }]) => ({
+      sql: 'INSERT INTO shot_totals (stream, n, last_position) VALUES (?, ?, ?) ON CONFLICT (stream) DO UPDATE SET n = shot_totals.n + excluded.n, last_position = excluded.last_position',
+      params: [stream, n, last],
+    })),
 });
 
 interface Engines {
