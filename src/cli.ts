@@ -17,7 +17,7 @@ import { breakingChanges } from './public-events/compatibility';
 import { asyncApiDocument, eventSchemaFiles } from './public-events/documents';
 import { tailPublicEvents } from './public-events/tail';
 import { selectTypes } from './public-events/types';
-import { PROJECTIONS_STREAM, ProjectionRunner, rebuildProjection } from './projections/runner';
+import { PROJECTIONS_STREAM, ProjectionRunner, rebuildBeside } from './projections/runner';
 import { shadowCheckpointName } from './projections/shadow';
 import { AppError } from './shared/errors';
 
@@ -120,7 +120,7 @@ async function projectionsCommand(config: Config, args: string[]): Promise<void>
       });
       bar.start(Math.max(head, 1), 0, { rate: 0 });
       const started = Date.now();
-      const result = await rebuildProjection(store, rm, p, (_pos, total, applied) => {
+      const result = await rebuildBeside(store, rm, p, (_pos, total, applied) => {
         const rate = Math.round(applied / Math.max(0.001, (Date.now() - started) / 1000));
         bar.setTotal(Math.max(total, applied));
         bar.update(applied, { rate });

@@ -125,7 +125,8 @@ export class ProjectionRunner {
     for (const { name } of stale) {
       const m = /^(.*)@v(\d+)$/.exec(name);
       const p = m && this.projections.find((x) => x.name === m[1]);
-      if (p && this.shadows.get(p.name)?.plan.shadow.name !== name) await this.readModels.reset(name, p.tables.map((t) => shadowIdentifier(t, Number(m[2]))));
+      // (A build at the live version is `projections rebuild`'s, under way in another process.)
+      if (p && Number(m[2]) !== p.version && this.shadows.get(p.name)?.plan.shadow.name !== name) await this.readModels.reset(name, p.tables.map((t) => shadowIdentifier(t, Number(m[2]))));
     }
     for (const { plan } of this.shadows.values()) {
       const cp = await this.readModels.getCheckpoint(plan.shadow.name);
@@ -242,10 +243,10 @@ export class ProjectionRunner {
           return;
         }
       } catch (err) {
-        if (!(err instanceof CheckpointMovedError)) {
-          this.log?.error({ err }, 'projection shadow batch failed; retrying');
-          await new Promise((r) => setTimeout(r, 1000));
-        }
+        if (!(err instanceof CheckpointMovedError)) this.log?.error({ err }, 'projection shadow batch failed; retrying');
+        // (A CheckpointMovedError for the live name: something still applies the old version past
+        // this build, an instance on the old code, say; the switch waits until the build is past it.)
+        await new Promise((r) => setTimeout(r, err instanceof CheckpointMovedError ? 100 : 1000));
         // Another applier moved a shadow (a lease handover): go on from what is stored, or, if it
         // switched them in, restart to find them live.
         for (const { plan } of plans) positions.set(plan.shadow.name, (await this.readModels.getCheckpoint(plan.shadow.name)).position);
@@ -468,4 +469,51 @@ export async function rebuildProjection(
     if (to >= head && events.length < batchSize) break;
   }
   return { events: count, position: from };
+}
+
+/**
+ * Replays one projection from position 0 beside its live tables and switches to the result in
+ * one transaction with its last batch (the `projections rebuild` command): readers never see the
+ * tables empty. A running server's runner finds its checkpoint moved by the switch and re-applies
+ * what came after from the new tables. A build left by an earlier run is started again.
+ */
+export async function rebuildBeside(
+  store: EventStore,
+  readModels: ReadModelStore,
+  p: Projection,
+  onProgress?: (position: number, head: number, applied: number) => void,
+  batchSize = 5000,
+): Promise<{ events: number; position: number }> {
+  const dialect = readModels.dialect;
+  const { shadow, tables, indexes } = planShadow(p, dialect);
+  await readModels.reset(shadow.name, shadow.tables);
+  await readModels.migrate(shadow.ddl[dialect]);
+  const head = await store.headPosition();
+  let from = 0;
+  let count = 0;
+  for (;;) {
+    const events = await store.readAll({ fromPosition: from + 1, limit: batchSize });
+    const to = events.at(-1)?.position ?? from;
+    const done = events.length < batchSize;
+    const moves = to > from ? [{ name: shadow.name, from, to, statements: statementsFor(shadow, events.filter((e) => handlesEvent(shadow, e.type))), version: p.version }] : [];
+    const swaps = done ? [{ name: p.name, shadowCheckpoint: shadow.name, version: p.version, position: to, tables, indexes, ddl: p.ddl[dialect] }] : [];
+    // An empty log leaves no shadow checkpoint to switch from: the live tables are as empty.
+    if (done && to === 0) {
+      await readModels.reset(shadow.name, shadow.tables);
+      await readModels.migrate(p.ddl[dialect]);
+      return { events: 0, position: 0 };
+    }
+    try {
+      await readModels.applyBatches(moves, swaps);
+    } catch (err) {
+      // A running server applied the live projection past this build: read on, then switch.
+      if (done && err instanceof CheckpointMovedError && err.checkpoint === p.name) continue;
+      throw err;
+    }
+    from = to;
+    count += events.length;
+    if (events.length > 0) onProgress?.(to, head, count);
+    if (done) return { events: count, position: from };
+    await new Promise((r) => setImmediate(r)); // whatever shares this process goes on between batches
+  }
 }

@@ -51,7 +51,8 @@ export interface CheckpointMove {
  * renames the shadow tables (and indexes) to the live names, runs the live DDL (idempotent; on
  * SQLite, which cannot rename an index, it recreates the indexes), and moves the live checkpoint
  * to where the shadow's is, with the new version, deleting the shadow's. All in the transaction
- * of `applyBatches`: a crash leaves the old build or the new one, never neither.
+ * of `applyBatches`: a crash leaves the old build or the new one, never neither. Refused
+ * (CheckpointMovedError) when the shadow's checkpoint is not at `position`, or the live one is past it.
  */
 export interface ProjectionSwap {
   name: string;

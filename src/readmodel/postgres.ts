@@ -92,6 +92,10 @@ export class PostgresReadModelStore implements ReadModelStore {
   private async swap(client: pg.PoolClient, s: ProjectionSwap): Promise<void> {
     const claimed = await client.query('DELETE FROM checkpoints WHERE name = $1 AND position = $2', [s.shadowCheckpoint, s.position]);
     if (claimed.rowCount !== 1) throw new CheckpointMovedError(s.shadowCheckpoint, s.position);
+    // Live rows further on than the build (a runner still applies them): switching now would take
+    // readers back in time. The build reads on and tries again. (Locked: no runner moves it meanwhile.)
+    const live = await client.query<{ position: number }>('SELECT position FROM checkpoints WHERE name = $1 FOR UPDATE', [s.name]);
+    if (live.rows[0] && Number(live.rows[0].position) > s.position) throw new CheckpointMovedError(s.name, s.position);
     for (const t of s.tables) await client.query(`DROP TABLE IF EXISTS ${t.live}`);
     for (const i of s.indexes) {
       await client.query(`DROP INDEX IF EXISTS ${i.live}`); // an old build's index on a table it no longer has

@@ -60,6 +60,10 @@ export class SqliteReadModelStore implements ReadModelStore {
     if (this.db.prepare('DELETE FROM checkpoints WHERE name = ? AND position = ?').run(s.shadowCheckpoint, s.position).changes !== 1) {
       throw new CheckpointMovedError(s.shadowCheckpoint, s.position);
     }
+    // Live rows further on than the build (a runner still applies them): switching now would take
+    // readers back in time. The build reads on and tries again.
+    const live = this.db.prepare('SELECT position FROM checkpoints WHERE name = ?').get(s.name) as { position: number } | undefined;
+    if (live && live.position > s.position) throw new CheckpointMovedError(s.name, s.position);
     for (const t of s.tables) this.db.exec(`DROP TABLE IF EXISTS ${t.live}`);
     // No ALTER INDEX … RENAME here: the shadow's indexes go, and the live DDL makes them again.
     for (const i of s.indexes) this.db.exec(`DROP INDEX IF EXISTS ${i.shadow}`);

@@ -5,7 +5,7 @@ import type { EventStore, StoredEvent } from '../../src/eventstore/port';
 import { PostgresEventStore } from '../../src/eventstore/postgres';
 import { SqliteEventStore } from '../../src/eventstore/sqlite';
 import type { Projection } from '../../src/projections/projection';
-import { ProjectionRunner, rebuildProjection } from '../../src/projections/runner';
+import { ProjectionRunner, rebuildBeside, rebuildProjection } from '../../src/projections/runner';
 import { planShadow } from '../../src/projections/shadow';
 import type { ReadModelStore } from '../../src/readmodel/port';
 import { Leases } from '../../src/readmodel/leases';
@@ -241,6 +241,56 @@ function versionContract(name: string, open: () => Promise<Engines>): void {
       expect(rows.reduce((s, r) => s + r.n, 0)).toBe(EVENTS + 300);
       expect(rows).toEqual(await fromScratch(e, v2));
       expect(await tablesLike(e.rm, 'shot!_totals!_!_v%')).toEqual([]);
+    }, 120_000);
+
+    it('`projections rebuild` builds beside an unchanged projection while a server applies it: never empty, never back in time, then followed', async () => {
+      await buildV1(e);
+      const v1 = shotsV1(big(e.rm));
+      const server = new ProjectionRunner(e.store, e.rm, [v1], undefined, 1000);
+      await server.start();
+      const reader = await e.second();
+      const total = (rows: Row[]) => rows.reduce((s, r) => s + r.n, 0);
+      let readsDuringBuild = 0;
+      let lastTotal = EVENTS;
+      const failures: string[] = [];
+      let done = false;
+      let appended = 0;
+      const readLoop = (async () => {
+        while (!done) {
+          const building = (await reader.getCheckpoint('shots@v1')).position > 0;
+          try {
+            const rows = await rowsOf(reader);
+            if (total(rows) < lastTotal) failures.push(`read ${total(rows)} shots after ${lastTotal}`);
+            lastTotal = total(rows);
+            if (building) readsDuringBuild++;
+          } catch (err) {
+            failures.push(`read failed: ${(err as Error).message}`);
+          }
+          if (building && appended < 1000) {
+            appended += 100; // the server applies these to the old tables while the build runs
+            await e.store.append('shots-d-0', Array.from({ length: 100 }, () => ({ type: 'Shot', data: {} })));
+          }
+          await new Promise((r) => setImmediate(r));
+        }
+      })();
+      try {
+        const result = await rebuildBeside(e.store, e.rm, v1, undefined, 250);
+        expect(result.position).toBeGreaterThanOrEqual(EVENTS);
+        await server.waitFor(await e.store.headPosition(), 10_000);
+        await eventually(async () => total(await rowsOf(e.rm)) === EVENTS + appended, 20_000, 'every shot, once');
+        done = true;
+        await readLoop;
+        expect(failures).toEqual([]);
+        expect(readsDuringBuild).toBeGreaterThan(0);
+        expect(appended).toBeGreaterThan(0);
+        expect(await e.rm.getCheckpoint('shots@v1')).toEqual({ position: 0, version: 0 });
+        expect(await tablesLike(e.rm, 'shot!_totals!_!_v%')).toEqual([]);
+      } finally {
+        done = true;
+        await readLoop;
+        await server.stop();
+        await reader.close();
+      }
     }, 120_000);
 
     it('several instances: only the applier builds; when it stops mid-build the next applier resumes, and a follower notices the switch', async () => {
