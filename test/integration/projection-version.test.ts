@@ -7,7 +7,7 @@ import { SqliteEventStore } from '../../src/eventstore/sqlite';
 import type { Projection } from '../../src/projections/projection';
 import { ProjectionRunner, rebuildBeside, rebuildProjection } from '../../src/projections/runner';
 import { planShadow } from '../../src/projections/shadow';
-import type { ReadModelStore } from '../../src/readmodel/port';
+import { CheckpointMovedError, type ReadModelStore } from '../../src/readmodel/port';
 import { Leases } from '../../src/readmodel/leases';
 import { PostgresReadModelStore } from '../../src/readmodel/postgres';
 import { SqliteReadModelStore } from '../../src/readmodel/sqlite';
@@ -292,6 +292,25 @@ function versionContract(name: string, open: () => Promise<Engines>): void {
         await reader.close();
       }
     }, 120_000);
+
+    it('a switch is refused, changing nothing, when the build is not where it says or the live rows are further on', async () => {
+      const v2 = shotsV2(big(e.rm));
+      const v1 = shotsV1(big(e.rm));
+      await e.rm.migrate(v1.ddl[e.rm.dialect]);
+      await e.rm.applyBatch('shots', 0, 10, [{ sql: 'INSERT INTO shot_totals (stream, n) VALUES (?, ?)', params: ['old', 10] }], 1);
+      const { shadow, tables, indexes } = planShadow(v2, e.rm.dialect);
+      await e.rm.migrate(shadow.ddl[e.rm.dialect]);
+      await e.rm.applyBatch(shadow.name, 0, 8, [{ sql: 'INSERT INTO shot_totals__v2 (stream, n, last_position) VALUES (?, ?, ?)', params: ['new', 8, 8] }], 2);
+      const swap = (position: number) => ({ name: 'shots', shadowCheckpoint: shadow.name, version: 2, position, tables, indexes, ddl: v2.ddl[e.rm.dialect] });
+      await expect(e.rm.applyBatches([], [swap(7)])).rejects.toThrow(CheckpointMovedError); // the build is at 8
+      await expect(e.rm.applyBatches([], [swap(8)])).rejects.toThrow(CheckpointMovedError); // the live rows are at 10
+      expect(await rowsOf(e.rm)).toEqual([{ stream: 'old', n: 10 }]);
+      expect(await e.rm.getCheckpoint(shadow.name)).toEqual({ position: 8, version: 2 });
+      await e.rm.applyBatches([{ name: shadow.name, from: 8, to: 10, statements: [{ sql: 'UPDATE shot_totals__v2 SET n = n + 2, last_position = 10', params: [] }], version: 2 }], [swap(10)]);
+      expect(await rowsOf(e.rm)).toEqual([{ stream: 'new', n: 10, last_position: 10 }]);
+      expect(await e.rm.getCheckpoint('shots')).toEqual({ position: 10, version: 2 });
+      expect(await e.rm.getCheckpoint(shadow.name)).toEqual({ position: 0, version: 0 });
+    });
 
     it('several instances: only the applier builds; when it stops mid-build the next applier resumes, and a follower notices the switch', async () => {
       await buildV1(e);
