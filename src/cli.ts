@@ -17,7 +17,8 @@ import { breakingChanges } from './public-events/compatibility';
 import { asyncApiDocument, eventSchemaFiles } from './public-events/documents';
 import { tailPublicEvents } from './public-events/tail';
 import { selectTypes } from './public-events/types';
-import { PROJECTIONS_STREAM, ProjectionRunner, rebuildProjection } from './projections/runner';
+import { PROJECTIONS_STREAM, ProjectionRunner, rebuildBeside } from './projections/runner';
+import { shadowCheckpointName } from './projections/shadow';
 import { AppError } from './shared/errors';
 
 const USAGE = `usage: adcp-gateway <command>
@@ -69,7 +70,8 @@ async function withCaughtUpReadModels<T>(config: Config, fn: (rm: Awaited<Return
     await runner.start();
     const head = await store.headPosition();
     const deadline = Date.now() + 60_000;
-    while (!runner.caughtUpWith(head) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    // A changed projection is rebuilt beside its stale rows: wait for the switch too.
+    while (!(runner.caughtUpWith(head) && runner.rebuilding().length === 0) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
     return await fn(rm);
   } finally {
     await runner.stop();
@@ -93,7 +95,9 @@ async function projectionsCommand(config: Config, args: string[]): Promise<void>
     const head = await store.headPosition();
     for (const p of allProjections) {
       const cp = await rm.getCheckpoint(p.name);
-      process.stdout.write(JSON.stringify({ name: p.name, position: cp.position, head, lag: head - cp.position }) + '\n');
+      // A stored version other than the code's: a server rebuilds it beside (its rows are stale).
+      const shadow = cp.position > 0 && cp.version !== p.version ? { rebuilding: { version: p.version, position: (await rm.getCheckpoint(shadowCheckpointName(p))).position } } : {};
+      process.stdout.write(JSON.stringify({ name: p.name, position: cp.position, head, lag: head - cp.position, ...shadow }) + '\n');
     }
     await rm.close();
     await store.close();
@@ -116,7 +120,7 @@ async function projectionsCommand(config: Config, args: string[]): Promise<void>
       });
       bar.start(Math.max(head, 1), 0, { rate: 0 });
       const started = Date.now();
-      const result = await rebuildProjection(store, rm, p, (_pos, total, applied) => {
+      const result = await rebuildBeside(store, rm, p, (_pos, total, applied) => {
         const rate = Math.round(applied / Math.max(0.001, (Date.now() - started) / 1000));
         bar.setTotal(Math.max(total, applied));
         bar.update(applied, { rate });

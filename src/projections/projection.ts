@@ -8,9 +8,16 @@ import type { Sql } from '../readmodel/port';
  */
 export interface Projection {
   readonly name: string;
-  /** Bump when the tables or `evolve` change: the runner rebuilds a projection whose version differs. */
+  /**
+   * Bump when the tables or `evolve` change: the runner rebuilds a projection whose version differs
+   * beside the live one and switches to it when caught up (projections/shadow.ts).
+   */
   readonly version: number;
-  /** Tables this projection owns; dropped on rebuild. */
+  /**
+   * Tables this projection owns; dropped on rebuild. Its DDL and statements name them (and its
+   * indexes) literally, and no column or other identifier shares their names: a build beside the
+   * live one renames every such identifier outside string literals.
+   */
   readonly tables: readonly string[];
   readonly ddl: { readonly sqlite: readonly string[]; readonly postgres: readonly string[] };
   /** Event types it reads; '*' for all. */

@@ -2,6 +2,7 @@ import type { EventStore, StoredEvent, Subscription } from '../eventstore/port';
 import { CheckpointMovedError, type CheckpointMove, type ReadModelStore } from '../readmodel/port';
 import { LeaseKeeper, type Leases } from '../readmodel/leases';
 import { handlesEvent, statementsFor, type Projection } from './projection';
+import { planShadow, shadowIdentifier, type ShadowPlan } from './shadow';
 import { inBatchSpan } from '../shared/tracing';
 
 /** Where `projections rebuild` records that it rewrote read models (event `ProjectionsRebuilt`). */
@@ -60,6 +61,15 @@ export class ProjectionRunner {
   /** Bumped at each restart: a follower still waiting on a batch of an older subscription gives up. */
   private generation = 0;
   private keeper?: LeaseKeeper;
+  /**
+   * Projections whose code changed since their rows were written (stored version differs): they
+   * are rebuilt beside the live tables (see projections/shadow.ts) while reads go on from the old
+   * rows, which stop moving. Not in `cursors` until switched in, so read-your-writes waits skip
+   * them; `applied()` (consumers acting on rows) waits for the switch.
+   */
+  private shadows = new Map<string, { plan: ShadowPlan; frozenAt: number }>();
+  /** The applier's background build of the shadows (one reader for all of them). */
+  private building?: Promise<void>;
 
   constructor(
     private store: EventStore,
@@ -69,13 +79,13 @@ export class ProjectionRunner {
     private batchSize = 1000,
     /** One applier among the instances sharing the read models; absent: this runner applies. */
     private readonly applierLease?: { leases: Leases; ttlMs: number },
+    /** Events per transaction of a shadow build (between them live batches and requests go on). */
+    private readonly shadowBatchSize = 5000,
   ) {}
 
-  /** Creates tables, rebuilds projections whose version changed, and starts following the log. */
+  /** Creates tables, starts shadow builds of projections whose version changed, and follows the log. */
   async start(): Promise<void> {
-    for (const p of this.projections) await this.readModels.migrate(p.ddl[this.readModels.dialect]);
     if (!this.applierLease) {
-      await this.resetChangedVersions();
       await this.follow();
       return;
     }
@@ -91,52 +101,182 @@ export class ProjectionRunner {
   private async become(mode: 'applier' | 'follower'): Promise<void> {
     if (this.stopped) return;
     this.mode = mode;
-    if (mode === 'applier') await this.resetChangedVersions();
     if (this.sub) await this.restart();
     else await this.follow();
   }
 
-  /** A projection whose code changed since its rows were written is rebuilt from position 0. */
-  private async resetChangedVersions(): Promise<void> {
+  /**
+   * Which projections are live and which are rebuilt beside (their stored version differs from
+   * the code's); creates the live tables, and, on the applier, the shadow tables. Leftovers of a
+   * shadow build that never committed a batch (or of another version) are dropped first; one that
+   * did is resumed from its checkpoint (its rows and checkpoint committed together).
+   */
+  private async sortOut(): Promise<void> {
+    const dialect = this.readModels.dialect;
+    this.shadows = new Map();
     for (const p of this.projections) {
       const cp = await this.readModels.getCheckpoint(p.name);
-      if (cp.position > 0 && cp.version !== p.version) {
-        await this.readModels.reset(p.name, p.tables);
-        await this.readModels.migrate(p.ddl[this.readModels.dialect]);
-      }
+      if (cp.position > 0 && cp.version !== p.version) this.shadows.set(p.name, { plan: planShadow(p, dialect), frozenAt: cp.position });
+      else await this.readModels.migrate(p.ddl[dialect]);
     }
+    if (this.mode !== 'applier') return;
+    // Shadows of a version no longer wanted (a build the code moved past, or rolled back from).
+    const stale = await this.readModels.query<{ name: string }>('SELECT name FROM checkpoints');
+    for (const { name } of stale) {
+      const m = /^(.*)@v(\d+)$/.exec(name);
+      const p = m && this.projections.find((x) => x.name === m[1]);
+      // (A build at the live version is `projections rebuild`'s, under way in another process.)
+      if (p && Number(m[2]) !== p.version && this.shadows.get(p.name)?.plan.shadow.name !== name) await this.readModels.reset(name, p.tables.map((t) => shadowIdentifier(t, Number(m[2]))));
+    }
+    for (const { plan } of this.shadows.values()) {
+      const cp = await this.readModels.getCheckpoint(plan.shadow.name);
+      if (cp.position === 0 || cp.version !== plan.shadow.version) await this.readModels.reset(plan.shadow.name, plan.shadow.tables);
+      await this.readModels.migrate(plan.shadow.ddl[dialect]);
+    }
+  }
+
+  private liveProjections(): Projection[] {
+    return this.projections.filter((p) => !this.shadows.has(p.name));
   }
 
   private async follow(): Promise<void> {
     if (this.stopped || this.projections.length === 0) return;
+    await this.building; // the previous subscription's shadow build has stopped
+    if (this.stopped) return;
+    await this.sortOut();
+    const cursors = new Map<string, Cursor>();
     for (const p of this.projections) {
       const stored = (await this.readModels.getCheckpoint(p.name)).position;
-      this.cursors.set(p.name, { persisted: stored, seen: stored, persistedAt: Date.now() });
+      if (!this.shadows.has(p.name)) cursors.set(p.name, { persisted: stored, seen: stored, persistedAt: Date.now() });
       this.notifiedUpTo = Math.max(this.notifiedUpTo, stored);
     }
-    const from = Math.min(...[...this.cursors.values()].map((c) => c.seen));
+    this.cursors = cursors;
+    // With every projection rebuilding, the log is still followed: for announcements, and for a
+    // follower to notice the switch.
+    const from = cursors.size > 0 ? Math.min(...[...cursors.values()].map((c) => c.seen)) : this.notifiedUpTo;
     const generation = this.generation;
     this.sub = this.store.subscribe((events) => inBatchSpan('projections.batch', events, { 'adcp.projections.mode': this.mode }, () => this.apply(events, generation)), {
       fromPosition: from + 1,
       batchSize: this.batchSize,
       onError: (err) => {
         if (err instanceof CheckpointMovedError) {
-          // Someone else advanced (or reset) a projection: restart from what is stored.
-          this.restarting ??= this.restart()
-            .catch((e: unknown) => this.log?.error({ err: e }, 'projection restart failed'))
-            .finally(() => (this.restarting = undefined));
+          // Someone else advanced (or reset, or switched) a projection: restart from what is stored.
+          this.requestRestart();
         } else {
           this.log?.error({ err }, 'projection batch failed; retrying');
         }
       },
     });
+    if (this.mode === 'applier' && this.shadows.size > 0) {
+      this.building = this.buildShadows(generation).catch((err: unknown) => this.log?.error({ err }, 'projection shadow build failed'));
+    } else if (this.shadows.size > 0) {
+      void this.watchForSwitch(generation);
+    }
+  }
+
+  /**
+   * A follower's check, twice a second, for the applier's switch of what it rebuilds beside
+   * (batches check it too, but a quiet log brings none): then it restarts, drops cached rows and
+   * waits for that projection again.
+   */
+  private async watchForSwitch(generation: number): Promise<void> {
+    while (!this.stopped && this.mode === 'follower' && generation === this.generation) {
+      await new Promise((r) => setTimeout(r, 500).unref());
+      if (this.stopped || this.mode !== 'follower' || generation !== this.generation) return;
+      try {
+        if (await this.switchedElsewhere()) return this.requestRestart();
+      } catch (err) {
+        this.log?.warn({ err }, 'projection switch check failed');
+      }
+    }
+  }
+
+  private requestRestart(): void {
+    this.restarting ??= this.restart()
+      .catch((e: unknown) => this.log?.error({ err: e }, 'projection restart failed'))
+      .finally(() => (this.restarting = undefined));
+  }
+
+  /**
+   * Replays the log into the shadow tables in batches of their own, beside the live runner,
+   * and when a read finds nothing more to read, writes the last batch and switches every shadow
+   * in within one transaction; then restarts the runner, which finds them live at the switch
+   * position (and drops every cached row through its resync listeners). Stops, to be resumed from
+   * the shadow checkpoints, when this runner stops, restarts or stops being the applier.
+   */
+  private async buildShadows(generation: number): Promise<void> {
+    const dialect = this.readModels.dialect;
+    const plans = [...this.shadows].map(([name, s]) => ({ p: this.projections.find((x) => x.name === name)!, plan: s.plan }));
+    const current = () => !this.stopped && this.mode === 'applier' && generation === this.generation;
+    const positions = new Map<string, number>();
+    for (const { plan } of plans) positions.set(plan.shadow.name, (await this.readModels.getCheckpoint(plan.shadow.name)).position);
+    while (current()) {
+      try {
+        const from = Math.min(...positions.values());
+        const events = await this.store.readAll({ fromPosition: from + 1, limit: this.shadowBatchSize });
+        if (!current()) return;
+        const caughtUp = events.length < this.shadowBatchSize;
+        const to = events.at(-1)?.position ?? from;
+        const moves: CheckpointMove[] = [];
+        for (const { plan } of plans) {
+          const at = positions.get(plan.shadow.name)!;
+          if (to <= at) continue;
+          const statements = statementsFor(plan.shadow, events.filter((e) => e.position > at && handlesEvent(plan.shadow, e.type)));
+          moves.push({ name: plan.shadow.name, from: at, to, statements, version: plan.shadow.version });
+        }
+        const swaps = caughtUp
+          ? plans.map(({ p, plan }) => ({
+              name: p.name,
+              shadowCheckpoint: plan.shadow.name,
+              version: p.version,
+              position: Math.max(to, positions.get(plan.shadow.name)!),
+              tables: plan.tables,
+              indexes: plan.indexes,
+              ddl: p.ddl[dialect],
+            }))
+          : [];
+        await this.readModels.applyBatches(moves, swaps);
+        for (const m of moves) positions.set(m.name, m.to);
+        if (caughtUp) {
+          this.log?.warn({ projections: plans.map(({ p }) => `${p.name}@v${p.version}`), position: to }, 'projections rebuilt beside the live ones and switched in');
+          this.requestRestart();
+          return;
+        }
+      } catch (err) {
+        if (!(err instanceof CheckpointMovedError)) this.log?.error({ err }, 'projection shadow batch failed; retrying');
+        // (A CheckpointMovedError for the live name: something still applies the old version past
+        // this build, an instance on the old code, say; the switch waits until the build is past it.)
+        await new Promise((r) => setTimeout(r, err instanceof CheckpointMovedError ? 100 : 1000));
+        // Another applier moved a shadow (a lease handover): go on from what is stored, or, if it
+        // switched them in, restart to find them live.
+        for (const { plan } of plans) positions.set(plan.shadow.name, (await this.readModels.getCheckpoint(plan.shadow.name)).position);
+        if (await this.switchedElsewhere()) {
+          this.requestRestart();
+          return;
+        }
+      }
+      // Live batches, appends and reads go on between two batches of the build.
+      await new Promise((r) => setImmediate(r));
+    }
+  }
+
+  /** True when a projection this runner rebuilds beside has been switched in (by another instance). */
+  private async switchedElsewhere(): Promise<boolean> {
+    for (const name of this.shadows.keys()) {
+      const p = this.projections.find((x) => x.name === name)!;
+      if ((await this.readModels.getCheckpoint(name)).version === p.version) return true;
+    }
+    return false;
   }
 
   private async apply(events: StoredEvent[], generation: number): Promise<void> {
     const to = events[events.length - 1]!.position;
     const now = Date.now();
     const moves: CheckpointMove[] = [];
-    for (const p of this.projections) {
+    // A follower finds out that the applier switched a shadow in from the stored versions.
+    if (this.mode === 'follower' && this.shadows.size > 0 && (await this.switchedElsewhere())) throw new CheckpointMovedError([...this.shadows.keys()].join(', '), 0);
+    const live = this.liveProjections();
+    for (const p of live) {
       const c = this.cursors.get(p.name)!;
       if (c.seen >= to) continue;
       const statements = statementsFor(p, events.filter((e) => e.position > c.seen && handlesEvent(p, e.type)));
@@ -151,7 +291,7 @@ export class ProjectionRunner {
     }
     if (writes.length > 0) for (const listener of this.writtenListeners) listener(events);
     if (events.some((e) => e.type === 'ProjectionsRebuilt' && e.position > this.notifiedUpTo)) for (const listener of this.resyncListeners) listener();
-    for (const p of this.projections) {
+    for (const p of live) {
       const c = this.cursors.get(p.name)!;
       if (this.mode === 'follower' || moves.some((m) => m.name === p.name)) {
         c.persisted = Math.max(c.persisted, to);
@@ -224,7 +364,8 @@ export class ProjectionRunner {
   /**
    * Resolves once every projection has applied `position`, or after `timeoutMs` regardless: a
    * command can answer after its own effect is readable (read-your-writes) without ever hanging
-   * on a slow projection.
+   * on a slow projection. A projection being rebuilt beside is not waited for: its rows are stale
+   * until the switch anyway, and waiting would cost every command the whole timeout.
    */
   waitFor(position: number, timeoutMs = 2000): Promise<void> {
     if (this.caughtUpWith(position) || this.stopped) return Promise.resolve();
@@ -249,7 +390,6 @@ export class ProjectionRunner {
     await sub?.stop();
     if (this.stopped) return;
     for (const listener of this.resyncListeners) listener();
-    for (const p of this.projections) await this.readModels.migrate(p.ddl[this.readModels.dialect]);
     await this.follow();
     // Again once the stored checkpoints are read: rows cached in between may predate events the
     // runner has now jumped past without applying (and so without announcing or dropping them).
@@ -257,20 +397,29 @@ export class ProjectionRunner {
     for (const w of this.waiters) if (this.caughtUpWith(w.position)) w.resolve();
   }
 
-  /** Position each projection has applied up to (in memory: what this instance has seen). */
+  /**
+   * Position each projection has applied up to (in memory: what this instance has seen); for one
+   * being rebuilt beside, where its live (old) rows stopped.
+   */
   status(): ProjectionStatus[] {
-    return this.projections.map((p) => ({ name: p.name, position: this.cursors.get(p.name)?.seen ?? 0 }));
+    return this.projections.map((p) => ({ name: p.name, position: this.cursors.get(p.name)?.seen ?? this.shadows.get(p.name)?.frozenAt ?? 0 }));
   }
 
-  /** True when every projection has applied everything up to `head`. */
+  /** Projections being rebuilt beside their live tables (their reads are stale until the switch). */
+  rebuilding(): string[] {
+    return [...this.shadows.keys()];
+  }
+
+  /** True when every live projection has applied everything up to `head` (see waitFor). */
   caughtUpWith(head: number): boolean {
-    return this.projections.every((p) => (this.cursors.get(p.name)?.seen ?? 0) >= head);
+    return this.liveProjections().every((p) => (this.cursors.get(p.name)?.seen ?? 0) >= head);
   }
 
   async stop(): Promise<void> {
     this.stopped = true;
     for (const w of this.waiters) w.resolve();
     await this.restarting;
+    await this.building;
     await this.sub?.stop();
     this.sub = undefined;
     if (this.mode === 'applier') await this.persistLazyCheckpoints();
@@ -320,4 +469,51 @@ export async function rebuildProjection(
     if (to >= head && events.length < batchSize) break;
   }
   return { events: count, position: from };
+}
+
+/**
+ * Replays one projection from position 0 beside its live tables and switches to the result in
+ * one transaction with its last batch (the `projections rebuild` command): readers never see the
+ * tables empty. A running server's runner finds its checkpoint moved by the switch and re-applies
+ * what came after from the new tables. A build left by an earlier run is started again.
+ */
+export async function rebuildBeside(
+  store: EventStore,
+  readModels: ReadModelStore,
+  p: Projection,
+  onProgress?: (position: number, head: number, applied: number) => void,
+  batchSize = 5000,
+): Promise<{ events: number; position: number }> {
+  const dialect = readModels.dialect;
+  const { shadow, tables, indexes } = planShadow(p, dialect);
+  await readModels.reset(shadow.name, shadow.tables);
+  await readModels.migrate(shadow.ddl[dialect]);
+  const head = await store.headPosition();
+  let from = 0;
+  let count = 0;
+  for (;;) {
+    const events = await store.readAll({ fromPosition: from + 1, limit: batchSize });
+    const to = events.at(-1)?.position ?? from;
+    const done = events.length < batchSize;
+    const moves = to > from ? [{ name: shadow.name, from, to, statements: statementsFor(shadow, events.filter((e) => handlesEvent(shadow, e.type))), version: p.version }] : [];
+    const swaps = done ? [{ name: p.name, shadowCheckpoint: shadow.name, version: p.version, position: to, tables, indexes, ddl: p.ddl[dialect] }] : [];
+    // An empty log leaves no shadow checkpoint to switch from: the live tables are as empty.
+    if (done && to === 0) {
+      await readModels.reset(shadow.name, shadow.tables);
+      await readModels.migrate(p.ddl[dialect]);
+      return { events: 0, position: 0 };
+    }
+    try {
+      await readModels.applyBatches(moves, swaps);
+    } catch (err) {
+      // A running server applied the live projection past this build: read on, then switch.
+      if (done && err instanceof CheckpointMovedError && err.checkpoint === p.name) continue;
+      throw err;
+    }
+    from = to;
+    count += events.length;
+    if (events.length > 0) onProgress?.(to, head, count);
+    if (done) return { events: count, position: from };
+    await new Promise((r) => setImmediate(r)); // whatever shares this process goes on between batches
+  }
 }

@@ -22,8 +22,11 @@ export interface ReadModelStore {
    * `fromPosition`: another instance or a rebuild got there first.
    */
   applyBatch(name: string, fromPosition: number, toPosition: number, statements: readonly Sql[], version?: number): Promise<void>;
-  /** Several projections' batches in one transaction: all move, or none (CheckpointMovedError). */
-  applyBatches(moves: readonly CheckpointMove[]): Promise<void>;
+  /**
+   * Several projections' batches in one transaction: all move, or none (CheckpointMovedError).
+   * `swaps` then run in the same transaction, after the moves: each switches a shadow build in.
+   */
+  applyBatches(moves: readonly CheckpointMove[], swaps?: readonly ProjectionSwap[]): Promise<void>;
   /** Drops the given tables and forgets the checkpoint (for rebuilds). */
   reset(name: string, tables: readonly string[]): Promise<void>;
   query<T>(sql: string, params?: readonly unknown[]): Promise<T[]>;
@@ -41,6 +44,25 @@ export interface CheckpointMove {
   to: number;
   statements: readonly Sql[];
   version?: number;
+}
+
+/**
+ * Switches a projection's shadow build in (see projections/shadow.ts): drops the live tables,
+ * renames the shadow tables (and indexes) to the live names, runs the live DDL (idempotent; on
+ * SQLite, which cannot rename an index, it recreates the indexes), and moves the live checkpoint
+ * to where the shadow's is, with the new version, deleting the shadow's. All in the transaction
+ * of `applyBatches`: a crash leaves the old build or the new one, never neither. Refused
+ * (CheckpointMovedError) when the shadow's checkpoint is not at `position`, or the live one is past it.
+ */
+export interface ProjectionSwap {
+  name: string;
+  shadowCheckpoint: string;
+  version: number;
+  /** The shadow's checkpoint as this build last stored it (after the moves of the same call). */
+  position: number;
+  tables: readonly { live: string; shadow: string }[];
+  indexes: readonly { live: string; shadow: string }[];
+  ddl: readonly string[];
 }
 
 /** A projection's statement failed: names the projection, so a stalled runner's log says which. */

@@ -1,5 +1,5 @@
 import pg from 'pg';
-import { CHECKPOINTS_DDL, CheckpointMovedError, ProjectionWriteError, type CheckpointMove, type ReadModelStore, type Sql } from './port';
+import { CHECKPOINTS_DDL, CheckpointMovedError, ProjectionWriteError, type CheckpointMove, type ProjectionSwap, type ReadModelStore, type Sql } from './port';
 
 pg.types.setTypeParser(20, (v) => Number(v));
 
@@ -54,7 +54,7 @@ export class PostgresReadModelStore implements ReadModelStore {
     return this.applyBatches([{ name, from, to, statements, version }]);
   }
 
-  async applyBatches(moves: readonly CheckpointMove[]): Promise<void> {
+  async applyBatches(moves: readonly CheckpointMove[], swaps: readonly ProjectionSwap[] = []): Promise<void> {
     const client = await this.pool.connect();
     try {
       await client.query('BEGIN');
@@ -75,6 +75,7 @@ export class PostgresReadModelStore implements ReadModelStore {
           throw new ProjectionWriteError(name, err);
         }
       }
+      for (const swap of swaps) await this.swap(client, swap);
       await client.query('COMMIT');
     } catch (err) {
       await client.query('ROLLBACK').catch(() => {});
@@ -82,6 +83,39 @@ export class PostgresReadModelStore implements ReadModelStore {
     } finally {
       client.release();
     }
+  }
+
+  /**
+   * See ProjectionSwap. PostgreSQL DDL is transactional; readers of the live tables wait for the
+   * commit (DROP takes an exclusive lock) and then find the renamed tables under the same names.
+   */
+  private async swap(client: pg.PoolClient, s: ProjectionSwap): Promise<void> {
+    const claimed = await client.query('DELETE FROM checkpoints WHERE name = $1 AND position = $2', [s.shadowCheckpoint, s.position]);
+    if (claimed.rowCount !== 1) throw new CheckpointMovedError(s.shadowCheckpoint, s.position);
+    // Live rows further on than the build (a runner still applies them): switching now would take
+    // readers back in time. The build reads on and tries again. (Locked: no runner moves it meanwhile.)
+    const live = await client.query<{ position: number }>('SELECT position FROM checkpoints WHERE name = $1 FOR UPDATE', [s.name]);
+    if (live.rows[0] && Number(live.rows[0].position) > s.position) throw new CheckpointMovedError(s.name, s.position);
+    for (const t of s.tables) await client.query(`DROP TABLE IF EXISTS ${t.live}`);
+    for (const i of s.indexes) {
+      await client.query(`DROP INDEX IF EXISTS ${i.live}`); // an old build's index on a table it no longer has
+      await client.query(`ALTER INDEX IF EXISTS ${i.shadow} RENAME TO ${i.live}`);
+    }
+    for (const t of s.tables) {
+      await client.query(`ALTER TABLE ${t.shadow} RENAME TO ${t.live}`);
+      // Indexes PostgreSQL named after the table (`<table>_pkey`, `<table>_<column>_key`) keep the
+      // shadow's name through a table rename: give them the live table's.
+      const { rows } = await client.query<{ indexname: string }>('SELECT indexname FROM pg_indexes WHERE schemaname = current_schema() AND tablename = $1', [t.live]);
+      for (const { indexname } of rows) {
+        if (indexname.startsWith(`${t.shadow}_`)) await client.query(`ALTER INDEX ${indexname} RENAME TO ${t.live}${indexname.slice(t.shadow.length)}`);
+      }
+    }
+    for (const statement of s.ddl) await client.query(statement);
+    await client.query(
+      `INSERT INTO checkpoints (name, position, version) VALUES ($1, $2, $3)
+       ON CONFLICT (name) DO UPDATE SET position = excluded.position, version = excluded.version`,
+      [s.name, s.position, s.version],
+    );
   }
 
   async reset(name: string, tables: readonly string[]): Promise<void> {

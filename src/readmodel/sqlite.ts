@@ -1,6 +1,6 @@
 import type Database from 'better-sqlite3';
 import { acquireSqlite, releaseSqlite } from '../eventstore/sqlite';
-import { CHECKPOINTS_DDL, CheckpointMovedError, ProjectionWriteError, type CheckpointMove, type ReadModelStore, type Sql } from './port';
+import { CHECKPOINTS_DDL, CheckpointMovedError, ProjectionWriteError, type CheckpointMove, type ProjectionSwap, type ReadModelStore, type Sql } from './port';
 
 export class SqliteReadModelStore implements ReadModelStore {
   readonly dialect = 'sqlite';
@@ -37,7 +37,7 @@ export class SqliteReadModelStore implements ReadModelStore {
     return this.applyBatches([{ name, from, to, statements, version }]);
   }
 
-  async applyBatches(moves: readonly CheckpointMove[]): Promise<void> {
+  async applyBatches(moves: readonly CheckpointMove[], swaps: readonly ProjectionSwap[] = []): Promise<void> {
     this.db
       .transaction(() => {
         for (const move of moves) {
@@ -48,8 +48,30 @@ export class SqliteReadModelStore implements ReadModelStore {
             throw new ProjectionWriteError(move.name, err);
           }
         }
+        for (const swap of swaps) this.swap(swap);
       })
       .immediate();
+    // Cached statements name tables that are gone or are other tables now.
+    if (swaps.length > 0) this.cache.clear();
+  }
+
+  /** See ProjectionSwap. SQLite DDL is transactional: it commits or rolls back with the batch. */
+  private swap(s: ProjectionSwap): void {
+    if (this.db.prepare('DELETE FROM checkpoints WHERE name = ? AND position = ?').run(s.shadowCheckpoint, s.position).changes !== 1) {
+      throw new CheckpointMovedError(s.shadowCheckpoint, s.position);
+    }
+    // Live rows further on than the build (a runner still applies them): switching now would take
+    // readers back in time. The build reads on and tries again.
+    const live = this.db.prepare('SELECT position FROM checkpoints WHERE name = ?').get(s.name) as { position: number } | undefined;
+    if (live && live.position > s.position) throw new CheckpointMovedError(s.name, s.position);
+    for (const t of s.tables) this.db.exec(`DROP TABLE IF EXISTS ${t.live}`);
+    // No ALTER INDEX … RENAME here: the shadow's indexes go, and the live DDL makes them again.
+    for (const i of s.indexes) this.db.exec(`DROP INDEX IF EXISTS ${i.shadow}`);
+    for (const t of s.tables) this.db.exec(`ALTER TABLE ${t.shadow} RENAME TO ${t.live}`);
+    for (const statement of s.ddl) this.db.exec(statement);
+    this.db
+      .prepare('INSERT INTO checkpoints (name, position, version) VALUES (?, ?, ?) ON CONFLICT (name) DO UPDATE SET position = excluded.position, version = excluded.version')
+      .run(s.name, s.position, s.version);
   }
 
   /**
