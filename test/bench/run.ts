@@ -610,6 +610,8 @@ async function serveChild(env: Record<string, string>): Promise<{ url: string; c
 async function bareInserts(pgUrl: string, count: number, clients = 8): Promise<number> {
   const db = await scratchDatabase(pgUrl, 'adcp_bench_bare');
   const pool = new pg.Pool({ connectionString: db.url, max: clients });
+  // Clients still closing when the scratch database is dropped (WITH FORCE) are told so: not an error here.
+  pool.on('error', () => {});
   try {
     await pool.query('CREATE TABLE bare (id BIGSERIAL PRIMARY KEY, stream_id TEXT NOT NULL, data JSONB NOT NULL)');
     const data = JSON.stringify(payload(0));
