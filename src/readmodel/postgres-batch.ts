@@ -39,12 +39,13 @@ function literal(value: unknown): string | undefined {
       text = value ? 'true' : 'false';
       break;
     default:
-      if (Buffer.isBuffer(value)) return `'\\x${value.toString('hex')}'`;
+      if (Buffer.isBuffer(value)) return ` E'\\\\x${value.toString('hex')}'`;
       return undefined; // arrays, objects, dates: left to the driver (the statement-per-round-trip path)
   }
-  // As pg's escapeLiteral: quotes doubled; with a backslash, an E'' string with backslashes doubled.
+  // As pg's escapeLiteral: quotes doubled; with a backslash, an E'' string with backslashes doubled
+  // (after a space, as pg writes it, so the E never joins a word before the placeholder).
   const quoted = `'${text.replace(/'/g, "''")}'`;
-  return text.includes('\\') ? `E${quoted.replace(/\\/g, '\\\\')}` : quoted;
+  return text.includes('\\') ? ` E${quoted.replace(/\\/g, '\\\\')}` : quoted;
 }
 
 /** `?` placeholders (projection SQL never holds a literal `?`) filled with literals. */

@@ -150,11 +150,12 @@ function projectionContract(name: string, open: () => Promise<Engines>): void {
       expect(await e.rm.getCheckpoint('tally')).toEqual({ position: 5, version: 1 });
     });
 
-    it('a batch writes its parameters exactly as given, in order (quotes, backslashes, question marks, nulls, numbers; a row inserted then updated)', async () => {
-      await e.rm.migrate(['CREATE TABLE IF NOT EXISTS literal_rows (id TEXT PRIMARY KEY, t TEXT, n BIGINT, x DOUBLE PRECISION)']);
+    it('a batch writes its parameters exactly as given, in order (quotes, backslashes, question marks, nulls, numbers, bytes; a row inserted then updated)', async () => {
+      await e.rm.migrate(['CREATE TABLE IF NOT EXISTS literal_rows (id TEXT PRIMARY KEY, t TEXT, n BIGINT, x DOUBLE PRECISION, b BYTEA)']);
       const awkward = ["it's", 'back\\slash \\\' quote', 'what? ?', "E'x'", '$1 $$ -- ;', 'naïve 日本 \u{1F600}', ''];
       const statements: { sql: string; params: unknown[] }[] = awkward.map((t, i) => ({ sql: 'INSERT INTO literal_rows (id, t, n, x) VALUES (?, ?, ?, ?)', params: [`r${i}`, t, -9007199254740991 + i, 0.1 + i] }));
       statements.push({ sql: 'INSERT INTO literal_rows (id, t, n, x) VALUES (?, ?, ?, ?)', params: ['nulls', null, null, null] });
+      statements.push({ sql: 'INSERT INTO literal_rows (id, b) VALUES (?, ?)', params: ['bytes', Buffer.from([0, 1, 92, 39, 255])] });
       // Order matters: the update must see the insert just before it in the same batch.
       statements.push({ sql: 'UPDATE literal_rows SET t = t || ?, n = n + ? WHERE id = ?', params: ['!', 1, 'r0'] });
       await e.rm.applyBatch('literals', 0, 3, statements);
@@ -167,6 +168,8 @@ function projectionContract(name: string, open: () => Promise<Engines>): void {
         expect(Number(r.x)).toBeCloseTo(0.1 + i, 12);
       });
       expect(byId.get('nulls')).toEqual({ id: 'nulls', t: null, n: null, x: null });
+      const [bytes] = await e.rm.query<{ b: Buffer }>('SELECT b FROM literal_rows WHERE id = ?', ['bytes']);
+      expect([...bytes!.b]).toEqual([0, 1, 92, 39, 255]);
       expect(await e.rm.getCheckpoint('literals')).toEqual({ position: 3, version: 0 });
       // On PostgreSQL all of it went as one round trip, not the statement-by-statement retry.
       if (e.rm instanceof PostgresReadModelStore) expect(e.rm.retriedBatches).toBe(0);
