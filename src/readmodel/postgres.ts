@@ -1,5 +1,6 @@
 import pg from 'pg';
 import { CHECKPOINTS_DDL, CheckpointMovedError, ProjectionWriteError, type CheckpointMove, type ProjectionSwap, type ReadModelStore, type Sql } from './port';
+import { batchText, CHECKPOINT_CLAIM_FUNCTION, CHECKPOINT_MOVED_CODE } from './postgres-batch';
 
 pg.types.setTypeParser(20, (v) => Number(v));
 
@@ -13,6 +14,8 @@ export class PostgresReadModelStore implements ReadModelStore {
   readonly dialect = 'postgres';
   readonly pool: pg.Pool;
   private texts = new Map<string, string>();
+  /** Batches whose one round trip failed for another reason than a moved checkpoint and were run again statement by statement. */
+  retriedBatches = 0;
 
   private constructor(connectionString: string) {
     this.pool = new pg.Pool({ connectionString, max: 10 });
@@ -22,6 +25,8 @@ export class PostgresReadModelStore implements ReadModelStore {
   static async connect(connectionString: string): Promise<PostgresReadModelStore> {
     const store = new PostgresReadModelStore(connectionString);
     await store.pool.query(CHECKPOINTS_DDL);
+    // Instances starting together: CREATE OR REPLACE FUNCTION races with itself ("tuple concurrently updated").
+    await store.pool.query(`BEGIN; SELECT pg_advisory_xact_lock(4242003); ${CHECKPOINT_CLAIM_FUNCTION} COMMIT`);
     return store;
   }
 
@@ -54,7 +59,36 @@ export class PostgresReadModelStore implements ReadModelStore {
     return this.applyBatches([{ name, from, to, statements, version }]);
   }
 
+  /**
+   * One round trip for the whole batch (see postgres-batch.ts). When it fails for another reason
+   * than a moved checkpoint, it is rolled back and run again one statement at a time, which names
+   * the projection whose statement fails (or succeeds, if the failure was passing). A batch that
+   * switches in a projection rebuilt beside (swaps: DDL and checks of their own) takes that path too.
+   */
   async applyBatches(moves: readonly CheckpointMove[], swaps: readonly ProjectionSwap[] = []): Promise<void> {
+    const text = swaps.length > 0 ? undefined : batchText(moves);
+    if (text === undefined) return this.applyStatementByStatement(moves, swaps);
+    const client = await this.pool.connect();
+    let failed = false;
+    try {
+      await client.query(text);
+    } catch (err) {
+      failed = true;
+      await client.query('ROLLBACK').catch(() => {});
+      const e = err as { code?: string; detail?: string };
+      if (e.code === CHECKPOINT_MOVED_CODE) {
+        const moved = moves.find((m) => m.name === e.detail) ?? moves[0]!;
+        throw new CheckpointMovedError(moved.name, moved.from);
+      }
+    } finally {
+      client.release();
+    }
+    if (!failed) return;
+    this.retriedBatches++;
+    await this.applyStatementByStatement(moves);
+  }
+
+  private async applyStatementByStatement(moves: readonly CheckpointMove[], swaps: readonly ProjectionSwap[] = []): Promise<void> {
     const client = await this.pool.connect();
     try {
       await client.query('BEGIN');

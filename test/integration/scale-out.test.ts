@@ -118,6 +118,48 @@ describeWith('PostgreSQL and Kafka', !!PG_ADMIN_URL && !!KAFKA_BROKERS, 'scale-o
     }
   }, 180_000);
 
+  it('a buyer reads its buy right after the create answers, on the other instance as on its own (read-your-writes across instances)', async () => {
+    const db = await createTestDatabase();
+    const topic = `adcp.events.ryw-${randomBytes(4).toString('hex')}`;
+    const shared = { EVENT_STORE_URL: db.url, KAFKA_BROKERS: KAFKA_BROKERS!, KAFKA_TOPIC: topic, KAFKA_FEED_TOPIC: `${topic}.feed`, APPROVAL_POLICY: 'never' };
+    const gateways: GatewayProcess[] = [];
+    try {
+      for (let i = 0; i < 2; i++) gateways.push(await spawnGateway({ ...shared, DATA_DIR: tempDir() }, 60_000));
+      const key = (await run(process.execPath, [BIN, 'keys', 'create', '--org', 'ryw', '--role', 'buyer'], { cwd: ROOT, env: { PATH: process.env.PATH ?? '', ...shared, DATA_DIR: tempDir() } })).stdout.trim();
+      const post = (url: string, task: string, body: unknown) => fetch(`${url}/api/tasks/${task}`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` }, body: JSON.stringify(body) });
+      for (const gw of gateways) await eventually(async () => (await post(gw.url, 'get_media_buys', {})).status === 200, 20_000, 'the key on both gateways');
+      // Both instances busy at once (creates answered while the other instance applies or follows),
+      // each buy read on the other instance the moment its create answers, then on its own.
+      const stale: string[] = [];
+      let next = 0;
+      await Promise.all(
+        Array.from({ length: 6 }, async () => {
+          for (let i = next++; i < 60; i = next++) {
+            const [own, other] = [gateways[i % 2]!, gateways[(i + 1) % 2]!];
+            const res = await post(own.url, 'create_media_buy', {
+              buyer_ref: `ryw-${i}`,
+              brand_manifest: { url: 'https://acme.example' },
+              packages: [{ product_id: 'news_display_run_of_site', pricing_option_id: 'cpm_usd_fixed', budget: 1000 }],
+              start_time: { type: 'asap' },
+              end_time: new Date(Date.now() + 30 * 86_400_000).toISOString(),
+            });
+            expect(res.status).toBe(200);
+            const id = ((await res.json()) as { media_buy_id: string }).media_buy_id;
+            for (const gw of [other, own]) {
+              const read = (await (await post(gw.url, 'get_media_buys', { media_buy_ids: [id] })).json()) as { media_buys?: { media_buy_id: string; buyer_ref?: string }[] };
+              const buy = read.media_buys?.find((b) => b.media_buy_id === id);
+              if (buy?.buyer_ref !== `ryw-${i}`) stale.push(`${id} on ${gw === own ? 'its own' : 'the other'} instance`);
+            }
+          }
+        }),
+      );
+      expect(stale).toEqual([]);
+    } finally {
+      for (const gw of gateways) expect(await gw.stop()).toBe(0);
+      await db.drop();
+    }
+  }, 180_000);
+
   it('three gateways under load, one killed with -9 and restarted: every acknowledged command stored once, read models equal to a rebuild, every status change delivered, each attempt by one instance', async () => {
     const db = await createTestDatabase();
     const topic = `adcp.events.scale3-${randomBytes(4).toString('hex')}`;
