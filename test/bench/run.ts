@@ -525,16 +525,19 @@ async function graphqlMediaBuyById(dir: string): Promise<void> {
       await load(floor.url); // warm-up
       const f = await compare(3, () => load(floor.url), () => load(bareUrl));
       emit({ name: 'graphql_apollo_floor', value: f.value, unit: 'requests/s', baseline: f.baseline, ratio: f.ratio, target: 'informational: the ceiling of the row above while Apollo Server executes each request (a constant resolver, no auth or limits, the same plugins and route handler; baseline: the same bare answer)' });
-      // Issue 39's target, measured head to head: the gateway's read against Apollo answering the same bytes from a constant.
-      const g = await compare(3, () => load(gw.url), () => load(floor.url));
-      emit({ name: 'graphql_media_buy_by_id_vs_apollo_floor', value: g.value, unit: 'requests/s', baseline: g.baseline, ratio: g.ratio, target: 'ratio >= 0.8 (baseline: graphql_apollo_floor, same run)' });
+      // Issue 39's target, head to head: the gateway's read against Apollo answering the same bytes
+      // from a constant, per CPU-second of this process's main thread (both serve from it; the load
+      // generator is a worker thread): wall-clock rounds on a shared 2-core machine moved the floor
+      // row alone between 0.4 and 0.78 of the bare answer.
+      const g = await compare(5, () => perMainThreadCpuSecond(count, () => load(gw.url)), () => perMainThreadCpuSecond(count, () => load(floor.url)));
+      emit({ name: 'graphql_media_buy_by_id_vs_apollo_floor', value: g.value, unit: 'requests/cpu-s', baseline: g.baseline, ratio: g.ratio, target: 'ratio >= 0.8 (baseline: graphql_apollo_floor, same run, per main-thread CPU-second)' });
     } finally {
       await floor.close();
     }
     // The typed graph against the JSON field for the same buys, same load (issue 39: >= 0.9).
     await load(gw.url, typedBodies); // warm-up
-    const t = await compare(3, () => load(gw.url, typedBodies), () => load(gw.url));
-    emit({ name: 'graphql_media_buy_typed_vs_json', value: t.value, unit: 'requests/s', baseline: t.baseline, ratio: t.ratio, target: 'ratio >= 0.9 (baseline: the JSON field mediaBuys carrying the same buy, same gateway and load)' });
+    const t = await compare(5, () => perMainThreadCpuSecond(count, () => load(gw.url, typedBodies)), () => perMainThreadCpuSecond(count, () => load(gw.url)));
+    emit({ name: 'graphql_media_buy_typed_vs_json', value: t.value, unit: 'requests/cpu-s', baseline: t.baseline, ratio: t.ratio, target: 'ratio >= 0.9 (baseline: the JSON field mediaBuys carrying the same buy, same gateway and load; per main-thread CPU-second)' });
   } finally {
     if (bareServer.listening) await new Promise((r) => bareServer.close(r));
     await gw.stop();
