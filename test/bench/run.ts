@@ -676,7 +676,7 @@ async function limitsOverhead(dir: string): Promise<void> {
     await creates(on);
     await creates(off);
     const c = await compare(5, () => creates(on), () => creates(off));
-    emit({ name: 'limits_create_media_buy_rest_sqlite', value: c.value, unit: 'commands/cpu-s', baseline: c.baseline, ratio: c.ratio, target: 'ratio >= 0.97 (baseline: the same gateway with RESOURCE_LIMITS=off)' });
+    emit({ name: 'limits_create_media_buy_rest_sqlite', value: c.value, unit: 'commands/cpu-s', baseline: c.baseline, ratio: c.ratio, target: 'ratio >= 0.95 (issue 39; baseline: the same gateway with RESOURCE_LIMITS=off)' });
 
     // One buy by id over GraphQL, ids drawn from what each side created above.
     const bodiesOf = async (side: typeof on) => {
@@ -692,7 +692,7 @@ async function limitsOverhead(dir: string): Promise<void> {
     await reads(off, bodiesOff);
     await reads(twin, bodiesTwin);
     const r = await compare(5, () => reads(on, bodiesOn), () => reads(off, bodiesOff));
-    emit({ name: 'limits_graphql_media_buy_by_id', value: r.value, unit: 'requests/cpu-s', baseline: r.baseline, ratio: r.ratio, target: 'ratio >= 0.97 (baseline: the same gateway with RESOURCE_LIMITS=off)' });
+    emit({ name: 'limits_graphql_media_buy_by_id', value: r.value, unit: 'requests/cpu-s', baseline: r.baseline, ratio: r.ratio, target: 'ratio >= 0.93 (issue 39; baseline: the same gateway with RESOURCE_LIMITS=off)' });
     const aa = await compare(5, () => reads(on, bodiesOn), () => reads(twin, bodiesTwin));
     emit({ name: 'limits_graphql_control_same_config', value: aa.value, unit: 'requests/cpu-s', baseline: aa.baseline, ratio: aa.ratio, target: 'ratio near 1: how far two identical gateways differ in this run (the resolution of the rows above)' });
   } finally {
