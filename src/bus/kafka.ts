@@ -1,4 +1,4 @@
-import { Kafka, logLevel, type Admin, type Consumer as KafkaConsumer, type Producer, type TopicMessages } from 'kafkajs';
+import { Kafka, logLevel, type Admin, type Consumer as KafkaConsumer, type IHeaders, type Message, type Producer, type TopicMessages } from 'kafkajs';
 import type { EventStore, StoredEvent, Subscription } from '../eventstore/port';
 import { publicTopic, toCloudEventMessage } from '../public-events/cloudevents';
 import { toPublicEvent } from '../public-events/mapping';
@@ -26,6 +26,9 @@ export interface KafkaBusOptions {
   relayLeaseMs?: number;
   onError?: (err: unknown, where: string) => void;
 }
+
+/** Log events per relay send (one sendBatch each): the bench's floor row sends in the same steps. */
+export const RELAY_BATCH_SIZE = 500;
 
 /**
  * Kafka behind the Bus port (kafkajs is in maintenance mode; keep it replaceable). A relay reads
@@ -109,49 +112,15 @@ export class KafkaBus implements Bus {
         // Past what the checkpoint says was published (it may have moved on under a lease overlap).
         const events = batch.filter((e) => e.position > from);
         if (events.length === 0) return;
-        const topicMessages: TopicMessages[] = [
-          {
-            topic: this.options.topic,
-            // traceparent (kept in the event's metadata by the append) as a header too, where Kafka tooling looks for it.
-            messages: events.map((e) => ({ key: e.streamId, value: JSON.stringify(e), headers: { type: e.type, position: String(e.position), 'event-id': e.id, ...traceHeadersOf(e) } })),
-          },
-        ];
-        // Feed subscribers get the entries in the feed's own shape, keyed by entity (per-entity order).
-        const entries = this.options.feedTopic ? events.filter((e) => e.type === 'FeedEntryRecorded') : [];
-        if (entries.length > 0) {
-          topicMessages.push({
-            topic: this.options.feedTopic!,
-            messages: entries.map((e) => {
-              const entry = e.data as { event_id: string; event_type: string; entity_id: string };
-              return { key: entry.entity_id, value: JSON.stringify(entry), headers: { type: entry.event_type, position: String(e.position), 'event-id': entry.event_id } };
-            }),
-          });
-        }
-        topicMessages.push(...this.publicMessages(events));
+        const topicMessages = relayMessages(events, this.options);
         await this.producer!.sendBatch({ acks: -1, topicMessages });
         const to = events[events.length - 1]!.position;
         // Another relay (the lease's previous or next holder) may have moved it meanwhile.
         from = await moveSharedCheckpoint(this.checkpoints, name, from, to);
         this.published = Math.max(this.published, from);
       },
-      { fromPosition: from + 1, batchSize: 500, onError: (err) => this.options.onError?.(err, 'kafka-relay') },
+      { fromPosition: from + 1, batchSize: RELAY_BATCH_SIZE, onError: (err) => this.options.onError?.(err, 'kafka-relay') },
     );
-  }
-
-  /** The batch's public events, grouped by topic (the log order kept within each). */
-  private publicMessages(events: readonly StoredEvent[]): TopicMessages[] {
-    const prefix = this.options.publicTopicPrefix;
-    if (prefix === undefined) return [];
-    const byTopic = new Map<string, { key: string; value: string; headers: Record<string, string> }[]>();
-    for (const e of events) {
-      const pub = toPublicEvent(e);
-      if (!pub) continue;
-      const { topic, key, value, headers } = toCloudEventMessage(pub, prefix);
-      let messages = byTopic.get(topic);
-      if (!messages) byTopic.set(topic, (messages = []));
-      messages.push({ key, value, headers: { ...headers } });
-    }
-    return [...byTopic].map(([topic, messages]) => ({ topic, messages }));
   }
 
   private async stopRelay(): Promise<void> {
@@ -193,6 +162,52 @@ export class KafkaBus implements Bus {
     await Promise.all([...this.consumers].map((c) => c.stop()));
     await this.producer?.disconnect().catch(() => {});
   }
+}
+
+/** Where the relay publishes: the raw log's topic, and optionally the feed's and the public events' prefix. */
+export type RelayTopics = Pick<KafkaBusOptions, 'topic' | 'feedTopic' | 'publicTopicPrefix'>;
+
+/**
+ * Everything the relay sends for one batch of the log, for one `sendBatch`: the raw log, the feed
+ * entries, the public events. Exported for the bench's floor row, which sends these same records
+ * with kafkajs alone.
+ */
+export function relayMessages(events: readonly StoredEvent[], topics: RelayTopics): TopicMessages[] {
+  const topicMessages: TopicMessages[] = [
+    {
+      topic: topics.topic,
+      // traceparent (kept in the event's metadata by the append) as a header too, where Kafka tooling looks for it.
+      messages: events.map((e) => ({ key: e.streamId, value: JSON.stringify(e), headers: { type: e.type, position: String(e.position), 'event-id': e.id, ...traceHeadersOf(e) } })),
+    },
+  ];
+  // Feed subscribers get the entries in the feed's own shape, keyed by entity (per-entity order).
+  const entries = topics.feedTopic ? events.filter((e) => e.type === 'FeedEntryRecorded') : [];
+  if (entries.length > 0) {
+    topicMessages.push({
+      topic: topics.feedTopic!,
+      messages: entries.map((e) => {
+        const entry = e.data as { event_id: string; event_type: string; entity_id: string };
+        return { key: entry.entity_id, value: JSON.stringify(entry), headers: { type: entry.event_type, position: String(e.position), 'event-id': entry.event_id } };
+      }),
+    });
+  }
+  if (topics.publicTopicPrefix !== undefined) topicMessages.push(...publicMessages(events, topics.publicTopicPrefix));
+  return topicMessages;
+}
+
+/** The batch's public events, grouped by topic (the log order kept within each). */
+function publicMessages(events: readonly StoredEvent[], prefix: string): TopicMessages[] {
+  const byTopic = new Map<string, Message[]>();
+  for (const e of events) {
+    const pub = toPublicEvent(e);
+    if (!pub) continue;
+    const { topic, key, value, headers } = toCloudEventMessage(pub, prefix);
+    let messages = byTopic.get(topic);
+    if (!messages) byTopic.set(topic, (messages = []));
+    // kafkajs only reads a message's headers: the message's own object goes, not a copy.
+    messages.push({ key, value, headers: headers as IHeaders });
+  }
+  return [...byTopic].map(([topic, messages]) => ({ topic, messages }));
 }
 
 /** The W3C trace context an event's metadata carries, as message headers. */

@@ -6,8 +6,9 @@ import Database from 'better-sqlite3';
 import pg from 'pg';
 import { eventStats } from '../../projections/event-stats';
 import { Kafka, logLevel } from 'kafkajs';
-import { KafkaBus } from '../../src/bus/kafka';
+import { KafkaBus, RELAY_BATCH_SIZE, relayMessages } from '../../src/bus/kafka';
 import { PUBLIC_DOMAINS } from '../../src/public-events/types';
+import type { StoredEvent } from '../../src/eventstore/port';
 import { openSqlite, SqliteEventStore } from '../../src/eventstore/sqlite';
 import { PostgresEventStore } from '../../src/eventstore/postgres';
 import { rebuildProjection } from '../../src/projections/runner';
@@ -579,13 +580,13 @@ async function apolloFloor(sample: string): Promise<{ url: string; close: () => 
 const BIN = path.join(__dirname, '..', '..', '..', 'bin', 'adcp-gateway.js');
 
 /** A buyer key issued by the real CLI on `env`'s stores. */
-function issueKeyWithCli(env: Record<string, string>): string {
-  return execFileSync(process.execPath, [BIN, 'keys', 'create', '--org', 'bench', '--role', 'buyer'], { env: { PATH: process.env.PATH ?? '', ...env }, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+function issueKeyWithCli(env: Record<string, string>, bin = BIN): string {
+  return execFileSync(process.execPath, [bin, 'keys', 'create', '--org', 'bench', '--role', 'buyer'], { env: { PATH: process.env.PATH ?? '', ...env }, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
 }
 
 /** `adcp-gateway serve` as a child process on a loopback port, once it is ready. */
-async function serveChild(env: Record<string, string>): Promise<{ url: string; child: ChildProcess; stop: () => Promise<void> }> {
-  const child = spawn(process.execPath, [BIN, 'serve'], { env: { PATH: process.env.PATH ?? '', ...env, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'info' }, stdio: ['ignore', 'ignore', 'pipe'] });
+async function serveChild(env: Record<string, string>, bin = BIN): Promise<{ url: string; child: ChildProcess; stop: () => Promise<void> }> {
+  const child = spawn(process.execPath, [bin, 'serve'], { env: { PATH: process.env.PATH ?? '', ...env, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'info' }, stdio: ['ignore', 'ignore', 'pipe'] });
   const url = await new Promise<string>((resolve, reject) => {
     let err = '';
     child.stderr!.on('data', (c: Buffer) => {
@@ -606,6 +607,44 @@ async function serveChild(env: Record<string, string>): Promise<{ url: string; c
       await exited;
     },
   };
+}
+
+/**
+ * What this build costs against another build of the gateway (BENCH_COMPARE_BUILD: a checkout,
+ * built, whose bin/adcp-gateway.js is run), e.g. tracing off against the build before tracing came
+ * (issue 38's target: >= 0.98). Each side is an `adcp-gateway serve` process of its own on SQLite
+ * with tracing off (no OTEL_* in its environment) under the REST create load; as in limitsOverhead,
+ * what is compared is commands per second of each process's own CPU time, rounds alternating. A
+ * control pair (this build against a second process of itself) says how far two identical
+ * processes differ in the same run: the smallest difference the row can show.
+ */
+async function createMediaBuyVsBuild(dir: string): Promise<void> {
+  const other = process.env.BENCH_COMPARE_BUILD;
+  if (!other) {
+    process.stderr.write('bench: create_media_buy_rest_sqlite_vs_build needs BENCH_COMPARE_BUILD (a built checkout to compare with); skipping\n');
+    return;
+  }
+  const otherBin = path.join(path.resolve(other), 'bin', 'adcp-gateway.js');
+  const start = async (name: string, bin: string) => {
+    const env = { DATA_DIR: path.join(dir, name), APPROVAL_POLICY: 'never', ...ROOMY_LIMITS };
+    return { key: issueKeyWithCli(env, bin), ...(await serveChild(env, bin)) };
+  };
+  const ours = await start('vs-build-ours', BIN);
+  const theirs = await start('vs-build-theirs', otherBin);
+  const twin = await start('vs-build-twin', BIN);
+  try {
+    const create = createMediaBuyBody();
+    const count = n(4000);
+    let round = 0;
+    const creates = (side: typeof ours) => perCpuSecond(side.child.pid!, count, () => runLoad({ url: side.url, key: side.key, path: '/api/tasks/create_media_buy', body: create, count, concurrency: 16, prefix: `vs-build-${++round}-` }));
+    for (const side of [ours, theirs, twin]) await creates(side); // warm-up
+    const r = await compare(5, () => creates(ours), () => creates(theirs));
+    emit({ name: 'create_media_buy_rest_sqlite_vs_build', ...r, unit: 'commands/cpu-s', target: `ratio >= 0.98 (baseline: the build at ${other}, tracing off on both)` });
+    const aa = await compare(5, () => creates(ours), () => creates(twin));
+    emit({ name: 'create_media_buy_rest_sqlite_vs_build_control', ...aa, unit: 'commands/cpu-s', target: 'ratio near 1: two processes of this build (the resolution of the row above)' });
+  } finally {
+    for (const side of [ours, theirs, twin]) await side.stop();
+  }
 }
 
 /**
@@ -1323,11 +1362,48 @@ async function kafkaRelayPublic(dir: string): Promise<void> {
   };
   const { value, baseline, ratio } = await compare(3, () => relay(true), () => relay(false));
   emit({ name: 'kafka_relay_public_events', value, unit: 'events/s', baseline, ratio, target: 'ratio >= 0.8 (baseline: the raw relay alone, same log and broker)' });
+  // The floor under that ratio: kafkajs alone sending the very records the relay sends (built
+  // before the clock starts, by the relay's own relayMessages), in the relay's steps: one
+  // idempotent acks=all sendBatch per RELAY_BATCH_SIZE log events, the next after the ack. No
+  // log reads, mapping or checkpoints are timed, so what remains is kafkajs and the broker.
+  const batches: StoredEvent[][] = [];
+  for (let from = 1; ; ) {
+    const batch = await store.readAll({ fromPosition: from, limit: RELAY_BATCH_SIZE });
+    if (batch.length === 0) break;
+    batches.push(batch);
+    from = batch[batch.length - 1]!.position + 1;
+  }
+  const send = async (publicEvents: boolean) => {
+    const topic = `bench.relay-floor.${process.pid}.${++round}`;
+    const prefix = publicEvents ? `${topic}.public.` : undefined;
+    const kafka = new Kafka({ clientId: 'bench-relay-floor', brokers: brokers.split(','), logLevel: logLevel.NOTHING });
+    const admin = kafka.admin();
+    await admin.connect();
+    await admin.createTopics({ waitForLeaders: true, topics: [topic, ...(prefix ? PUBLIC_DOMAINS.map((d) => `${prefix}${d}`) : [])].map((t) => ({ topic: t, numPartitions: 3 })) });
+    await admin.disconnect();
+    const sends = batches.map((batch) => relayMessages(batch, { topic, ...(prefix ? { publicTopicPrefix: prefix } : {}) }));
+    const t = process.hrtime.bigint();
+    const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
+    await producer.connect();
+    for (const topicMessages of sends) await producer.sendBatch({ acks: -1, topicMessages });
+    const r = rate(count, t);
+    await producer.disconnect();
+    return r;
+  };
+  const floor = await compare(3, () => send(true), () => send(false));
+  emit({
+    name: 'kafka_relay_public_floor',
+    value: floor.value,
+    unit: 'events/s',
+    baseline: floor.baseline,
+    ratio: floor.ratio,
+    target: 'informational: what kafkajs and the broker alone pay for the public records (baseline: the raw records alone); the row above pays the same time on top of its own log reads and checkpoints',
+  });
   await store.close();
   await checkpoints.close();
 }
 
-export const BENCH_NAMES = ['append', 'create_media_buy', 'tracing', 'mcp', 'graphql_media_buy_by_id', 'limits', 'webhook_signed_delivery', 'webhook_verification', 'webhook_signing', 'brand_bulk_resolve_100_p99', 'readall', 'rebuild', 'memory', 'postgres', 'scale_out', 'kafka_relay_public_events', 'soak'];
+export const BENCH_NAMES = ['append', 'create_media_buy', 'tracing', 'mcp', 'graphql_media_buy_by_id', 'limits', 'webhook_signed_delivery', 'webhook_verification', 'webhook_signing', 'brand_bulk_resolve_100_p99', 'readall', 'rebuild', 'memory', 'postgres', 'scale_out', 'kafka_relay_public_events', 'kafka_relay_public_floor', 'vs_build', 'soak'];
 
 export async function runBenchmarks(args: string[]): Promise<void> {
   const only = args.find((a) => !a.startsWith('-'));
@@ -1338,6 +1414,7 @@ export async function runBenchmarks(args: string[]): Promise<void> {
     if (want('create_media_buy')) await createMediaBuyRest(dir);
     if (want('create_media_buy_mcp')) await createMediaBuyMcp(dir);
     if (want('create_media_buy_rest_sqlite_tracing_on')) await createMediaBuyTracing(dir);
+    if (want('create_media_buy_rest_sqlite_vs_build')) await createMediaBuyVsBuild(dir);
     if (want('graphql_media_buy_by_id')) await graphqlMediaBuyById(dir);
     if (want('limits')) await limitsOverhead(dir);
     if (want('webhook_signed_delivery')) await webhookDelivery(dir);
@@ -1358,7 +1435,7 @@ export async function runBenchmarks(args: string[]): Promise<void> {
       else process.stderr.write('bench: no PostgreSQL reachable; skipping postgres_append_single_event\n');
     }
     if (want('scale_out')) await scaleOut();
-    if (want('kafka_relay_public_events')) await kafkaRelayPublic(dir);
+    if (want('kafka_relay_public_events') || want('kafka_relay_public_floor')) await kafkaRelayPublic(dir);
     // Only when asked for by name: it runs for tens of minutes.
     if (only === 'soak') await soakRows(dir);
   } finally {
