@@ -3,7 +3,7 @@ import { getOperationAST, type DocumentNode, type GraphQLSchema } from 'graphql'
 import type { Principal } from '../application/api-keys';
 import type { ResourceLimits } from '../config';
 import { budgetOwner, type BudgetOwner } from '../limits/client-budgets';
-import { rateLimitHeaderValues } from '../limits/rate-limit-headers';
+import { rateLimitHeaderValues, runningLow } from '../limits/rate-limit-headers';
 import type { BudgetVerdict, SharedBudgets } from '../limits/shared-budgets';
 import { hasMoreTokensThan, operationCost, TOKENS_PER_POINT, type OperationCost } from './cost';
 import { operationParamsOf, type GraphqlDocuments, type InvalidDocumentAnswer, type OperationParams } from './documents';
@@ -17,14 +17,36 @@ declare module 'fastify' {
   }
 }
 
-/** What every GraphQL answer says of its price, so a client can pace itself (as Shopify's do). */
+/**
+ * What every GraphQL answer says of its price, so a client can pace itself: Shopify's
+ * `extensions.cost` (`requestedQueryCost`, `actualQueryCost`, `throttleStatus`), fitted to a budget
+ * that is a fixed window rather than a leaking bucket.
+ */
 export interface CostExtension {
   /** This operation's price in points (null: refused before it could be priced). */
   requested: number | null;
+  /**
+   * What was taken from the budget for it: the price when it ran (charged before it runs, never
+   * refunded), the most one operation may cost when refused for its size or depth, 0 when refused
+   * for want of points or not priced.
+   */
+  actual: number;
   /** The most one operation may cost. */
   maximum: number;
-  /** The caller's points for the current window, shared by every instance. */
-  budget?: { limit: number; remaining: number; resetSeconds: number; windowSeconds: number };
+  /** The caller's points, shared by every instance. */
+  throttleStatus: {
+    /** The points per window. */
+    maximumAvailable: number;
+    /** What is left of them in this window. */
+    currentlyAvailable: number;
+    /**
+     * Points per second a client may spend on average and never be throttled (`maximumAvailable`
+     * over `windowSeconds`): the window gives every point back at once, `resetSeconds` from now.
+     */
+    restoreRate: number;
+    resetSeconds: number;
+    windowSeconds: number;
+  };
 }
 
 /** A document past this many tokens alone costs more than the maximum: refused before it is parsed. */
@@ -42,6 +64,14 @@ const ownerOf = (req: FastifyRequest) => req.budgetOwner ?? budgetOwner(null, re
 function budgetHeaders(requests: BudgetVerdict | undefined, points: BudgetVerdict): [policy: string, state: string] {
   return requests ? rateLimitHeaderValues('requests', requests, 'graphql-points', points) : rateLimitHeaderValues('graphql-points', points);
 }
+
+/** Whether a GraphQL answer that is not a 429 carries the `RateLimit` headers: only once a budget runs low. */
+function budgetRunsLow(requests: BudgetVerdict | null, points: BudgetVerdict): boolean {
+  return runningLow(points) || (requests !== null && runningLow(requests));
+}
+
+/** Shopify's `restoreRate` for a window: its points per second, to two decimals. */
+const restoreRateOf = (points: BudgetVerdict) => Math.round((points.limit * 100) / points.windowSeconds) / 100;
 
 /**
  * For the request limits' `admitted` step: a GraphQL caller whose points for the minute are spent
@@ -61,27 +91,31 @@ export function refuseWhenPointsSpent(limits: ResourceLimits, budgets: SharedBud
       .headers({ 'retry-after': String(points.resetSeconds), 'ratelimit-policy': policy, ratelimit: state })
       .send({
         errors: [{ message: `Your ${points.limit} points per ${points.windowSeconds} s are spent; try again in ${points.resetSeconds} s.`, extensions: { code: 'THROTTLED' } }],
-        extensions: { cost: costExtension(null, limits, points) },
+        extensions: { cost: costExtension(null, 0, limits, points) },
       });
     return true;
   };
 }
 
-function costExtension(requested: number | null, limits: ResourceLimits, points: BudgetVerdict): CostExtension {
+function costExtension(requested: number | null, actual: number, limits: ResourceLimits, points: BudgetVerdict): CostExtension {
   return {
     requested,
+    actual,
     maximum: limits.graphql.maxCost,
-    budget: { limit: points.limit, remaining: points.remaining, resetSeconds: points.resetSeconds, windowSeconds: points.windowSeconds },
+    throttleStatus: { maximumAvailable: points.limit, currentlyAvailable: points.remaining, restoreRate: restoreRateOf(points), resetSeconds: points.resetSeconds, windowSeconds: points.windowSeconds },
   };
 }
 
-/** A GraphQL answer of the pricing step itself: the error, and the caller's points in `extensions.cost`. */
-function refuseOperation(req: FastifyRequest, reply: FastifyReply, limits: ResourceLimits, status: number, error: { message: string; extensions: Record<string, unknown> }, points: BudgetVerdict): void {
-  const [policy, state] = budgetHeaders(req.requestBudget ?? undefined, points);
-  void reply
-    .status(status)
-    .headers({ 'ratelimit-policy': policy, ratelimit: state, ...(status === 429 ? { 'retry-after': String(points.resetSeconds) } : {}) })
-    .send({ errors: [error], extensions: { cost: costExtension(req.operationPrice?.total ?? null, limits, points) } });
+/**
+ * A GraphQL answer of the pricing step itself: the error, and the caller's points in
+ * `extensions.cost`; the `RateLimit` headers on a 429, or on a 400 once a budget runs low.
+ */
+function refuseOperation(req: FastifyRequest, reply: FastifyReply, limits: ResourceLimits, status: number, error: { message: string; extensions: Record<string, unknown> }, points: BudgetVerdict, actual: number): void {
+  if (status === 429 || budgetRunsLow(req.requestBudget, points)) {
+    const [policy, state] = budgetHeaders(req.requestBudget ?? undefined, points);
+    void reply.headers({ 'ratelimit-policy': policy, ratelimit: state, ...(status === 429 ? { 'retry-after': String(points.resetSeconds) } : {}) });
+  }
+  void reply.status(status).send({ errors: [error], extensions: { cost: costExtension(req.operationPrice?.total ?? null, actual, limits, points) } });
 }
 
 /**
@@ -133,13 +167,13 @@ export function priceOperations(schema: GraphQLSchema, limits: ResourceLimits, b
   function admit(req: FastifyRequest, reply: FastifyReply, cost: OperationCost, points: BudgetVerdict, done: (err?: Error) => void): void {
     req.pointsLeft = points;
     if (points.allowed) return done();
-    refuseOperation(req, reply, limits, 429, throttled(cost, points), points);
+    refuseOperation(req, reply, limits, 429, throttled(cost, points), points, 0);
   }
 
   async function refuseForSize(req: FastifyRequest, reply: FastifyReply, error: OperationRefusal): Promise<void> {
     const { bucket, limit } = pointsOf(limits, ownerOf(req));
     await budgets.spend(bucket, limits.graphql.maxCost, 60);
-    refuseOperation(req, reply, limits, 400, error, await budgets.peek(bucket, limit, 60));
+    refuseOperation(req, reply, limits, 400, error, await budgets.peek(bucket, limit, 60), limits.graphql.maxCost);
   }
 }
 
@@ -225,7 +259,7 @@ function variablesOf(given: unknown): Record<string, unknown> | undefined | null
 
 /**
  * What the pricing step adds to every answer Apollo gives: `extensions.cost` (the operation's price
- * and the caller's points) and the `RateLimit` headers with both budgets. `body` is Apollo's
+ * and the caller's points), and the `RateLimit` headers with both budgets once one runs low. `body` is Apollo's
  * single JSON object. Its own top-level `extensions` (from a plugin; none sets any here) would come
  * first (see `stringifyResultExtensionsFirst`), and the cost is written into them; else the cost
  * is the answer's `extensions`, last. Written into the text rather than the result object: the
@@ -241,10 +275,15 @@ export function withCost(limits: ResourceLimits, budgets: SharedBudgets): (req: 
   };
 
   function addCost(req: FastifyRequest, reply: FastifyReply, body: string, points: BudgetVerdict): string {
-    const [policy, state] = budgetHeaders(req.requestBudget ?? undefined, points);
-    reply.header('ratelimit-policy', policy).header('ratelimit', state);
+    if (budgetRunsLow(req.requestBudget, points)) {
+      const [policy, state] = budgetHeaders(req.requestBudget ?? undefined, points);
+      reply.header('ratelimit-policy', policy).header('ratelimit', state);
+    }
+    const requested = req.operationPrice?.total ?? null;
+    // Taken from the budget when it was admitted (req.pointsLeft is set then); nothing otherwise.
+    const actual = requested !== null && req.pointsLeft?.allowed ? requested : 0;
     // Numbers only: written directly rather than through JSON.stringify.
-    const cost = `"cost":{"requested":${req.operationPrice?.total ?? null},"maximum":${limits.graphql.maxCost},"budget":{"limit":${points.limit},"remaining":${points.remaining},"resetSeconds":${points.resetSeconds},"windowSeconds":${points.windowSeconds}}}`;
+    const cost = `"cost":{"requested":${requested},"actual":${actual},"maximum":${limits.graphql.maxCost},"throttleStatus":{"maximumAvailable":${points.limit},"currentlyAvailable":${points.remaining},"restoreRate":${restoreRateOf(points)},"resetSeconds":${points.resetSeconds},"windowSeconds":${points.windowSeconds}}}`;
     if (body.startsWith(EXTENSIONS_FIRST)) {
       const rest = body.slice(EXTENSIONS_FIRST.length);
       return `${EXTENSIONS_FIRST}${cost}${rest.startsWith('}') ? '' : ','}${rest}`;

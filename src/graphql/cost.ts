@@ -158,6 +158,11 @@ interface PricingWalk {
   fragmentPoints?: Map<string, number>;
   /** Selections read so far, against MAX_PRICING_VISITS. */
   visits: number;
+  /**
+   * Whether the price read anything a request may change (a size argument given in the document,
+   * a directive): otherwise it is the same for every request of this operation, and kept.
+   */
+  variableDependent: boolean;
 }
 
 /**
@@ -177,6 +182,7 @@ function selectionPoints(schema: GraphQLSchema, parent: GraphQLObjectType, set: 
   let total = 0;
   for (const s of set.selections) {
     if (++walk.visits > MAX_PRICING_VISITS) return Infinity;
+    if (s.directives?.length) walk.variableDependent = true;
     if (!included(s, walk.variables)) continue;
     if (s.kind === Kind.FIELD) {
       const name = s.name.value;
@@ -187,6 +193,7 @@ function selectionPoints(schema: GraphQLSchema, parent: GraphQLObjectType, set: 
       const field = parent.getFields()[name];
       if (!field) continue;
       const facts = factsOfField(field);
+      if (facts.sized && s.arguments?.length) walk.variableDependent = true;
       const args = facts.sized ? sizeArguments(field, s, walk.variables) : undefined;
       const page = facts.connection ? ((args ? requestedItems(args) : undefined) ?? (parent.name === 'Query' ? ROOT_PAGE : ASSUMED_NESTED_LIST)) : undefined;
       const children = s.selectionSet && facts.objectType ? selectionPoints(schema, facts.objectType, s.selectionSet, walk, page) : 0;
@@ -227,7 +234,14 @@ interface DocumentFacts {
   tokens: number;
   fragments: Map<string, FragmentDefinitionNode>;
   /** Per operation: its depth, and the defaults of its variables (applied as execution will). */
-  operations: WeakMap<OperationDefinitionNode, { depth: number; defaults: [string, unknown][] }>;
+  operations: WeakMap<OperationDefinitionNode, OperationFacts>;
+}
+
+interface OperationFacts {
+  depth: number;
+  defaults: [string, unknown][];
+  /** Its fields' price, once a walk found it depends on nothing a request sends (PricingWalk.variableDependent). */
+  fields?: number;
 }
 
 // Apollo hands the same DocumentNode for a repeated query (its parsed-document cache), so a
@@ -247,7 +261,7 @@ function factsOf(document: DocumentNode): DocumentFacts {
   return facts;
 }
 
-function operationFacts(document: DocumentNode, operation: OperationDefinitionNode): { depth: number; defaults: [string, unknown][] } {
+function operationFacts(document: DocumentNode, operation: OperationDefinitionNode): OperationFacts {
   const facts = factsOf(document);
   let op = facts.operations.get(operation);
   if (!op) {
@@ -299,28 +313,33 @@ export function selectionDepth(document: DocumentNode, operation: OperationDefin
  * Prices the operation with its variables (before execution has coerced them); undefined when
  * they do not fit its directives (execution then reports that, and nothing is run to pay for).
  * The depth and the document's share are known per document; the fields' share is walked each
- * time, since list sizes may come from variables (for a one-field query, well under 1 µs).
+ * time when list sizes may come from variables or directives decide what runs, else once per
+ * operation (a typed query of twenty fields walked every time cost more than its whole check).
  */
 export function operationCost(schema: GraphQLSchema, document: DocumentNode, operation: OperationDefinitionNode, variables: Record<string, unknown> | undefined): OperationCost | undefined {
   const root = operation.operation === 'mutation' ? schema.getMutationType() : operation.operation === 'subscription' ? schema.getSubscriptionType() : schema.getQueryType();
   if (!root) return undefined;
   const facts = factsOf(document);
-  const { depth, defaults } = operationFacts(document, operation);
-  let values = variables ?? {};
-  if (defaults.length) {
-    values = { ...values };
-    for (const [name, value] of defaults) if (values[name] === undefined) values[name] = value;
-  }
+  const op = operationFacts(document, operation);
   const doc = Math.ceil(facts.tokens / TOKENS_PER_POINT);
-  let fields: number;
-  try {
-    fields = selectionPoints(schema, root, operation.selectionSet, { fragments: facts.fragments, variables: values, visits: 0 });
-  } catch {
-    return undefined; // an @skip / @include condition that does not coerce: execution refuses it
+  let fields = op.fields;
+  if (fields === undefined) {
+    let values = variables ?? {};
+    if (op.defaults.length) {
+      values = { ...values };
+      for (const [name, value] of op.defaults) if (values[name] === undefined) values[name] = value;
+    }
+    const walk: PricingWalk = { fragments: facts.fragments, variables: values, visits: 0, variableDependent: false };
+    try {
+      fields = selectionPoints(schema, root, operation.selectionSet, walk);
+    } catch {
+      return undefined; // an @skip / @include condition that does not coerce: execution refuses it
+    }
+    // Past the walk's budget, or past what a number holds exactly: more than any limit allows.
+    if (!(fields <= Number.MAX_SAFE_INTEGER)) fields = Number.MAX_SAFE_INTEGER;
+    if (!walk.variableDependent) op.fields = fields;
   }
-  // Past the walk's budget, or past what a number holds exactly: more than any limit allows.
-  if (!(fields <= Number.MAX_SAFE_INTEGER)) fields = Number.MAX_SAFE_INTEGER;
-  return { total: doc + fields, document: doc, fields, depth };
+  return { total: doc + fields, document: doc, fields, depth: op.depth };
 }
 
 /**

@@ -7,7 +7,7 @@ import { authenticate } from './auth';
 import { errorSenderFor } from './errors';
 import type { BudgetVerdict, SharedBudgets } from '../limits/shared-budgets';
 import { budgetOwner, type AuthFailureThrottle, type BudgetOwner } from '../limits/client-budgets';
-import { rateLimitHeaderValues } from '../limits/rate-limit-headers';
+import { isGraphqlPath, rateLimitHeaderValues, runningLow } from '../limits/rate-limit-headers';
 
 /**
  * The paths whose requests count against a client's request rate: every API binding, and the
@@ -34,7 +34,9 @@ export function rateLimited(message: string, verdict: BudgetVerdict): AppError {
  * role's requests per minute, an anonymous client its address's share; a client address whose
  * credentials keep failing to verify gets 429 for each further failure (a credential that
  * verifies always counts against its own key instead). Over a limit the answer is 429 with
- * `Retry-After`; every counted answer carries the `RateLimit` headers.
+ * `Retry-After`. REST, MCP and A2A answers carry the `RateLimit` headers every time (as GitHub's
+ * API does); GraphQL's only on a refusal or with less than a tenth of the budget left (as
+ * Shopify's do), since every GraphQL answer already says what is left in `extensions.cost`.
  */
 export function registerRequestLimits(
   fastify: FastifyInstance,
@@ -87,8 +89,11 @@ export function registerRequestLimits(
 
   function decide(req: FastifyRequest, reply: FastifyReply, principal: Principal | null, owner: BudgetOwner, verdict: BudgetVerdict, done: HookDone): void {
     req.requestBudget = verdict;
-    const [policy, state] = rateLimitHeaderValues('requests', verdict);
-    reply.header('ratelimit-policy', policy).header('ratelimit', state);
+    // GraphQL's answers write both budgets themselves when one runs low (graphql/cost-limits.ts).
+    if (!verdict.allowed || runningLow(verdict) || !isGraphqlPath(req.url)) {
+      const [policy, state] = rateLimitHeaderValues('requests', verdict);
+      reply.header('ratelimit-policy', policy).header('ratelimit', state);
+    }
     if (!verdict.allowed) {
       const who = owner.role === 'anonymous' ? 'an anonymous client' : `a ${owner.role} key`;
       refuse(req, reply, `request rate limit reached (${verdict.limit} per ${verdict.windowSeconds} s for ${who}); try again in ${verdict.resetSeconds} s`, verdict);

@@ -27,3 +27,21 @@ export function rateLimitHeaderValues(name: string, v: BudgetVerdict, secondName
   }
   return [policy, state];
 }
+
+/**
+ * Less than a tenth of the budget is left: the point from which GraphQL answers carry the
+ * `RateLimit` headers (Shopify's way: a client reads `extensions.cost` on every answer, and the
+ * headers only when it should slow down or has been refused).
+ */
+export function runningLow(v: BudgetVerdict): boolean {
+  return v.remaining * 10 < v.limit;
+}
+
+/**
+ * The GraphQL binding's paths (`/graphql`, its SSE stream, its WebSocket upgrade): their answers
+ * carry the `RateLimit` headers only on a refusal or with less than a tenth of a budget left.
+ * REST, MCP and A2A carry them on every answer (GitHub's way).
+ */
+export function isGraphqlPath(url: string): boolean {
+  return url.startsWith('/graphql') && (url.length === 8 || url[8] === '/' || url[8] === '?');
+}

@@ -473,6 +473,12 @@ async function mcpFloor(result: object): Promise<{ url: string; close: () => Pro
   return { url, close: () => fastify.close() };
 }
 
+/** One buy by id through the AdCP task field (`get_media_buys`' JSON document). */
+export const MEDIA_BUYS_JSON = 'query Buy($request: JSONObject) { mediaBuys(request: $request) }';
+/** The same buy through the typed graph, every field the JSON document carries that the type has. */
+export const MEDIA_BUY_TYPED =
+  'query Buy($id: ID!) { mediaBuy(id: $id) { id buyerRef status currency totalBudget startTime endTime createdAt updatedAt revision packages { id buyerRef productId pricingOptionId budget bidPrice creativeIds paused canceled } } }';
+
 /**
  * GraphQL `mediaBuys` for one buy by id (the read side: auth, GraphQL execution, the read model),
  * 16 concurrent clients over loopback, ids drawn from 500 buys. The baseline is a bare node:http
@@ -509,30 +515,43 @@ async function graphqlMediaBuyById(dir: string): Promise<void> {
       ids.push(created.media_buy_id);
     }
     await gw.app.projections.waitFor(gw.app.store.appendedUpTo());
-    const query = 'query Buy($request: JSONObject) { mediaBuys(request: $request) }';
-    const bodies = ids.map((id) => JSON.stringify({ query, variables: { request: { media_buy_ids: [id] } } }));
+    const bodies = ids.map((id) => JSON.stringify({ query: MEDIA_BUYS_JSON, variables: { request: { media_buy_ids: [id] } } }));
+    const typedBodies = ids.map((id) => JSON.stringify({ query: MEDIA_BUY_TYPED, variables: { id } }));
     // Each answer must be the buy asked for, not an error that also came back as HTTP 200.
     const sample = await (await fetch(`${gw.url}/graphql`, { method: 'POST', headers, body: bodies[7] })).text();
     const buys = (JSON.parse(sample) as { data?: { mediaBuys?: { media_buys?: { media_buy_id: string }[] } } }).data?.mediaBuys?.media_buys;
     if (buys?.length !== 1 || buys[0]!.media_buy_id !== ids[7]) throw new Error(`GraphQL mediaBuys answered ${sample.slice(0, 300)}`);
+    const typedSample = await (await fetch(`${gw.url}/graphql`, { method: 'POST', headers, body: typedBodies[7] })).text();
+    const typed = (JSON.parse(typedSample) as { data?: { mediaBuy?: { id: string; packages: unknown[] } } }).data?.mediaBuy;
+    if (typed?.id !== ids[7] || typed.packages.length !== 1) throw new Error(`GraphQL mediaBuy(id) answered ${typedSample.slice(0, 300)}`);
     bareServer.on('request', (req, res) => {
       req.resume();
       req.on('end', () => res.writeHead(200, { 'content-type': 'application/json' }).end(sample));
     });
     await new Promise<void>((r) => bareServer.listen(0, '127.0.0.1', r));
     const bareUrl = `http://127.0.0.1:${(bareServer.address() as { port: number }).port}`;
-    const load = (url: string) => runLoad({ url, key, path: '/graphql', bodies, count, concurrency: 16, refuse: '"errors"' });
+    const load = (url: string, sent = bodies) => runLoad({ url, key, path: '/graphql', bodies: sent, count, concurrency: 16, refuse: '"errors"' });
     await load(gw.url); // warm-up
     const { value, baseline, ratio } = await compare(3, () => load(gw.url), () => load(bareUrl));
-    emit({ name: 'graphql_media_buy_by_id', value, unit: 'requests/s', baseline, ratio, target: 'value >= 6000, ratio >= 0.4' });
+    emit({ name: 'graphql_media_buy_by_id', value, unit: 'requests/s', baseline, ratio, target: 'ratio >= 0.8 x graphql_apollo_floor ratio (issue 39; the next two rows)' });
     const floor = await apolloFloor(sample);
     try {
       await load(floor.url); // warm-up
       const f = await compare(3, () => load(floor.url), () => load(bareUrl));
       emit({ name: 'graphql_apollo_floor', value: f.value, unit: 'requests/s', baseline: f.baseline, ratio: f.ratio, target: 'informational: the ceiling of the row above while Apollo Server executes each request (a constant resolver, no auth or limits, the same plugins and route handler; baseline: the same bare answer)' });
+      // Issue 39's target, head to head: the gateway's read against Apollo answering the same bytes
+      // from a constant, per CPU-second of this process's main thread (both serve from it; the load
+      // generator is a worker thread): wall-clock rounds on a shared 2-core machine moved the floor
+      // row alone between 0.4 and 0.78 of the bare answer.
+      const g = await compare(5, () => perMainThreadCpuSecond(count, () => load(gw.url)), () => perMainThreadCpuSecond(count, () => load(floor.url)));
+      emit({ name: 'graphql_media_buy_by_id_vs_apollo_floor', value: g.value, unit: 'requests/cpu-s', baseline: g.baseline, ratio: g.ratio, target: 'ratio >= 0.8 (baseline: graphql_apollo_floor, same run, per main-thread CPU-second)' });
     } finally {
       await floor.close();
     }
+    // The typed graph against the JSON field for the same buys, same load (issue 39: >= 0.9).
+    await load(gw.url, typedBodies); // warm-up
+    const t = await compare(5, () => perMainThreadCpuSecond(count, () => load(gw.url, typedBodies)), () => perMainThreadCpuSecond(count, () => load(gw.url)));
+    emit({ name: 'graphql_media_buy_typed_vs_json', value: t.value, unit: 'requests/cpu-s', baseline: t.baseline, ratio: t.ratio, target: 'ratio >= 0.9 (baseline: the JSON field mediaBuys carrying the same buy, same gateway and load; per main-thread CPU-second)' });
   } finally {
     if (bareServer.listening) await new Promise((r) => bareServer.close(r));
     await gw.stop();
@@ -760,7 +779,7 @@ async function limitsOverhead(dir: string): Promise<void> {
     await creates(on);
     await creates(off);
     const c = await compare(5, () => creates(on), () => creates(off));
-    emit({ name: 'limits_create_media_buy_rest_sqlite', value: c.value, unit: 'commands/cpu-s', baseline: c.baseline, ratio: c.ratio, target: 'ratio >= 0.97 (baseline: the same gateway with RESOURCE_LIMITS=off)' });
+    emit({ name: 'limits_create_media_buy_rest_sqlite', value: c.value, unit: 'commands/cpu-s', baseline: c.baseline, ratio: c.ratio, target: 'ratio >= 0.95 (issue 39; baseline: the same gateway with RESOURCE_LIMITS=off)' });
 
     // One buy by id over GraphQL, ids drawn from what each side created above.
     const bodiesOf = async (side: typeof on) => {
@@ -776,7 +795,7 @@ async function limitsOverhead(dir: string): Promise<void> {
     await reads(off, bodiesOff);
     await reads(twin, bodiesTwin);
     const r = await compare(5, () => reads(on, bodiesOn), () => reads(off, bodiesOff));
-    emit({ name: 'limits_graphql_media_buy_by_id', value: r.value, unit: 'requests/cpu-s', baseline: r.baseline, ratio: r.ratio, target: 'ratio >= 0.97 (baseline: the same gateway with RESOURCE_LIMITS=off)' });
+    emit({ name: 'limits_graphql_media_buy_by_id', value: r.value, unit: 'requests/cpu-s', baseline: r.baseline, ratio: r.ratio, target: 'ratio >= 0.93 (issue 39; baseline: the same gateway with RESOURCE_LIMITS=off)' });
     const aa = await compare(5, () => reads(on, bodiesOn), () => reads(twin, bodiesTwin));
     emit({ name: 'limits_graphql_control_same_config', value: aa.value, unit: 'requests/cpu-s', baseline: aa.baseline, ratio: aa.ratio, target: 'ratio near 1: how far two identical gateways differ in this run (the resolution of the rows above)' });
   } finally {

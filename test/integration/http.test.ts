@@ -37,7 +37,7 @@ describe('gateway over HTTP (embedded defaults)', () => {
     expect(r.status).toBe(200);
     expect(r.body.data).toEqual({ __typename: 'Query' });
     // Every answer carries its price and what is left of the caller's points (docs/limits.md).
-    expect(r.body).toMatchObject({ extensions: { cost: { requested: expect.any(Number), maximum: 1000, budget: { limit: expect.any(Number), remaining: expect.any(Number), windowSeconds: 60 } } } });
+    expect(r.body).toMatchObject({ extensions: { cost: { requested: expect.any(Number), maximum: 1000, actual: expect.any(Number), throttleStatus: { maximumAvailable: expect.any(Number), currentlyAvailable: expect.any(Number), windowSeconds: 60 } } } });
     const log = await graphql(gw.url, '{ eventLog { store bus headPosition eventTypes { type count } } }');
     expect(log.body.data!.eventLog).toMatchObject({ store: 'sqlite', bus: 'embedded' });
     expect(log.body.data!.eventLog.eventTypes).toContainEqual({ type: 'ApiKeyIssued', count: 2 });

@@ -30,6 +30,8 @@ describe('each limit answers in its binding’s shape with Retry-After and the R
       expect(gql.status).toBe(429);
       expect(gql.headers.get('retry-after')).toMatch(/^\d+$/);
       expect(gql.body.errors![0]!.extensions).toEqual({ code: 'RATE_LIMITED' });
+      // A GraphQL refusal carries the RateLimit headers (its roomy answers do not: the next test).
+      expect(rateLimitState(gql).requests).toEqual({ r: 0, t: expect.any(Number) });
       const mcp = await post(`${gw.url}/mcp`, { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'get_products', arguments: { brief: 'video' } } }, buyer);
       // MCP answers the request it refuses in JSON-RPC (200: its clients read no body from a 429),
       // AdCP's reserved -32029 with AdCP's error under data.
@@ -43,6 +45,44 @@ describe('each limit answers in its binding’s shape with Retry-After and the R
       const other = (await issueApiKey(gw.app.store, { org: 'other', role: 'buyer' }, { now: new Date().toISOString() })).key;
       await eventually(async () => (await graphql(gw.url, '{ viewer { role } }', undefined, other)).status === 200, 10_000, 'the other key');
       expect((await post(`${gw.url}/api/tasks/get_products`, { brief: 'video' }, other)).status).toBe(200);
+    } finally {
+      await gw.stop();
+    }
+  });
+
+  it('the RateLimit headers: on every REST, MCP and A2A answer; on GraphQL only below a tenth of a budget and on refusals, extensions.cost always', async () => {
+    const gw = await startTestGateway({ REQUESTS_PER_MINUTE: 'buyer=30', GRAPHQL_POINTS_PER_MINUTE: 'buyer=60000' });
+    try {
+      const buyer = (await issueApiKey(gw.app.store, { org: 'acme', role: 'buyer' }, { now: new Date().toISOString() })).key;
+      await eventually(async () => (await graphql(gw.url, '{ viewer { role } }', undefined, buyer)).status === 200, 10_000, 'the key');
+      const gql = await graphql(gw.url, '{ viewer { role } }', undefined, buyer);
+      expect(gql.status).toBe(200);
+      expect([gql.headers.get('ratelimit'), gql.headers.get('ratelimit-policy')]).toEqual([null, null]);
+      expect((gql.body as { extensions?: unknown }).extensions).toEqual({
+        cost: { requested: expect.any(Number), actual: expect.any(Number), maximum: 1000, throttleStatus: { maximumAvailable: 60_000, currentlyAvailable: expect.any(Number), restoreRate: 1000, resetSeconds: expect.any(Number), windowSeconds: 60 } },
+      });
+      const rest = await post(`${gw.url}/api/tasks/get_products`, { brief: 'video' }, buyer);
+      const mcp = await post(`${gw.url}/mcp`, { jsonrpc: '2.0', id: 1, method: 'tools/list' }, buyer);
+      const a2a = await post(`${gw.url}/a2a`, { jsonrpc: '2.0', id: 1, method: 'tasks/get', params: { id: 'no-such-task' } }, buyer);
+      let left = rateLimitState(rest).requests!.r;
+      for (const [res, used] of [[rest, 0], [mcp, 1], [a2a, 2]] as const) {
+        expect(res.status).toBe(200);
+        expect(res.headers.get('ratelimit-policy')).toBe('"requests";q=30;w=60');
+        expect(rateLimitState(res).requests!.r).toBe(left - used);
+      }
+      left -= 2;
+      // Down to 3 of the 30 (a tenth: not yet below it), then to 2.
+      while (left > 3) left = rateLimitState(await post(`${gw.url}/api/tasks/get_products`, { brief: 'video' }, buyer)).requests!.r;
+      expect(left).toBe(3);
+      const low = await graphql(gw.url, '{ viewer { role } }', undefined, buyer);
+      expect(low.status).toBe(200);
+      expect(rateLimitState(low)).toEqual({ requests: { r: 2, t: expect.any(Number) }, 'graphql-points': { r: ((low.body as { extensions?: unknown }).extensions as { cost: { throttleStatus: { currentlyAvailable: number } } }).cost.throttleStatus.currentlyAvailable, t: expect.any(Number) } });
+      expect(low.headers.get('ratelimit-policy')).toBe('"requests";q=30;w=60, "graphql-points";q=60000;w=60');
+      await graphql(gw.url, '{ viewer { role } }', undefined, buyer);
+      await graphql(gw.url, '{ viewer { role } }', undefined, buyer);
+      const refused = await graphql(gw.url, '{ viewer { role } }', undefined, buyer);
+      expect(refused.status).toBe(429);
+      expect(rateLimitState(refused).requests).toEqual({ r: 0, t: expect.any(Number) });
     } finally {
       await gw.stop();
     }
@@ -104,7 +144,7 @@ describe('each limit answers in its binding’s shape with Retry-After and the R
     try {
       const buyer = (await issueApiKey(gw.app.store, { org: 'acme', role: 'buyer' }, { now: new Date().toISOString() })).key;
       await eventually(async () => (await graphql(gw.url, '{ viewer { role } }', undefined, buyer)).status === 200, 10_000, 'the key');
-      const remaining = (r: { body: unknown }) => (r.body as { extensions: { cost: { budget: { remaining: number } } } }).extensions.cost.budget.remaining;
+      const remaining = (r: { body: unknown }) => (r.body as { extensions: { cost: { throttleStatus: { currentlyAvailable: number } } } }).extensions.cost.throttleStatus.currentlyAvailable;
       const before = remaining(await graphql(gw.url, '{ __typename }', undefined, buyer));
       // 30 aliases of the product search: each 1 + 50 items; over the 1,000 one operation may cost,
       // and charged those 1,000 (refusing it was work too).
@@ -113,16 +153,20 @@ describe('each limit answers in its binding’s shape with Retry-After and the R
       expect(many.body.errors![0]!.extensions).toMatchObject({ code: 'MAX_COST_EXCEEDED', maximumCost: 1000, cost: expect.any(Number) });
       expect(many.body.errors![0]!.message).toMatch(/^This operation costs \d+ points, more than 1000/);
       expect(remaining(many)).toBe(before - 1000);
+      expect((many.body as { extensions?: unknown }).extensions).toMatchObject({ cost: { requested: expect.any(Number), actual: 1000 } });
       const deep = await graphql(gw.url, '{ products { pricingOptions { pricingOptionId } } }', undefined, buyer);
       expect(deep.status).toBe(400);
       expect(deep.body.errors![0]!.extensions).toEqual({ code: 'MAX_DEPTH_EXCEEDED', depth: 3, maximumDepth: 2 });
       // Within limits: priced, and the price comes off the budget (50 items at 1 point + the document).
       const ok = await graphql(gw.url, '{ products(brief: "video") { productId } }', undefined, buyer);
       expect(ok.status).toBe(200);
-      const cost = (ok.body as { extensions: { cost: { requested: number; maximum: number; budget: { limit: number; remaining: number } } } }).extensions.cost;
+      const cost = (ok.body as { extensions: { cost: { requested: number; actual: number; maximum: number; throttleStatus: Record<string, number> } } }).extensions.cost;
       expect(cost.requested).toBeGreaterThan(50);
-      expect(cost.budget).toMatchObject({ limit: 2500, remaining: remaining(deep) - cost.requested });
-      expect(rateLimitState(await post(`${gw.url}/graphql`, { query: '{ __typename }' }, buyer))['graphql-points']).toEqual({ r: expect.any(Number), t: expect.any(Number) });
+      expect(cost.actual).toBe(cost.requested);
+      expect(cost.throttleStatus).toEqual({ maximumAvailable: 2500, currentlyAvailable: remaining(deep) - cost.requested, restoreRate: 41.67, resetSeconds: expect.any(Number), windowSeconds: 60 });
+      // Shopify's way: no RateLimit headers while more than a tenth of the points is left.
+      expect(ok.headers.get('ratelimit')).toBeNull();
+      expect(ok.headers.get('ratelimit-policy')).toBeNull();
       let throttled;
       for (let i = 0; i < 20 && !throttled; i++) {
         const r = await graphql(gw.url, '{ products(brief: "video") { productId } }', undefined, buyer);
@@ -134,8 +178,16 @@ describe('each limit answers in its binding’s shape with Retry-After and the R
       expect(throttled!.body.errors![0]!.extensions).toMatchObject({ code: 'THROTTLED', cost: cost.requested });
       expect(throttled!.body.errors![0]!.message).toMatch(/costs \d+ points and \d+ of your 2500 per 60 s are left; try again in \d+ s/);
       expect(remaining(throttled!)).toBeLessThan(cost.requested);
+      expect((throttled!.body as { extensions?: unknown }).extensions).toMatchObject({ cost: { requested: cost.requested, actual: 0 } });
+      // A refusal carries the RateLimit headers, both budgets.
+      expect(rateLimitState(throttled!)).toEqual({ requests: { r: expect.any(Number), t: expect.any(Number) }, 'graphql-points': { r: remaining(throttled!), t: expect.any(Number) } });
       // Spend the rest (tiny operations); then even the 800 KB document is refused before it is read.
-      while ((await graphql(gw.url, '{ __typename }', undefined, buyer)).status === 200);
+      // Under a tenth of the 2,500 points left, every answer carries the headers.
+      for (;;) {
+        const tiny = await graphql(gw.url, '{ __typename }', undefined, buyer);
+        if (tiny.status !== 200) break;
+        expect(rateLimitState(tiny)['graphql-points']).toEqual({ r: remaining(tiny), t: expect.any(Number) });
+      }
       const spent = await post(`${gw.url}/graphql`, HOSTILE, buyer);
       expect(spent.status).toBe(429);
       expect(((await spent.json()) as { errors: { extensions: { code: string } }[] }).errors[0]!.extensions.code).toBe('THROTTLED');

@@ -11,7 +11,7 @@ export function serverMs(res: Response): number {
 }
 
 /** The `RateLimit` header's items by name: what is left and when it resets. */
-export function rateLimitState(res: Response): Record<string, { r: number; t: number }> {
+export function rateLimitState(res: { headers: Headers }): Record<string, { r: number; t: number }> {
   const out: Record<string, { r: number; t: number }> = {};
   for (const m of (res.headers.get('ratelimit') ?? '').matchAll(/"([^"]+)";r=(\d+);t=(\d+)/g)) out[m[1]!] = { r: Number(m[2]), t: Number(m[3]) };
   return out;

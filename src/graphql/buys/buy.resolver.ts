@@ -39,6 +39,14 @@ export function loadersOf(ctx: GraphQLContext): Loaders {
     const principal = principalOf(ctx);
     loaders = {
       buys: new DataLoader(async (ids) => {
+        // A buyer's own buys come from the per-buy cache get_media_buys answers from (an entry
+        // lives until an event for that buy is projected): mediaBuy(id) then costs what the JSON
+        // field does instead of a SQL read (54 µs of a 350 µs request here). A seller or admin
+        // reads any owner's, which the cache (kept per owner) does not hold: SQL as before.
+        if (!isOperator(principal)) {
+          const cached = await ports.mediaBuyCache.get(ports.readModels, principal.org, ids);
+          return ids.map((id) => cached.get(id)?.row);
+        }
         const rows = new Map((await mediaBuysByIds(ports, ids)).map((b) => [b.media_buy_id, b]));
         return ids.map((id) => {
           const row = rows.get(id);

@@ -7,18 +7,33 @@ describe('extensions.cost written into Apollo’s answer', () => {
   const limits = { graphql: { maxCost: 1000, maxDepth: 10, pointsPerMinute: { anonymous: 100, buyer: 500, seller: 500, admin: 500 } } } as unknown as ResourceLimits;
   const points: BudgetVerdict = { allowed: true, limit: 500, remaining: 440, resetSeconds: 12, windowSeconds: 60 };
   const budgets = {} as SharedBudgets; // never asked: the request carries its points
-  const headers: Record<string, string> = {};
+  let headers: Record<string, string> = {};
   const reply = { header: (name: string, value: string) => ((headers[name] = value), reply) } as unknown as FastifyReply;
-  const answer = (result: { errors?: unknown; data?: unknown; extensions?: unknown }, requested: number | null) => {
-    const req = { pointsLeft: points, operationPrice: requested === null ? null : { total: requested }, requestBudget: null } as unknown as FastifyRequest;
+  beforeEach(() => (headers = {}));
+  const answer = (result: { errors?: unknown; data?: unknown; extensions?: unknown }, requested: number | null, left = points, requestBudget: BudgetVerdict | null = null) => {
+    const req = { pointsLeft: left, operationPrice: requested === null ? null : { total: requested }, requestBudget } as unknown as FastifyRequest;
     return JSON.parse(withCost(limits, budgets)(req, reply, stringifyResultExtensionsFirst(result)) as string) as Record<string, unknown>;
   };
-  const cost = (requested: number | null) => ({ requested, maximum: 1000, budget: { limit: 500, remaining: 440, resetSeconds: 12, windowSeconds: 60 } });
+  const throttleStatus = { maximumAvailable: 500, currentlyAvailable: 440, restoreRate: 8.33, resetSeconds: 12, windowSeconds: 60 };
+  const cost = (requested: number | null) => ({ requested, actual: requested ?? 0, maximum: 1000, throttleStatus });
 
-  it('adds the price and the points to data and to errors, with the RateLimit headers', () => {
+  it('adds the price and the points to data and to errors, Shopify’s way: no RateLimit headers while the budgets are roomy', () => {
     expect(answer({ data: { a: 1 } }, 60)).toEqual({ data: { a: 1 }, extensions: { cost: cost(60) } });
     expect(answer({ errors: [{ message: 'no' }] }, null)).toEqual({ errors: [{ message: 'no' }], extensions: { cost: cost(null) } });
-    expect(headers).toEqual({ 'ratelimit-policy': '"graphql-points";q=500;w=60', ratelimit: '"graphql-points";r=440;t=12' });
+    expect(headers).toEqual({});
+  });
+
+  it('writes the RateLimit headers, both budgets, once either has less than a tenth left', () => {
+    const requests: BudgetVerdict = { allowed: true, limit: 3000, remaining: 2000, resetSeconds: 12, windowSeconds: 60 };
+    // 50 of 500 points is a tenth exactly: not yet.
+    answer({ data: { a: 1 } }, 5, { ...points, remaining: 50 }, requests);
+    expect(headers).toEqual({});
+    const low = answer({ data: { a: 1 } }, 5, { ...points, remaining: 49 }, requests);
+    expect(low).toEqual({ data: { a: 1 }, extensions: { cost: { ...cost(5), throttleStatus: { ...throttleStatus, currentlyAvailable: 49 } } } });
+    expect(headers).toEqual({ 'ratelimit-policy': '"requests";q=3000;w=60, "graphql-points";q=500;w=60', ratelimit: '"requests";r=2000;t=12, "graphql-points";r=49;t=12' });
+    headers = {};
+    answer({ data: { a: 1 } }, 5, points, { ...requests, remaining: 299 });
+    expect(headers.ratelimit).toBe('"requests";r=299;t=12, "graphql-points";r=440;t=12');
   });
 
   it('writes the cost last, also into a body Apollo wrote itself (its HTTP-level errors end with a newline)', () => {

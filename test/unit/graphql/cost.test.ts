@@ -30,6 +30,20 @@ describe('the static price of a GraphQL operation', () => {
     expect(price('query($s: Boolean!) { a: products @include(if: $s) { productId } }', { s: false }).fields).toBe(0);
   });
 
+  it('prices one parsed document again for each request’s variables, and keeps the price of one that reads none', () => {
+    const sized = parse('query($n: Int) { receivedWebhooks(limit: $n) { id } }');
+    const sizedOp = sized.definitions[0] as OperationDefinitionNode;
+    expect([3, 9, 3].map((n) => operationCost(schema, sized, sizedOp, { n })!.fields)).toEqual([1 + 3, 1 + 9, 1 + 3]);
+    const skipped = parse('query($s: Boolean!) { products @skip(if: $s) { productId } }');
+    const skippedOp = skipped.definitions[0] as OperationDefinitionNode;
+    expect([true, false, true].map((s) => operationCost(schema, skipped, skippedOp, { s })!.fields)).toEqual([0, 1 + ROOT_PAGE, 0]);
+    const typed = parse('query($id: ID!) { mediaBuy(id: $id) { id packages { id budget } } }');
+    const typedOp = typed.definitions[0] as OperationDefinitionNode;
+    const first = operationCost(schema, typed, typedOp, { id: 'a' })!;
+    expect(operationCost(schema, typed, typedOp, { id: 'b' })).toEqual(first);
+    expect(first.fields).toBe(price('query($id: ID!) { mediaBuy(id: $id) { id packages { id budget } } }', { id: 'c' }).fields);
+  });
+
   it('charges each mutation 10 points and the document 1 point per 5 tokens', () => {
     expect(price('mutation { revokeApiKey(keyId: "k") }').fields).toBe(10);
     const query = '{ __typename }';
