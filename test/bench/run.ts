@@ -2,6 +2,8 @@ import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import v8 from 'node:v8';
+import vm from 'node:vm';
 import Database from 'better-sqlite3';
 import pg from 'pg';
 import { eventStats } from '../../projections/event-stats';
@@ -418,10 +420,12 @@ async function createMediaBuyMcp(dir: string): Promise<void> {
       // bindings' cost side by side, steady on a loaded 2-core machine where throughput swings by
       // a third from round to round. The four sides share each round (their order rotating), so
       // the ceiling and the row judged against it come from the same minutes of the machine. Each
-      // side first waits for the gateway's projections to catch up, so one side's leftover work
-      // is not billed to the next (the floor shares this event loop).
+      // side first waits for the gateway's projections to catch up and collects the heap, so one
+      // side's leftover work is not billed to the next (the floor shares this event loop and heap:
+      // a full collection of the gateway's heap landing in a floor round doubled it).
       const settled = (load: () => Promise<number>) => async () => {
         await gw.app.projections.waitFor(gw.app.store.appendedUpTo());
+        collectGarbage();
         return perMainThreadCpuSecond(count, load);
       };
       const r = await rounds(5, { mcp: settled(() => mcp(gw.url)), rest: settled(rest), floorMcp: settled(floorMcp), floorRest: settled(floorRest) });
@@ -455,22 +459,23 @@ async function createMediaBuyMcp(dir: string): Promise<void> {
 
 /**
  * The MCP binding's floor: `POST /mcp` answered by the gateway's own `answerMcpPost` (a fresh SDK
- * Server per request over the JSON exchange) with a tool that answers a constant result, beside
+ * Server per request over the JSON exchange, tools/call registered as the route registers it) with
+ * a tool that answers a constant result, beside
  * `POST /rest` answering that result's structured content as plain JSON. The difference is what
  * the MCP layer costs a call before any of the gateway's own work (credentials, limits, the codec,
  * the command).
  */
 async function mcpFloor(result: object): Promise<{ url: string; close: () => Promise<void> }> {
   const { default: Fastify } = await import('fastify');
-  const { CallToolRequestSchema, ListToolsRequestSchema } = await import('@modelcontextprotocol/sdk/types.js');
-  const { answerMcpPost } = await import('../../src/http/mcp/route');
+  const { ListToolsRequestSchema } = await import('@modelcontextprotocol/sdk/types.js');
+  const { answerMcpPost, setToolsCallHandler } = await import('../../src/http/mcp/route');
   const structured = (result as { structuredContent?: object }).structuredContent ?? {};
   const fastify = Fastify();
   fastify.post('/rest', async () => structured);
   fastify.post('/mcp', (req, reply) =>
     answerMcpPost(req, reply, (server) => {
       server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: [] }));
-      server.setRequestHandler(CallToolRequestSchema, async () => ({ content: [{ type: 'text' as const, text: JSON.stringify(structured) }], structuredContent: { ...structured } }));
+      setToolsCallHandler(server, async () => ({ content: [{ type: 'text' as const, text: JSON.stringify(structured) }], structuredContent: { ...structured } }));
     }),
   );
   const url = await fastify.listen({ port: 0, host: '127.0.0.1' });
@@ -1039,6 +1044,17 @@ async function perCpuSecond(pid: number, count: number, load: () => Promise<numb
  */
 export function mainThreadCpuSeconds(): number {
   return Number(fs.readFileSync(`/proc/self/task/${process.pid}/schedstat`, 'utf8').split(' ')[0]) / 1e9;
+}
+
+let gc: (() => void) | undefined;
+
+/** A full collection of this process's heap, now (the bench's node runs without --expose-gc: the flag is set at run time). */
+function collectGarbage(): void {
+  if (!gc) {
+    v8.setFlagsFromString('--expose-gc');
+    gc = vm.runInNewContext('gc') as () => void;
+  }
+  gc();
 }
 
 /** Runs `load` (count requests) and answers requests per CPU second of this process's main thread. */

@@ -105,7 +105,10 @@ export function toolList(): Tool[] {
 
 /** An MCP tool result: the answer as `structuredContent`, its JSON as the text fallback. */
 function toolResult(body: Obj, isError = false): CallToolResult {
-  return { ...(isError ? { isError: true } : {}), content: [{ type: 'text', text: JSON.stringify(body) }], structuredContent: body };
+  // Members in the order the SDK's result schema wrote them when it re-parsed every result.
+  const result: CallToolResult = { content: [{ type: 'text', text: JSON.stringify(body) }], structuredContent: body };
+  if (isError) result.isError = true;
+  return result;
 }
 
 /**
