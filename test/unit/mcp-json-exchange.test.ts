@@ -1,8 +1,9 @@
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
-import { CallToolRequestSchema, LATEST_PROTOCOL_VERSION, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
-import { JsonExchangeTransport, type McpHttpAnswer } from '../../src/http/mcp/json-exchange';
+import { CallToolRequestSchema, JSONRPCMessageSchema, LATEST_PROTOCOL_VERSION, ListToolsRequestSchema, type CallToolRequest, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { isPlainRequest, JsonExchangeTransport, type McpHttpAnswer } from '../../src/http/mcp/json-exchange';
 import { answerParamsErrorsAsJsonRpc } from '../../src/http/mcp/params-errors';
+import { setToolsCallHandler } from '../../src/http/mcp/route';
 
 /**
  * The MCP route carries each POST through JsonExchangeTransport instead of the SDK's
@@ -11,15 +12,18 @@ import { answerParamsErrorsAsJsonRpc } from '../../src/http/mcp/params-errors';
  * status and the same JSON-RPC body from both, except where the SDK departs from JSON-RPC 2.0
  * (the corrections, each checked against both).
  */
-function serverWithTools(): Server {
+/** `toolsCall: 'route'` registers tools/call as the gateway's route does (setToolsCallHandler), else with the SDK Server's own method. */
+function serverWithTools(toolsCall: 'sdk' | 'route' = 'sdk'): Server {
   const server = new Server({ name: 'oracle', version: '1.0.0' }, { capabilities: { tools: {} } });
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: [{ name: 'echo', inputSchema: { type: 'object' } }] }));
-  server.setRequestHandler(CallToolRequestSchema, async (request) => {
+  const call = async (request: CallToolRequest): Promise<CallToolResult> => {
     if (request.params.name === 'slow') await new Promise((r) => setTimeout(r, 5));
     if (request.params.name === 'bad_result') return { content: 'not a list' } as never;
     if (request.params.name === 'throws') throw new Error('tool blew up');
     return { content: [{ type: 'text', text: JSON.stringify(request.params.arguments ?? null) }], structuredContent: { got: request.params.arguments ?? null } };
-  });
+  };
+  if (toolsCall === 'route') setToolsCallHandler(server, call);
+  else server.setRequestHandler(CallToolRequestSchema, call);
   return server;
 }
 
@@ -39,8 +43,8 @@ async function viaSdk(headers: Record<string, string>, body: unknown): Promise<M
   }
 }
 
-async function viaExchange(headers: Record<string, string>, body: unknown, options: { paramsErrors?: boolean } = {}): Promise<McpHttpAnswer> {
-  const server = serverWithTools();
+async function viaExchange(headers: Record<string, string>, body: unknown, options: { paramsErrors?: boolean; toolsCall?: 'sdk' | 'route' } = {}): Promise<McpHttpAnswer> {
+  const server = serverWithTools(options.toolsCall);
   if (options.paramsErrors) answerParamsErrorsAsJsonRpc(server, { error: () => {} });
   const transport = new JsonExchangeTransport();
   await server.connect(transport);
@@ -80,6 +84,8 @@ const cases: [string, Record<string, string>, unknown][] = [
   ['a supported protocol version header', { ...JSON_HEADERS, 'mcp-protocol-version': '2025-06-18' }, call(26, 'echo')],
   ['an unsupported protocol version header', { ...JSON_HEADERS, 'mcp-protocol-version': '1999-01-01' }, call(27, 'echo')],
   ['an unsupported protocol version on initialize', { ...JSON_HEADERS, 'mcp-protocol-version': '1999-01-01' }, initialize(28)],
+  ['a tools/call with _meta', JSON_HEADERS, { jsonrpc: '2.0', id: 31, method: 'tools/call', params: { name: 'echo', arguments: { a: 1 }, _meta: { progressToken: 'p-31' } } }],
+  ['a tools/call asking for a task', JSON_HEADERS, { jsonrpc: '2.0', id: 32, method: 'tools/call', params: { name: 'echo', arguments: { a: 1 }, task: { ttl: 60000 } } }],
 ];
 
 const rpcError = (id: number | null, code: number, message: string) => ({ jsonrpc: '2.0', id, error: { code, message } });
@@ -150,5 +156,71 @@ describe('answerParamsErrorsAsJsonRpc', () => {
   test("a handler's own fault is -32603 Internal error, not in its words", async () => {
     expect((await viaExchange(JSON_HEADERS, call(46, 'throws'))).body).toMatchObject({ error: { code: -32603, message: 'tool blew up' } });
     expect(await viaExchange(JSON_HEADERS, call(46, 'throws'), { paramsErrors: true })).toEqual({ status: 200, body: rpcError(46, -32603, 'Internal error') });
+  });
+});
+
+/**
+ * The route registers tools/call without the SDK Server's second parse of the request and its
+ * parse of the result (route.ts, setToolsCallHandler): every answer but a malformed result's (which
+ * the gateway never builds) must stay what the Server's own registration answers.
+ */
+describe('setToolsCallHandler', () => {
+  const calls: [string, unknown][] = [
+    ['a call', call(50, 'echo', { a: [1, { b: 2 }] })],
+    ['a call without arguments', call(51, 'echo')],
+    ['a batch of calls', [call(52, 'slow', { x: 1 }), call(53, 'echo', { y: 2 })]],
+    ['arguments a string', call(54, 'echo', 'x')],
+    ['no name', { jsonrpc: '2.0', id: 55, method: 'tools/call', params: {} }],
+    ['a call asking for a task', { jsonrpc: '2.0', id: 56, method: 'tools/call', params: { name: 'echo', task: { ttl: 60000 } } }],
+    ['a tool that throws', call(57, 'throws')],
+  ];
+  test.each(calls)('%s', async (_name, body) => {
+    for (const paramsErrors of [false, true]) {
+      const sdk = await viaExchange(JSON_HEADERS, body, { paramsErrors, toolsCall: 'sdk' });
+      expect(await viaExchange(JSON_HEADERS, body, { paramsErrors, toolsCall: 'route' })).toEqual(sdk);
+    }
+  });
+
+  test('a call answers the same JSON text, member order included', async () => {
+    const text = async (toolsCall: 'sdk' | 'route') => JSON.stringify((await viaExchange(JSON_HEADERS, call(58, 'echo', { z: 1, a: 2 }), { toolsCall })).body);
+    expect(await text('route')).toBe(await text('sdk'));
+  });
+});
+
+/** What the exchange takes as a request without zod must be exactly what JSONRPCMessageSchema takes, unchanged. */
+describe('isPlainRequest', () => {
+  const messages: unknown[] = [
+    call(1, 'echo', { a: 1 }),
+    call('s', 'echo'),
+    { jsonrpc: '2.0', id: 2, method: 'tools/list' },
+    { jsonrpc: '2.0', id: 3, method: 'ping', params: {} },
+    { jsonrpc: '2.0', id: 4, method: 'tools/call', params: { name: 'x', _meta: { progressToken: 1 } } },
+    { jsonrpc: '2.0', id: 5, method: 'tools/call', params: { name: 'x', _meta: { progressToken: {} } } },
+    { jsonrpc: '2.0', id: 1.5, method: 'ping' },
+    { jsonrpc: '2.0', id: 2 ** 60, method: 'ping' },
+    { jsonrpc: '2.0', id: null, method: 'ping' },
+    { jsonrpc: '2.0', method: 'notifications/initialized' },
+    { jsonrpc: '2.0', id: 6, method: 'ping', extra: 1 },
+    { jsonrpc: '2.0', id: 7, method: 'ping', params: [] },
+    { jsonrpc: '2.0', id: 8, method: 'ping', params: null },
+    { jsonrpc: '2.0', id: 9, method: 7 },
+    { jsonrpc: '1.0', id: 10, method: 'ping' },
+    { jsonrpc: '2.0', id: 11, result: {} },
+    [call(12, 'echo')],
+    null,
+    'ping',
+  ];
+  test.each(messages.map((m) => [JSON.stringify(m), m]))('%s', (_name, m) => {
+    const parsed = JSONRPCMessageSchema.safeParse(m);
+    if (isPlainRequest(m)) {
+      expect(parsed.success).toBe(true);
+      expect(parsed.data).toEqual(m);
+    }
+  });
+  test('takes the common request and leaves _meta to the schema', () => {
+    expect(isPlainRequest(call(1, 'echo', { a: 1 }))).toBe(true);
+    expect(isPlainRequest({ jsonrpc: '2.0', id: 2, method: 'tools/list' })).toBe(true);
+    expect(isPlainRequest({ jsonrpc: '2.0', id: 4, method: 'tools/call', params: { name: 'x', _meta: {} } })).toBe(false);
+    expect(isPlainRequest({ jsonrpc: '2.0', id: 6, method: 'ping', extra: 1 })).toBe(false);
   });
 });

@@ -66,7 +66,20 @@ type Judged =
   /** A notification MCP's schema refuses: never answered (JSON-RPC 2.0 §4.1), so dropped. */
   | { dropped: true };
 
+/**
+ * A request JSONRPCRequestSchema takes, told without zod: an object of those four members only,
+ * `jsonrpc: "2.0"`, a string or safe-integer id, a string method, and params absent or an object
+ * without `_meta` (the one member of params the schema looks into; with it, the schema judges).
+ * Nearly every POST is one such request, and the schema's parse copies it to answer the same.
+ */
+export function isPlainRequest(m: unknown): m is JSONRPCRequest {
+  if (!isObject(m) || m.jsonrpc !== '2.0' || typeof m.method !== 'string' || !isJsonRpcId(m.id)) return false;
+  for (const k in m) if (!REQUEST_MEMBERS.has(k)) return false;
+  return m.params === undefined ? !('params' in m) : isObject(m.params) && !Object.hasOwn(m.params, '_meta');
+}
+
 function judge(m: unknown): Judged {
+  if (isPlainRequest(m)) return { message: m };
   const parsed = JSONRPCMessageSchema.safeParse(m);
   if (parsed.success) return { message: parsed.data as JSONRPCMessage };
   const id = isObject(m) && isJsonRpcId(m.id) ? m.id : null;
@@ -89,8 +102,8 @@ type Slot = { id: RequestId } | { answer: unknown };
  * CPU here). The HTTP-level checks are the SDK transport's for this mode, in its order and with
  * its statuses and messages: Accept (406), Content-Type (415), batch size (400), one initialize per
  * POST, the `mcp-protocol-version` header, 202 for notifications and responses alone. Everything
- * JSON-RPC (initialize, ping, tools/*, method-not-found, invalid params, result validation) stays
- * the SDK Server's. A protocol test sends the same requests to this and to the SDK's own transport
+ * JSON-RPC (initialize, ping, tools/*, method-not-found, invalid params) stays the SDK Server's
+ * (the route registers tools/call without the Server's re-check of its own results: route.ts). A protocol test sends the same requests to this and to the SDK's own transport
  * and compares the answers.
  *
  * Where the SDK's transport departs from JSON-RPC 2.0, this follows JSON-RPC (and the protocol test
@@ -135,7 +148,7 @@ export class JsonExchangeTransport implements Transport {
   }
 
   /** Checks the POST as the SDK transport does, hands its messages to the server, and answers. */
-  async exchange(headers: Headers, body: unknown, url: URL): Promise<McpHttpAnswer> {
+  async exchange(headers: Headers, body: unknown, url: URL | (() => URL)): Promise<McpHttpAnswer> {
     const accept = header(headers, 'accept');
     if (!accept?.includes('application/json') || !accept.includes('text/event-stream')) {
       return httpError(406, -32000, 'Not Acceptable: Client must accept both application/json and text/event-stream');
@@ -153,7 +166,19 @@ export class JsonExchangeTransport implements Transport {
     if (!initializing && version !== undefined && !SUPPORTED_PROTOCOL_VERSIONS.includes(version)) {
       return httpError(400, -32000, `Bad Request: Unsupported protocol version: ${version} (supported versions: ${SUPPORTED_PROTOCOL_VERSIONS.join(', ')})`);
     }
-    const extra: MessageExtraInfo = { requestInfo: { headers: headers as Record<string, string | string[] | undefined>, url } };
+    const requestHeaders = headers as Record<string, string | string[] | undefined>;
+    let made: URL | undefined;
+    const extra: MessageExtraInfo = {
+      requestInfo:
+        typeof url === 'function'
+          ? {
+              headers: requestHeaders,
+              get url() {
+                return (made ??= url());
+              },
+            }
+          : { headers: requestHeaders, url },
+    };
     // Keyed by id as the SDK's transport keys them: a batch repeating an id is answered once.
     for (const j of judged) {
       if ('answer' in j) this.slots.push({ answer: j.answer });

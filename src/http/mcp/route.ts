@@ -1,11 +1,11 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolRequest, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv-provider.js';
 import type { App } from '../../services';
 import { AppError } from '../../shared/errors';
 import { agentCaller, refuseAmbiguousSignedBody, registerProtectedResourceMetadata, type AgentCall } from '../agent-auth';
-import { publicOrigin, requestOrigin } from '../well-known';
+import { requestOrigin } from '../well-known';
 import { callTool, toolList } from './tools';
 import { JsonExchangeTransport } from './json-exchange';
 import { answerParamsErrorsAsJsonRpc } from './params-errors';
@@ -55,21 +55,47 @@ async function handlePost(app: App, req: FastifyRequest, reply: FastifyReply): P
   if ('refused' in caller) return caller.refused(reply);
   const { principal } = caller;
 
+  // The origin the request reached, made once: the public origin without PUBLIC_URL, and the URL the SDK is told.
+  const reached = app.config.publicUrl ? undefined : requestOrigin(req.protocol, req.host, req.socket);
   const ctx = {
     app,
     ports: app.ports,
     principal,
     requestId: req.id,
-    origin: publicOrigin(app, req),
+    origin: app.config.publicUrl ?? reached!,
     wire: 'adcp3' as const,
     // A `__proto__` or `constructor.prototype` key (dropped by the parser) is refused as the tool's
     // error: the body is valid JSON, and AdCP clients read errors from the tool result.
     ...(req.forbiddenKeys ? { refusal: new AppError('INVALID_REQUEST', 'the request contains a "__proto__" or "constructor.prototype" key, which no field accepts') } : {}),
   };
-  return answerMcpPost(req, reply, (server) => {
-    server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: toolList() }));
-    server.setRequestHandler(CallToolRequestSchema, async (request) => callTool(request.params.name, request.params.arguments, ctx));
-  });
+  return answerMcpPost(
+    req,
+    reply,
+    (server) => {
+      server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: toolList() }));
+      setToolsCallHandler(server, (request) => callTool(request.params.name, request.params.arguments, ctx));
+    },
+    reached,
+  );
+}
+
+/** Server.setRequestHandler's parent: the SDK Protocol's, which parses a request's params once and calls the handler. */
+const protocolSetRequestHandler = (Object.getPrototypeOf(Server.prototype) as { setRequestHandler: Server['setRequestHandler'] }).setRequestHandler;
+
+/**
+ * `tools/call` answered by `call`, registered as the SDK's Protocol registers any handler, under
+ * the Server's own override for this one method. The Protocol has already parsed the request
+ * against CallToolRequestSchema (and a refusal is answered -32602, see params-errors) when the
+ * override parses it again, then parses the handler's result against CallToolResultSchema: zod
+ * copies `arguments` and `structuredContent` key by key each time (its record type), the larger
+ * part of what the MCP layer allocates a call here, to re-check a request already checked and a
+ * result this gateway builds in CallToolResult's shape (tools.ts, toolResult). The override's
+ * one other branch, a call asking for a task, never reaches a handler here: these servers declare
+ * no tasks capability, so the Protocol refuses such a call first. Used by the route and by the
+ * bench's MCP floor, so the floor measures the layer as the gateway runs it.
+ */
+export function setToolsCallHandler(server: Server, call: (request: CallToolRequest) => Promise<CallToolResult>): void {
+  protocolSetRequestHandler.call(server, CallToolRequestSchema, call);
 }
 
 /**
@@ -77,7 +103,7 @@ async function handlePost(app: App, req: FastifyRequest, reply: FastifyReply): P
  * answered -32602, see params-errors), over a JSON exchange for this request alone. Every authenticated /mcp request runs this; so does the bench's MCP floor
  * row, with a constant tool, to measure what it costs.
  */
-export async function answerMcpPost(req: FastifyRequest, reply: FastifyReply, handle: (server: Server) => void): Promise<FastifyReply> {
+export async function answerMcpPost(req: FastifyRequest, reply: FastifyReply, handle: (server: Server) => void, origin?: string): Promise<FastifyReply> {
   sharedValidator ??= new AjvJsonSchemaValidator();
   const server = new Server({ name: 'adcp-gateway', version: '0.1.0' }, { capabilities: { tools: {} }, jsonSchemaValidator: sharedValidator });
   handle(server);
@@ -87,7 +113,8 @@ export async function answerMcpPost(req: FastifyRequest, reply: FastifyReply, ha
   // We always answer JSON; a client that accepts only JSON (the runner's raw probes) gets it.
   const accept = req.headers.accept ?? '';
   const headers = !accept.includes('text/event-stream') && (accept === '' || /application\/json|\*\/\*/.test(accept)) ? { ...req.headers, accept: 'application/json, text/event-stream' } : req.headers;
-  const answer = await transport.exchange(headers, req.body, new URL(`${requestOrigin(req.protocol, req.host, req.socket)}${req.url}`));
+  // The request's URL (the SDK hands it to handlers as requestInfo.url): made if one reads it, which none here does.
+  const answer = await transport.exchange(headers, req.body, () => new URL(`${origin ?? requestOrigin(req.protocol, req.host, req.socket)}${req.url}`));
   // The server is dropped, not closed: every request it was given has been answered, and it holds
   // no timer, stream or outgoing request. close() would abort the answered handlers' signals and
   // build a ConnectionClosed error, two stack traces per call (~40 us of ~100 for the SDK's part).

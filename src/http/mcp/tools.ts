@@ -54,8 +54,9 @@ const tools: Readonly<Record<string, ToolDef>> = {
             throw new AppError('INVALID_REQUEST', `idempotency_key is required on ${name} (AdCP 3.0: every mutating request carries one)`, 'idempotency_key');
           }
           const result = await runTaskInRelease(name, args, ctx, codec.version);
+          const answer = codec.answer(name, result, { now: ctx.app.clock() });
           // A replay says so whatever its release's encoder keeps of the result.
-          return { ...codec.answer(name, result, { now: ctx.app.clock() }), ...(result.replayed === true ? { replayed: true } : {}) };
+          return result.replayed === true ? { ...answer, replayed: true } : answer;
         },
       } satisfies ToolDef,
     ]),
@@ -94,18 +95,24 @@ export function withTaskStatus(tool: string, body: Obj): Obj {
   return { status: 'completed', ...body };
 }
 
-/** `tools/list`: open input schemas (AdCP clients validate against the protocol's schemas). */
+/** `tools/list`: open input schemas (AdCP clients validate against the protocol's schemas). Built once: the tools never change. */
 export function toolList(): Tool[] {
-  return [...Object.entries(tools), ...Object.entries(ALIASES).map(([alias, name]) => [alias, tools[name]!] as const)].map(([name, t]) => ({
+  // Every tools/list answer and the A2A card share it (they read it, never change it).
+  return (listed ??= [...Object.entries(tools), ...Object.entries(ALIASES).map(([alias, name]) => [alias, tools[name]!] as const)].map(([name, t]) => ({
     name,
     description: t.description,
-    inputSchema: { type: 'object', properties: {}, additionalProperties: true },
-  }));
+    inputSchema: { type: 'object' as const, properties: {}, additionalProperties: true },
+  })));
 }
+
+let listed: Tool[] | undefined;
 
 /** An MCP tool result: the answer as `structuredContent`, its JSON as the text fallback. */
 function toolResult(body: Obj, isError = false): CallToolResult {
-  return { ...(isError ? { isError: true } : {}), content: [{ type: 'text', text: JSON.stringify(body) }], structuredContent: body };
+  // Members in the order the SDK's result schema wrote them when it re-parsed every result.
+  const result: CallToolResult = { content: [{ type: 'text', text: JSON.stringify(body) }], structuredContent: body };
+  if (isError) result.isError = true;
+  return result;
 }
 
 /**
