@@ -71,20 +71,22 @@ setTimeout(() => process.exit(0), ${lifetimeMs});`;
 }
 
 /**
- * 99 % of the samples under 50 ms (never fewer than all but one) and every one under 200 ms; on
- * failure the slowest samples of both series are printed. This 2-CPU VM pauses processes now and
- * then, which no gateway code causes (CI failed such a bound twice on round trips alone while the
- * same code passed the runs around them, and once on a single 142 ms sample of 302 whose next
- * slowest was 25 ms, after a 21-minute parallel phase; the same suite then passed three runs in a
- * row); a gateway that a client can stall fails both by far (the quadratic header check this
- * guards against held /healthz at p50 1,342 ms).
+ * 98 % of the samples under 50 ms (never fewer than all but two) and every one under 500 ms; on
+ * failure the slowest samples of both series are printed. The samples are the gateway's round trip
+ * beyond the bare server's, so a pause of the whole machine cancels out, but a pause of the test
+ * process (which hosts the gateway and the hostile senders: a major GC of their shared heap) does
+ * not. Such single pauses were seen on this 2-CPU VM on the build before and after the same change
+ * alike (2026-11-27, one run in three: a lone 341 ms or 227 ms sample, or three samples of 53-69 ms
+ * among 296, the rest under 25 ms), and CI failed the earlier bounds (100 ms, then 200 ms) the same
+ * way while the runs around them passed. A gateway that a client can stall fails both bounds by far:
+ * the quadratic header check this guards against held /healthz at p50 1,342 ms.
  */
 export function expectPrompt(series: string, times: readonly number[], bare: readonly number[]): void {
   const slowest = [...times].sort((a, b) => b - a);
-  const allowed = Math.max(1, Math.floor(times.length / 100));
+  const allowed = Math.max(2, Math.floor(times.length / 50));
   const shown = slowest.slice(0, allowed + 2).map((t) => Math.round(t * 10) / 10);
-  if (!(slowest[0]! < 200 && (slowest[allowed] ?? 0) < 50)) {
-    throw new Error(`${series}: ${times.length} samples, the slowest ${shown.join(', ')} ms (at most ${allowed} may pass 50 ms, none 200 ms); the bare server's slowest: ${[...bare].sort((a, b) => b - a).slice(0, 4).map((t) => t.toFixed(1)).join(', ')} ms`);
+  if (!(slowest[0]! < 500 && (slowest[allowed] ?? 0) < 50)) {
+    throw new Error(`${series}: ${times.length} samples, the slowest ${shown.join(', ')} ms (at most ${allowed} may pass 50 ms, none 500 ms); the bare server's slowest: ${[...bare].sort((a, b) => b - a).slice(0, 4).map((t) => t.toFixed(1)).join(', ')} ms`);
   }
 }
 
