@@ -442,36 +442,6 @@ export class ProjectionRunner {
 }
 
 /**
- * Replays one projection from position 0 (the `projections rebuild` command). Runs against a
- * stopped or running server alike: the running runner notices the reset and follows along.
- */
-export async function rebuildProjection(
-  store: EventStore,
-  readModels: ReadModelStore,
-  p: Projection,
-  onProgress?: (position: number, head: number, applied: number) => void,
-  batchSize = 5000,
-): Promise<{ events: number; position: number }> {
-  await readModels.reset(p.name, p.tables);
-  await readModels.migrate(p.ddl[readModels.dialect]);
-  const head = await store.headPosition();
-  let from = 0;
-  let count = 0;
-  for (;;) {
-    const events = await store.readAll({ fromPosition: from + 1, limit: batchSize });
-    if (events.length === 0) break;
-    const statements = statementsFor(p, events.filter((e) => handlesEvent(p, e.type)));
-    const to = events[events.length - 1]!.position;
-    await readModels.applyBatch(p.name, from, to, statements, p.version);
-    from = to;
-    count += events.length;
-    onProgress?.(to, head, count);
-    if (to >= head && events.length < batchSize) break;
-  }
-  return { events: count, position: from };
-}
-
-/**
  * Replays one projection from position 0 beside its live tables and switches to the result in
  * one transaction with its last batch (the `projections rebuild` command): readers never see the
  * tables empty. A running server's runner finds its checkpoint moved by the switch and re-applies

@@ -1,16 +1,10 @@
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import type { EventStore } from '../../src/eventstore/port';
-import { PostgresEventStore } from '../../src/eventstore/postgres';
-import { SqliteEventStore } from '../../src/eventstore/sqlite';
 import type { Projection } from '../../src/projections/projection';
-import { ProjectionRunner, rebuildProjection } from '../../src/projections/runner';
+import { ProjectionRunner, rebuildBeside } from '../../src/projections/runner';
 import { CheckpointMovedError, ProjectionWriteError, type ReadModelStore } from '../../src/readmodel/port';
 import { Leases } from '../../src/readmodel/leases';
 import { PostgresReadModelStore } from '../../src/readmodel/postgres';
-import { SqliteReadModelStore } from '../../src/readmodel/sqlite';
-import { PG_ADMIN_URL, createTestDatabase, describeWith, eventually } from '../support/infra';
+import { PG_ADMIN_URL, describeWith, eventually } from '../support/infra';
+import { postgresProjectionEngines, sqliteProjectionEngines, type ProjectionEngines } from '../support/projection-engines';
 
 /** A projection whose rows make double application visible: a counter and a per-event row. */
 const tally: Projection = {
@@ -38,12 +32,7 @@ const tally: Projection = {
   ],
 };
 
-interface Engines {
-  store: EventStore;
-  rm: ReadModelStore;
-  second: () => Promise<ReadModelStore>;
-  cleanup: () => Promise<void>;
-}
+type Engines = ProjectionEngines;
 
 function projectionContract(name: string, open: () => Promise<Engines>): void {
   describe(`projections contract: ${name}`, () => {
@@ -204,7 +193,7 @@ function projectionContract(name: string, open: () => Promise<Engines>): void {
       await runner.stop();
       const before = await e.rm.query('SELECT stream, n FROM tally_totals ORDER BY stream');
       const progress: number[] = [];
-      const result = await rebuildProjection(e.store, e.rm, tally, (_p, _h, applied) => progress.push(applied), 64);
+      const result = await rebuildBeside(e.store, e.rm, tally, (_p, _h, applied) => progress.push(applied), 64);
       expect(result).toEqual({ events: 300, position: head });
       expect(progress.at(-1)).toBe(300);
       expect(await e.rm.query('SELECT stream, n FROM tally_totals ORDER BY stream')).toEqual(before);
@@ -225,37 +214,8 @@ function projectionContract(name: string, open: () => Promise<Engines>): void {
   });
 }
 
-projectionContract('sqlite', async () => {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'adcp-rm-'));
-  const file = path.join(dir, 'db.sqlite');
-  const store = new SqliteEventStore({ file, pollIntervalMs: 20 });
-  const rm = new SqliteReadModelStore(file);
-  return {
-    store,
-    rm,
-    second: async () => new SqliteReadModelStore(file),
-    cleanup: async () => {
-      await rm.close();
-      await store.close();
-      fs.rmSync(dir, { recursive: true, force: true });
-    },
-  };
-});
+projectionContract('sqlite', sqliteProjectionEngines);
 
 describeWith('PostgreSQL', !!PG_ADMIN_URL, 'postgres read models', () => {
-  projectionContract('postgres', async () => {
-    const db = await createTestDatabase();
-    const store = await PostgresEventStore.connect({ connectionString: db.url, pollIntervalMs: 20 });
-    const rm = await PostgresReadModelStore.connect(db.url);
-    return {
-      store,
-      rm,
-      second: () => PostgresReadModelStore.connect(db.url),
-      cleanup: async () => {
-        await rm.close();
-        await store.close();
-        await db.drop();
-      },
-    };
-  });
+  projectionContract('postgres', postgresProjectionEngines);
 });

@@ -1,17 +1,11 @@
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import type { EventStore, StoredEvent } from '../../src/eventstore/port';
-import { PostgresEventStore } from '../../src/eventstore/postgres';
-import { SqliteEventStore } from '../../src/eventstore/sqlite';
 import type { Projection } from '../../src/projections/projection';
-import { ProjectionRunner, rebuildBeside, rebuildProjection } from '../../src/projections/runner';
+import { ProjectionRunner, rebuildBeside } from '../../src/projections/runner';
 import { planShadow } from '../../src/projections/shadow';
 import { CheckpointMovedError, type ReadModelStore } from '../../src/readmodel/port';
 import { Leases } from '../../src/readmodel/leases';
-import { PostgresReadModelStore } from '../../src/readmodel/postgres';
-import { SqliteReadModelStore } from '../../src/readmodel/sqlite';
-import { PG_ADMIN_URL, createTestDatabase, describeWith, eventually } from '../support/infra';
+import { PG_ADMIN_URL, describeWith, eventually } from '../support/infra';
+import { postgresProjectionEngines, replayInPlace, sqliteProjectionEngines, type ProjectionEngines } from '../support/projection-engines';
 
 const big = (rm: ReadModelStore) => (rm.dialect === 'postgres' ? 'BIGINT' : 'INTEGER');
 
@@ -71,13 +65,7 @@ const shotsV2 = (dialectBig: string): Projection => ({
     })),
 });
 
-interface Engines {
-  store: EventStore;
-  rm: ReadModelStore;
-  /** A second connection to the same read models (another instance). */
-  second: () => Promise<ReadModelStore>;
-  cleanup: () => Promise<void>;
-}
+type Engines = ProjectionEngines;
 
 const STREAMS = 10;
 const EVENTS = 20_000;
@@ -103,7 +91,7 @@ async function tablesLike(rm: ReadModelStore, pattern: string): Promise<string[]
 /** v2 built from nothing, into tables of its own (a shadow under another version), for comparison. */
 async function fromScratch(e: Engines, v2: Projection): Promise<Row[]> {
   const scratch = planShadow({ ...v2, version: 99 }, e.rm.dialect).shadow;
-  await rebuildProjection(e.store, e.rm, scratch, undefined, 4000);
+  await replayInPlace(e.store, e.rm, scratch, 4000);
   const rows = await e.rm.query<Row>('SELECT * FROM shot_totals__v99 ORDER BY stream');
   await e.rm.reset(scratch.name, scratch.tables);
   return rows.map((r) => ({ ...r, n: Number(r.n), last_position: Number(r.last_position) }));
@@ -372,38 +360,8 @@ function versionContract(name: string, open: () => Promise<Engines>): void {
   });
 }
 
-versionContract('sqlite', async () => {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'adcp-pv-'));
-  const file = path.join(dir, 'db.sqlite');
-  const store = new SqliteEventStore({ file, pollIntervalMs: 20 });
-  const rm = new SqliteReadModelStore(file);
-  return {
-    store,
-    rm,
-    second: async () => new SqliteReadModelStore(file),
-    cleanup: async () => {
-      await rm.close();
-      await store.close();
-      fs.rmSync(dir, { recursive: true, force: true });
-    },
-  };
-});
+versionContract('sqlite', sqliteProjectionEngines);
 
 describeWith('PostgreSQL', !!PG_ADMIN_URL, 'postgres projection versions', () => {
-  versionContract('postgres', async () => {
-    const db = await createTestDatabase();
-    const store = await PostgresEventStore.connect({ connectionString: db.url, pollIntervalMs: 20 });
-    const rm = await PostgresReadModelStore.connect(db.url);
-    return {
-      store,
-      rm,
-      second: () => PostgresReadModelStore.connect(db.url),
-      cleanup: async () => {
-        await rm.close();
-        await store.close();
-        await db.drop();
-      },
-    };
-  });
+  versionContract('postgres', postgresProjectionEngines);
 });
-

@@ -6,7 +6,7 @@ import pg from 'pg';
 import { allProjections } from '../../projections';
 import { openEventStore } from '../../src/app';
 import { loadConfig } from '../../src/config';
-import { rebuildProjection } from '../../src/projections/runner';
+import { replayInPlace } from '../support/projection-engines';
 import { PostgresReadModelStore } from '../../src/readmodel/postgres';
 import { overSse, overWebSocket, type Feed } from '../support/subscriptions';
 import { KAFKA_BROKERS, PG_ADMIN_URL, createTestDatabase, describeWith, eventually } from '../support/infra';
@@ -305,7 +305,7 @@ describeWith('PostgreSQL and Kafka', !!PG_ADMIN_URL && !!KAFKA_BROKERS, 'scale-o
       const [live, rebuilt] = [await PostgresReadModelStore.connect(db.url), await PostgresReadModelStore.connect(fresh.url)];
       try {
         for (const p of allProjections) {
-          await rebuildProjection(store, rebuilt, p);
+          await replayInPlace(store, rebuilt, p);
           for (const table of p.tables) expect({ table, rows: await rowsOf(live, table) }).toEqual({ table, rows: await rowsOf(rebuilt, table) });
         }
       } finally {

@@ -6,7 +6,8 @@ import { loadState } from '../../src/application/command-handler';
 import { loadConfig, type Config } from '../../src/config';
 import { webhookDecider, webhookStream } from '../../src/domain/webhook/webhook';
 import type { EventStore, NewEvent, StoredEvent } from '../../src/eventstore/port';
-import { ProjectionRunner, rebuildProjection } from '../../src/projections/runner';
+import { ProjectionRunner } from '../../src/projections/runner';
+import { replayInPlace } from '../support/projection-engines';
 import { toPublicEvent } from '../../src/public-events/mapping';
 import type { ReadModelStore } from '../../src/readmodel/port';
 import { allProjections } from '../../projections';
@@ -174,13 +175,13 @@ function upcastingSuite(engine: string, available: boolean, configs: () => Promi
         expect(want.webhook_activity!.map((r) => JSON.parse(r).notification_type).sort()).toEqual(['final', 'scheduled', 'task_status']);
         expect(await readModelDump(oldRm)).toEqual(want);
 
-        for (const p of allProjections) await rebuildProjection(oldStore, oldRm, p);
+        for (const p of allProjections) await replayInPlace(oldStore, oldRm, p);
         expect(await readModelDump(oldRm)).toEqual(want);
 
         // The control: the same rebuild reading the adapter as stored shows what the upcaster fixes.
         const raw = await openStoreAdapter(old);
         try {
-          await rebuildProjection(raw, oldRm, allProjections.find((p) => p.name === 'webhooks')!);
+          await replayInPlace(raw, oldRm, allProjections.find((p) => p.name === 'webhooks')!);
           const unfixed = await readModelDump(oldRm);
           expect(unfixed.webhook_activity!.map((r) => JSON.parse(r).notification_type).sort()).toEqual(['delivery_report', 'delivery_report', 'task_status']);
         } finally {
