@@ -49,6 +49,7 @@ import { RequestSigning } from './http/request-signing';
 import { DatabaseReplayStore } from './webhooks/receiver/replay-store';
 import { AuthFailureThrottle } from './limits/client-budgets';
 import { STALL_THRESHOLD_MS } from './http/loop-stalls';
+import { untilProjected } from './application/projected';
 
 /**
  * The event store as every reader and writer of events uses it: the configured adapter with event
@@ -221,6 +222,9 @@ export async function startApp(
     mediaBuyCache.clear();
   });
   await projections.start();
+  // Inline projections commit with the append when the events and the read models share one
+  // PostgreSQL database (Projection.consistency); elsewhere the runner applies them after commit.
+  if (opened instanceof PostgresEventStore && config.readModel.kind === 'postgres' && config.readModel.url === config.eventStore.url) opened.writeInline(projections.inlineWrites());
   await bus.start();
   await bus.consumer(dispatcher.group).start(dispatcher.webhookDispatcher(store));
   await bus.consumer(reporter.group).start(reporter.deliveryReporter({ store, readModels, projections }));
@@ -244,7 +248,7 @@ export async function startApp(
   const rateLimiter = await openRateLimiter(readModels, config.redis, (err) => log.warn({ err }, 'redis error (rate limits)'));
   const budgets = config.limits && new SharedBudgets(rateLimiter, { syncMs: 100, onError: (err) => log.warn({ err }, 'rate-limit store unreachable: limits counted per instance meanwhile') });
   const authFailures = config.limits && budgets ? new AuthFailureThrottle(budgets, config.limits.authFailuresPerMinute) : undefined;
-  const oauth = new OAuthService({ config, store, readModels, cache, log, settled: () => projections.waitFor(store.appendedUpTo()), ...(authFailures ? { authFailures } : {}) });
+  const oauth = new OAuthService({ config, store, readModels, cache, log, settled: () => untilProjected({ store, projections }), ...(authFailures ? { authFailures } : {}) });
   const gatewayClock = new GatewayClock(store);
   await gatewayClock.load();
   const clock = options.clock ?? gatewayClock.now;

@@ -136,7 +136,7 @@ async function projectionsCommand(config: Config, args: string[]): Promise<void>
     await store.append(PROJECTIONS_STREAM, [{ type: 'ProjectionsRebuilt', data: { projections: chosen.map((p) => p.name), at: new Date().toISOString() }, metadata: { principal: 'cli' } }]);
     const runner = new ProjectionRunner(store, rm, chosen);
     await runner.start();
-    await runner.waitFor(await store.headPosition(), 30_000);
+    await runner.waitFor(await store.headPosition(), undefined, 30_000);
     await runner.stop();
   } finally {
     await rm.close();

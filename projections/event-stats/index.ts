@@ -16,6 +16,8 @@ export const eventStats: Projection = {
     ],
   },
   handles: '*',
+  // A count: no command waits for it (its reader, eventLogStatus, waits for its own instance's appends).
+  consistency: 'eventual',
   evolve: (e) => eventStats.evolveBatch!([e]),
   // One upsert per event type per batch: the counts fold, so a batch of 1,000 writes a few rows.
   evolveBatch(events) {

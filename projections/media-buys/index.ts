@@ -9,11 +9,12 @@ const ddl = (big: string, bytewise: string) => [
   `CREATE TABLE IF NOT EXISTS media_buys (
      media_buy_id TEXT${bytewise} PRIMARY KEY, owner TEXT NOT NULL, buyer_ref TEXT NOT NULL, status TEXT NOT NULL,
      task_id TEXT, revision INTEGER NOT NULL, terms TEXT NOT NULL, created_at TEXT NOT NULL, updated_at TEXT NOT NULL, position ${big} NOT NULL,
-     forced_status TEXT, activated INTEGER NOT NULL DEFAULT 0, confirmed_at TEXT)`,
+     forced_status TEXT, activated INTEGER NOT NULL DEFAULT 0, confirmed_at TEXT, last_position ${big} NOT NULL)`,
   'CREATE INDEX IF NOT EXISTS media_buys_owner ON media_buys (owner, created_at)',
   `CREATE TABLE IF NOT EXISTS tasks (
      task_id TEXT PRIMARY KEY, owner TEXT NOT NULL, task_type TEXT NOT NULL, status TEXT NOT NULL, resource_id TEXT NOT NULL,
-     message TEXT NOT NULL, result TEXT, push_notification_config TEXT, created_at TEXT NOT NULL, updated_at TEXT NOT NULL)`,
+     message TEXT NOT NULL, result TEXT, push_notification_config TEXT, created_at TEXT NOT NULL, updated_at TEXT NOT NULL,
+     last_position ${big} NOT NULL)`,
   `CREATE TABLE IF NOT EXISTS task_history (
      task_id TEXT NOT NULL, position ${big} NOT NULL, status TEXT NOT NULL, message TEXT NOT NULL, actor TEXT NOT NULL, at TEXT NOT NULL,
      PRIMARY KEY (task_id, position))`,
@@ -39,12 +40,29 @@ function withoutCredentials<T extends { push_notification_config?: Record<string
   };
 }
 
-/** Media buys and the asynchronous tasks that gate them, as buyers and operators read them. */
+/** An update of a buy by the event at `position`: applied once (the row moves past it), a new revision. */
+function buyUpdate(set: string, params: unknown[], mediaBuyId: string, position: number): Sql {
+  return {
+    sql: `UPDATE media_buys SET ${set}, revision = revision + 1, last_position = ? WHERE media_buy_id = ? AND last_position < ?`,
+    params: [...params, position, mediaBuyId, position],
+  };
+}
+
+/**
+ * Media buys and the asynchronous tasks that gate them, as buyers and operators read them. Inline
+ * (see Projection.consistency): a create's answer and the buyer's next read come from these rows,
+ * so on PostgreSQL they commit with the append. Every statement applies an event once, however
+ * often it is run: inserts do nothing when the row exists, updates only move a row whose
+ * `last_position` is behind the event (a buy's events are its stream's, a task's its own, so
+ * they commit in position order).
+ */
 export const mediaBuys: Projection = {
   name: 'media-buys',
   // 7: confirmed_at (when the seller confirmed the buy). 8: push configs keep no `token` (AdCP
   // 3.1's webhook token, echoed to the buyer, is a credential like `authentication.credentials`).
-  version: 8,
+  // 9: inline: statements idempotent per event (last_position).
+  version: 9,
+  consistency: 'inline',
   tables: ['media_buys', 'tasks', 'task_history'],
   ddl: { sqlite: ddl('INTEGER', ''), postgres: ddl('BIGINT', ' COLLATE "C"') },
   handles: ['MediaBuyCreated', 'MediaBuyApproved', 'MediaBuyRejected', 'MediaBuyUpdated', 'MediaBuyStatusChanged', 'TaskSubmitted', 'TaskStatusChanged'],
@@ -55,46 +73,41 @@ export const mediaBuys: Projection = {
         const { status, task_id, at, ...terms } = e.data;
         return [
           {
-            sql: `INSERT INTO media_buys (media_buy_id, owner, buyer_ref, status, task_id, revision, terms, created_at, updated_at, position, confirmed_at)
-                  VALUES (?, ?, ?, ?, ?, 1, ?, ?, ?, ?, ?)`,
+            sql: `INSERT INTO media_buys (media_buy_id, owner, buyer_ref, status, task_id, revision, terms, created_at, updated_at, position, confirmed_at, last_position)
+                  VALUES (?, ?, ?, ?, ?, 1, ?, ?, ?, ?, ?, ?) ON CONFLICT (media_buy_id) DO NOTHING`,
             // Confirmed at once (active), or later by the seller's approval.
-            params: [terms.media_buy_id, terms.owner, terms.buyer_ref, status, task_id ?? null, JSON.stringify(withoutCredentials(terms)), at, at, stored.position, status === 'active' ? at : null],
+            params: [terms.media_buy_id, terms.owner, terms.buyer_ref, status, task_id ?? null, JSON.stringify(withoutCredentials(terms)), at, at, stored.position, status === 'active' ? at : null, stored.position],
           },
         ];
       }
       case 'MediaBuyApproved':
-        return [{ sql: "UPDATE media_buys SET status = 'active', forced_status = NULL, revision = revision + 1, updated_at = ?, confirmed_at = ? WHERE media_buy_id = ?", params: [e.data.at, e.data.at, e.data.media_buy_id] }];
+        return [buyUpdate("status = 'active', forced_status = NULL, updated_at = ?, confirmed_at = ?", [e.data.at, e.data.at], e.data.media_buy_id, stored.position)];
       case 'MediaBuyRejected':
-        return [{ sql: "UPDATE media_buys SET status = 'rejected', forced_status = NULL, revision = revision + 1, updated_at = ? WHERE media_buy_id = ?", params: [e.data.at, e.data.media_buy_id] }];
+        return [buyUpdate("status = 'rejected', forced_status = NULL, updated_at = ?", [e.data.at], e.data.media_buy_id, stored.position)];
       case 'MediaBuyUpdated':
-        return [{ sql: 'UPDATE media_buys SET terms = ?, revision = revision + 1, updated_at = ? WHERE media_buy_id = ?', params: [JSON.stringify(withoutCredentials(e.data.terms)), e.data.at, e.data.media_buy_id] }];
+        return [buyUpdate('terms = ?, updated_at = ?', [JSON.stringify(withoutCredentials(e.data.terms)), e.data.at], e.data.media_buy_id, stored.position)];
       case 'MediaBuyStatusChanged':
         // A real transition ends whatever the sandbox controller had forced.
-        return [
-          {
-            sql: `UPDATE media_buys SET status = ?, forced_status = ?, revision = revision + 1, updated_at = ?${e.data.status === 'paused' ? ', activated = 1' : ''} WHERE media_buy_id = ?`,
-            params: [e.data.status, e.data.forced_status ?? null, e.data.at, e.data.media_buy_id],
-          },
-        ];
+        return [buyUpdate(`status = ?, forced_status = ?, updated_at = ?${e.data.status === 'paused' ? ', activated = 1' : ''}`, [e.data.status, e.data.forced_status ?? null, e.data.at], e.data.media_buy_id, stored.position)];
       case 'TaskSubmitted': {
         const d = e.data;
         return [
           {
-            sql: `INSERT INTO tasks (task_id, owner, task_type, status, resource_id, message, push_notification_config, created_at, updated_at)
-                  VALUES (?, ?, ?, 'submitted', ?, ?, ?, ?, ?)`,
-            params: [d.task_id, d.owner, d.task_type, d.resource_id, d.message, d.push_notification_config ? JSON.stringify(withoutCredentials({ push_notification_config: d.push_notification_config }).push_notification_config) : null, d.at, d.at],
+            sql: `INSERT INTO tasks (task_id, owner, task_type, status, resource_id, message, push_notification_config, created_at, updated_at, last_position)
+                  VALUES (?, ?, ?, 'submitted', ?, ?, ?, ?, ?, ?) ON CONFLICT (task_id) DO NOTHING`,
+            params: [d.task_id, d.owner, d.task_type, d.resource_id, d.message, d.push_notification_config ? JSON.stringify(withoutCredentials({ push_notification_config: d.push_notification_config }).push_notification_config) : null, d.at, d.at, stored.position],
           },
-          { sql: "INSERT INTO task_history (task_id, position, status, message, actor, at) VALUES (?, ?, 'submitted', ?, 'system', ?)", params: [d.task_id, stored.position, d.message, d.at] },
+          { sql: "INSERT INTO task_history (task_id, position, status, message, actor, at) VALUES (?, ?, 'submitted', ?, 'system', ?) ON CONFLICT (task_id, position) DO NOTHING", params: [d.task_id, stored.position, d.message, d.at] },
         ];
       }
       case 'TaskStatusChanged': {
         const d = e.data;
         return [
           {
-            sql: 'UPDATE tasks SET status = ?, message = ?, result = ?, updated_at = ? WHERE task_id = ?',
-            params: [d.status, d.message, d.result ? JSON.stringify(d.result) : null, d.at, d.task_id],
+            sql: 'UPDATE tasks SET status = ?, message = ?, result = ?, updated_at = ?, last_position = ? WHERE task_id = ? AND last_position < ?',
+            params: [d.status, d.message, d.result ? JSON.stringify(d.result) : null, d.at, stored.position, d.task_id, stored.position],
           },
-          { sql: 'INSERT INTO task_history (task_id, position, status, message, actor, at) VALUES (?, ?, ?, ?, ?, ?)', params: [d.task_id, stored.position, d.status, d.message, d.actor, d.at] },
+          { sql: 'INSERT INTO task_history (task_id, position, status, message, actor, at) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (task_id, position) DO NOTHING', params: [d.task_id, stored.position, d.status, d.message, d.actor, d.at] },
         ];
       }
       default:

@@ -20,8 +20,12 @@ export type ReadModels = ReadModelStore;
 
 /** How far the projections have got: a command answers once they show what it wrote. */
 export interface ProjectionProgress {
-  /** Resolves once every projection has applied the log up to `position` (read-your-writes). */
-  waitFor(position: number): Promise<void>;
+  /**
+   * Read-your-writes: resolves once the projections show this process's appends up to `position`;
+   * given `appendedTypes` (the store's appendedTypes()), only those that handle what was
+   * appended, and none that the store writes with the append (see untilProjected).
+   */
+  waitFor(position: number, appendedTypes?: ReadonlyMap<string, number>): Promise<void>;
   /** Resolves once the named projections have applied the log up to `position`. */
   applied(position: number, projections: readonly string[]): Promise<void>;
 }

@@ -5,5 +5,5 @@ import type { TaskPorts } from './ports';
  * an operator's command answers after it, so the reads that follow see the change.
  */
 export function untilProjected(ports: Pick<TaskPorts, 'store' | 'projections'>): Promise<void> {
-  return ports.projections.waitFor(ports.store.appendedUpTo());
+  return ports.projections.waitFor(ports.store.appendedUpTo(), ports.store.appendedTypes());
 }

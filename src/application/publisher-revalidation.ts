@@ -4,6 +4,7 @@ import type { RevalidationResult } from '../domain/adagents/revalidation';
 import { isPublicAddress } from '../shared/url-guard';
 import { revalidateAdagents } from './adagents';
 import type { RevalidationPorts } from './ports';
+import { untilProjected } from './projected';
 
 const DOMAIN = /^(?=.{1,253}$)[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*\.[a-z]{2,63}$/;
 
@@ -42,6 +43,6 @@ export async function revalidatePublisher(ports: RevalidationPorts, rawDomain: s
   const { result, manifest } = await revalidateAdagents(domain, ports.settings.originOverrides);
   const event: PublisherEvent = { type: 'AdagentsRevalidated', data: { domain, result, ...(manifest ? { manifest } : {}), transient: isTransient(result), at: result.checked_at } };
   await ports.store.append(publisherStream(domain), [{ type: event.type, data: event.data, metadata: { principal: keyId } }]);
-  await ports.projections.waitFor(ports.store.appendedUpTo());
+  await untilProjected(ports);
   return { done: true, result };
 }

@@ -22,7 +22,9 @@ export async function readiness(ports: Health): Promise<{ head: number; projecti
 }
 
 /** The event log as the operator sees it: the store, its head, each projection's lag and the events counted by type. */
-export async function eventLogStatus(ports: Health & Pick<BindingPorts, 'readModels'>): Promise<{ store: string; headPosition: number; projections: ProjectionLag[]; eventTypes: EventTypeStat[] }> {
+export async function eventLogStatus(ports: Health & Pick<BindingPorts, 'readModels' | 'projections'>): Promise<{ store: string; headPosition: number; projections: ProjectionLag[]; eventTypes: EventTypeStat[] }> {
+  // Commands do not wait for the counts ('eventual'): this read does, for what this instance appended.
+  await ports.projections.applied(ports.store.appendedUpTo(), ['event-stats']).catch(() => {});
   const head = await ports.store.headPosition();
   const eventTypes = await ports.readModels.query<EventTypeStat>(eventStatsQueries.sql);
   return {

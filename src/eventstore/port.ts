@@ -172,4 +172,9 @@ export function validateAppend(streamId: string, events: readonly NewEvent[], ex
  */
 export interface WatermarkedStore extends EventStore {
   appendedUpTo(): number;
+  /**
+   * The highest position this process appended of each event type: a command waits only for the
+   * projections that handle what it wrote (ProjectionRunner.waitFor).
+   */
+  appendedTypes(): ReadonlyMap<string, number>;
 }

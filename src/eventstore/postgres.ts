@@ -17,6 +17,9 @@ import {
   isPossibleStreamId,
 } from './port';
 import { LocalWake, pollingSubscription, type WakeSource } from './subscription';
+import { numberPlaceholders } from '../readmodel/postgres';
+import { statementsText } from '../readmodel/postgres-batch';
+import type { Sql } from '../readmodel/port';
 
 // BIGINT columns (positions, versions) come back as numbers: they stay far below 2^53.
 pg.types.setTypeParser(20, (v) => Number(v));
@@ -159,6 +162,32 @@ function toStored(r: Row): StoredEvent {
   };
 }
 
+/**
+ * Read-model rows written in the append's own transaction (inline projections, see
+ * Projection.consistency): when an append holds an event type `handles` names, the append,
+ * `statements` for its events as stored, and the commit are one transaction; `committed` hears
+ * them after the commit, before the append returns.
+ */
+export interface InlineWrites {
+  handles(type: string): boolean;
+  statements(events: readonly StoredEvent[]): Sql[];
+  committed(events: readonly StoredEvent[]): void;
+}
+
+/**
+ * A value as a jsonb column returns it: object keys shorter first, then bytewise (as PostgreSQL
+ * stores them), so rows written inline from an append's events equal those a replay writes from
+ * the events read back.
+ */
+export function inJsonbOrder(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(inJsonbOrder);
+  if (value === null || typeof value !== 'object') return value;
+  const keys = Object.keys(value).sort((a, b) => a.length - b.length || Buffer.compare(Buffer.from(a), Buffer.from(b)));
+  const out: Record<string, unknown> = {};
+  for (const k of keys) out[k] = inJsonbOrder((value as Record<string, unknown>)[k]);
+  return out;
+}
+
 export interface PostgresEventStoreOptions {
   connectionString: string;
   poolSize?: number;
@@ -245,6 +274,20 @@ class PgWake implements WakeSource {
   }
 }
 
+/**
+ * Runs an inline write's statements and commits, in one round trip when every parameter can be
+ * written as a literal (projection statements' always can), else one statement at a time.
+ */
+async function commitWith(client: pg.PoolClient, statements: readonly Sql[]): Promise<void> {
+  const text = statements.length > 0 ? statementsText(statements) : '';
+  if (text !== undefined) {
+    await client.query(text ? `${text};\nCOMMIT` : 'COMMIT');
+    return;
+  }
+  for (const s of statements) await client.query(numberPlaceholders(s.sql), s.params as unknown[]);
+  await client.query('COMMIT');
+}
+
 export class PostgresEventStore implements EventStore {
   readonly kind = 'postgres';
   readonly pool: pg.Pool;
@@ -253,6 +296,7 @@ export class PostgresEventStore implements EventStore {
   private pollIntervalMs: number;
   /** The highest position this instance appended (committed, maybe not yet visible to readers). */
   private committed = 0;
+  private inline?: InlineWrites;
 
   private constructor(private options: PostgresEventStoreOptions) {
     this.pool = new pg.Pool({ connectionString: options.connectionString, max: options.poolSize ?? 10 });
@@ -276,6 +320,11 @@ export class PostgresEventStore implements EventStore {
     return store;
   }
 
+  /** Writes these read-model rows in each append's transaction from now on (see InlineWrites). */
+  writeInline(inline: InlineWrites): void {
+    this.inline = inline;
+  }
+
   async append(
     streamId: string,
     events: readonly NewEvent[],
@@ -285,24 +334,45 @@ export class PostgresEventStore implements EventStore {
     validateAppend(streamId, events, expected);
     const code = expected === 'any' ? -1 : expected === 'exists' ? -2 : expected === 'no_stream' ? 0 : expected;
     const now = new Date().toISOString();
+    const inline = this.inline && events.some((e) => this.inline!.handles(e.type)) ? this.inline : undefined;
     // One JSON array of the events, from the already serialised (and checked) data and metadata.
     let batch = '[';
+    const written: { id: string; type: string; data: string; meta: string }[] = [];
     for (let i = 0; i < events.length; i++) {
       const e = events[i]!;
-      batch += `${i ? ',' : ''}{"id":${JSON.stringify(e.id ?? newEventId())},"type":${JSON.stringify(e.type)},"data":${storedJson(e.data)},"meta":${storedJson({ time: now, ...e.metadata })}}`;
+      const event = { id: e.id ?? newEventId(), type: e.type, data: storedJson(e.data), meta: storedJson({ time: now, ...e.metadata }) };
+      if (inline) written.push(event);
+      batch += `${i ? ',' : ''}{"id":${JSON.stringify(event.id)},"type":${JSON.stringify(event.type)},"data":${event.data},"meta":${event.meta}}`;
     }
     const params = [streamId, code, batch + ']'];
     let row: { next_version: number; last_position: number } | undefined;
+    let stored: StoredEvent[] | undefined;
     // An append expecting any version that lost a race for the stream's next version reads it
     // again and retries; a few rounds settle even a stream every appender writes to.
     for (let attempt = 1; !row; attempt++) {
       const client = await this.pool.connect();
       try {
-        // A named statement: each connection parses and plans the call once, not per append.
-        const { rows } = await client.query<{ next_version: number; last_position: number }>({ name: 'adcp_append_events', text: APPEND_SQL, values: params });
-        row = rows[0]!;
+        if (inline) {
+          await client.query('BEGIN');
+          const r = await this.appendCall(client, params);
+          // The events as a reader will get them: positions and versions end at the append's.
+          stored = written.map((e, i) => ({
+            id: e.id,
+            streamId,
+            type: e.type,
+            data: inJsonbOrder(JSON.parse(e.data)),
+            metadata: inJsonbOrder(JSON.parse(e.meta)) as StoredEvent['metadata'],
+            streamVersion: r.next_version - written.length + i + 1,
+            position: r.last_position - written.length + i + 1,
+          }));
+          await commitWith(client, inline.statements(stored));
+          row = r;
+        } else {
+          row = await this.appendCall(client, params);
+        }
         client.release();
       } catch (err) {
+        if (inline) await client.query('ROLLBACK').catch(() => {});
         const e = err as { code?: string; detail?: string; constraint?: string };
         const lostRace = e.code === '23505' && e.constraint === 'events_stream_id_stream_version_key';
         // Both are raised before the function's session lock, or after its release; any other
@@ -315,10 +385,17 @@ export class PostgresEventStore implements EventStore {
     }
     if (events.length > 0) {
       this.committed = Math.max(this.committed, row.last_position);
+      if (inline && stored) inline.committed(stored);
       this.wake.notifyLocal();
       this.wake.broadcast();
     }
     return { nextVersion: row.next_version, position: row.last_position };
+  }
+
+  private async appendCall(client: pg.PoolClient, params: unknown[]): Promise<{ next_version: number; last_position: number }> {
+    // A named statement: each connection parses and plans the call once, not per append.
+    const { rows } = await client.query<{ next_version: number; last_position: number }>({ name: 'adcp_append_events', text: APPEND_SQL, values: params });
+    return rows[0]!;
   }
 
   /**

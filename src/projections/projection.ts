@@ -28,6 +28,20 @@ export interface Projection {
    * events it handles, in order. The runner prefers it to one `evolve` per event.
    */
   evolveBatch?(events: readonly StoredEvent[]): Sql[];
+  /**
+   * When a command that appended events it handles may answer (Marten's lifecycles, plus ours):
+   * - 'inline': its rows are written in the append's own transaction where the store can
+   *   (PostgreSQL with the read models in the same database), so the command answers after one
+   *   commit and waits for nothing. The runner applies it after commit too, as any other, which
+   *   keeps rebuilds, imports and crash recovery as they are: so its statements must be
+   *   idempotent per event (each row guarded by the position of the last event it applied;
+   *   within a row, events come from one stream, so their positions rise in commit order).
+   *   Where the store cannot write inline (SQLite), it is 'waited'.
+   * - 'waited' (the default): applied by the runner after commit; a command waits until its
+   *   events are applied (read-your-writes).
+   * - 'eventual': applied by the runner; no command waits for it (counters, health signals).
+   */
+  readonly consistency?: 'inline' | 'waited' | 'eventual';
 }
 
 /** The statements a projection writes for `events` (already filtered to those it handles). */

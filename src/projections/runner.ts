@@ -1,5 +1,5 @@
 import type { EventStore, StoredEvent, Subscription } from '../eventstore/port';
-import { CheckpointMovedError, type CheckpointMove, type ReadModelStore } from '../readmodel/port';
+import { CheckpointMovedError, type CheckpointMove, type ReadModelStore, type Sql } from '../readmodel/port';
 import { LeaseKeeper, type Leases } from '../readmodel/leases';
 import { handlesEvent, statementsFor, type Projection } from './projection';
 import { planShadow, shadowIdentifier, type ShadowPlan } from './shadow';
@@ -46,7 +46,12 @@ export class ProjectionRunner {
   private cursors = new Map<string, Cursor>();
   private stopped = false;
   private restarting?: Promise<void>;
-  private waiters = new Set<{ position: number; resolve: () => void }>();
+  private waiters = new Set<{ ready: () => boolean; resolve: () => void }>();
+  /**
+   * Set once the event store writes the 'inline' projections in each append's transaction
+   * (inlineWrites): commands then never wait for them.
+   */
+  private inline = false;
   private appliedListeners: ((events: readonly StoredEvent[]) => void)[] = [];
   private writtenListeners: ((events: readonly StoredEvent[]) => void)[] = [];
   private resyncListeners: (() => void)[] = [];
@@ -302,7 +307,31 @@ export class ProjectionRunner {
     const fresh = events.filter((e) => e.position > this.notifiedUpTo);
     this.notifiedUpTo = Math.max(this.notifiedUpTo, to);
     if (fresh.length > 0) for (const listener of this.appliedListeners) listener(fresh);
-    for (const w of this.waiters) if (this.caughtUpWith(w.position)) w.resolve();
+    this.releaseWaiters();
+  }
+
+  private releaseWaiters(): void {
+    for (const w of this.waiters) if (w.ready()) w.resolve();
+  }
+
+  /**
+   * What the event store writes in each append's own transaction: the statements of every live
+   * 'inline' projection for the events appended (none for one being rebuilt beside, whose live
+   * tables are of the old version), and, once they commit, the same announcement as a batch this
+   * runner wrote (cached rows dropped before the command answers). The runner applies them after
+   * commit as well (their statements are idempotent per event): rebuilds, imports, recovery and
+   * other instances' caches go on as for any projection.
+   */
+  inlineWrites(): { handles(type: string): boolean; statements(events: readonly StoredEvent[]): Sql[]; committed(events: readonly StoredEvent[]): void } {
+    this.inline = true;
+    const inline = this.projections.filter((p) => p.consistency === 'inline');
+    return {
+      handles: (type) => inline.some((p) => handlesEvent(p, type)),
+      statements: (events) => inline.filter((p) => !this.shadows.has(p.name)).flatMap((p) => statementsFor(p, events.filter((e) => handlesEvent(p, e.type)))),
+      committed: (events) => {
+        for (const listener of this.writtenListeners) listener(events);
+      },
+    };
   }
 
   /**
@@ -354,24 +383,41 @@ export class ProjectionRunner {
    * redelivered later instead of acting on rows that do not show the event yet.
    */
   async applied(position: number, names: readonly string[], timeoutMs = 10_000): Promise<void> {
-    const ready = () => names.every((n) => (this.cursors.get(n)?.seen ?? 0) >= position);
-    const deadline = Date.now() + timeoutMs;
     // Only the read models the caller uses: a rebuilding or stuck projection elsewhere holds no one up.
-    while (!ready() && !this.stopped && Date.now() < deadline) await this.waitFor(position, Math.max(1, Math.min(500, deadline - Date.now())));
+    const ready = () => names.every((n) => (this.cursors.get(n)?.seen ?? 0) >= position);
+    await this.until(ready, timeoutMs);
     if (!ready() && !this.stopped) throw new Error(`read models ${names.join(', ')} have not reached log position ${position} yet`);
   }
 
   /**
-   * Resolves once every projection has applied `position`, or after `timeoutMs` regardless: a
-   * command can answer after its own effect is readable (read-your-writes) without ever hanging
-   * on a slow projection. A projection being rebuilt beside is not waited for: its rows are stale
-   * until the switch anyway, and waiting would cost every command the whole timeout.
+   * Read-your-writes: resolves once the projections show what this process appended up to
+   * `position`, or after `timeoutMs` regardless, so a command never hangs on a slow projection.
+   * With `appendedTypes` (the highest position this process appended of each event type), a
+   * projection is waited for only up to the last event it handles, and 'eventual' projections,
+   * and 'inline' ones the store writes with the append, not at all: a create of a media buy
+   * waits for nothing on PostgreSQL. A projection being rebuilt beside is not waited for: its
+   * rows are stale until the switch anyway, and waiting would cost every command the timeout.
    */
-  waitFor(position: number, timeoutMs = 2000): Promise<void> {
-    if (this.caughtUpWith(position) || this.stopped) return Promise.resolve();
+  waitFor(position: number, appendedTypes?: ReadonlyMap<string, number>, timeoutMs = 2000): Promise<void> {
+    if (!appendedTypes) return this.until(() => this.caughtUpWith(position), timeoutMs);
+    const targets: { name: string; upTo: number }[] = [];
+    for (const p of this.liveProjections()) {
+      if (p.consistency === 'eventual' || (p.consistency === 'inline' && this.inline)) continue;
+      let upTo = 0;
+      if (p.handles === '*') upTo = position;
+      else for (const type of p.handles) upTo = Math.max(upTo, Math.min(position, appendedTypes.get(type) ?? 0));
+      if (upTo > 0) targets.push({ name: p.name, upTo });
+    }
+    // (A projection switched out meanwhile has no cursor: rebuilding, it is not waited for.)
+    return this.until(() => targets.every((t) => (this.cursors.get(t.name)?.seen ?? Infinity) >= t.upTo), timeoutMs);
+  }
+
+  /** Resolves once `ready()` holds after a batch (or a restart), or after `timeoutMs` regardless. */
+  private until(ready: () => boolean, timeoutMs: number): Promise<void> {
+    if (this.stopped || ready()) return Promise.resolve();
     return new Promise((resolve) => {
       const waiter = {
-        position,
+        ready,
         resolve: () => {
           clearTimeout(timer);
           this.waiters.delete(waiter);
@@ -394,7 +440,7 @@ export class ProjectionRunner {
     // Again once the stored checkpoints are read: rows cached in between may predate events the
     // runner has now jumped past without applying (and so without announcing or dropping them).
     for (const listener of this.resyncListeners) listener();
-    for (const w of this.waiters) if (this.caughtUpWith(w.position)) w.resolve();
+    this.releaseWaiters();
   }
 
   /**

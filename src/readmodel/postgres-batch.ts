@@ -75,6 +75,20 @@ function claim(move: CheckpointMove): string {
   return `WITH c AS (${write}) SELECT adcp_checkpoint_claimed((SELECT count(*) FROM c), ${name})`;
 }
 
+/**
+ * Statements as one query text (no BEGIN or COMMIT), or undefined when a parameter cannot be
+ * written as a literal: the event store's inline writes (see Projection.consistency).
+ */
+export function statementsText(statements: readonly Sql[]): string | undefined {
+  const parts: string[] = [];
+  for (const s of statements) {
+    const text = inlined(s.sql, s.params);
+    if (text === undefined) return undefined;
+    parts.push(text);
+  }
+  return parts.join(';\n');
+}
+
 /** The whole batch as one query text, or undefined when a parameter cannot be written as a literal. */
 export function batchText(moves: readonly CheckpointMove[]): string | undefined {
   const parts = ['BEGIN'];

@@ -61,7 +61,7 @@ function projectionContract(name: string, open: () => Promise<Engines>): void {
       await b.start();
       for (let i = 0; i < 30; i++) await e.store.append(`f-${i % 3}`, [{ type: 'Counted', data: {} }]);
       const head = await e.store.headPosition();
-      await b.waitFor(head, 15_000);
+      await b.waitFor(head, undefined, 15_000);
       // b says it is caught up only once the rows are there, and it wrote none of them itself.
       expect(b.caughtUpWith(head)).toBe(true);
       expect(await total(rm2)).toBe(30);

@@ -78,17 +78,24 @@ describe('hostile GraphQL documents: every answer is prompt, on every transport,
     await gw?.stop();
   });
 
-  it('refuses the N=30 fragment chain (1.3 KB, priced at ~2^30 points) in under 10 ms of server time, anonymous and as a buyer', async () => {
+  it('refuses the N=30 fragment chain (1.3 KB, priced at ~2^30 points) in under 10 ms of server time (the fastest of three tries), anonymous and as a buyer', async () => {
     // Other chains warm the same path up first: the bound is for the gateway, not its JIT.
     for (let n = 12; n < 20; n++) {
       const warm = chain(`W${n}_`, n, 2, '__typename');
       await (await post(gw.url, `query { ${warm.start} } ${warm.fragments}`, buyer)).arrayBuffer();
     }
     for (const key of [buyer, undefined]) {
-      const res = await post(gw.url, CHAIN_30, key);
-      const body = (await res.json()) as { errors: { extensions: { code: string } }[] };
-      expect({ status: res.status, code: body.errors[0]!.extensions.code }).toEqual({ status: 400, code: 'MAX_COST_EXCEEDED' });
-      expect(serverMs(res)).toBeLessThan(10);
+      // The fastest of three tries is held to the bound: a lone GC pause or a scheduler stall on a
+      // busy CI machine can stretch one answer, while the pricing this guards (exponential in N)
+      // would make every try take minutes.
+      const times: number[] = [];
+      for (let attempt = 0; attempt < 3; attempt++) {
+        const res = await post(gw.url, CHAIN_30, key);
+        const body = (await res.json()) as { errors: { extensions: { code: string } }[] };
+        expect({ status: res.status, code: body.errors[0]!.extensions.code }).toEqual({ status: 400, code: 'MAX_COST_EXCEEDED' });
+        times.push(serverMs(res));
+      }
+      expect({ key: key ? 'buyer' : 'anonymous', fastest: Math.min(...times) < 10, times }).toEqual({ key: key ? 'buyer' : 'anonymous', fastest: true, times });
     }
   });
 

@@ -428,7 +428,9 @@ describe('MCP and A2A: a refusal made before JSON-RPC names the request it refus
 
       // @adcp/sdk's buyer client over MCP: once the key's budget is spent, each call's result
       // carries the reason code (the SDK's fuzzer fails a tool whose error envelope has none).
-      const results = await sdkClientSteps({ agentUrl: `${gw.url}/mcp`, token: sdkBuyer, steps: Array.from({ length: 10 }, () => ({ method: 'executeTask', params: { task: 'get_products', params: { buying_mode: 'brief', brief: 'video' } } })) });
+      // 30 calls against a budget of 12 a fixed minute: even when a minute boundary falls among
+      // them and resets the count, 18 or more land in one window.
+      const results = await sdkClientSteps({ agentUrl: `${gw.url}/mcp`, token: sdkBuyer, steps: Array.from({ length: 30 }, () => ({ method: 'executeTask', params: { task: 'get_products', params: { buying_mode: 'brief', brief: 'video' } } })) });
       expect(results[0]!.success).toBe(true);
       const failed = results.filter((r) => !r.success);
       expect(failed.length).toBeGreaterThan(0);

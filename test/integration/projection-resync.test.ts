@@ -62,7 +62,7 @@ describe('a projection runner that resyncs under a cache', () => {
     });
     await a.start();
     try {
-      await a.waitFor(await store.headPosition(), 10_000);
+      await a.waitFor(await store.headPosition(), undefined, 10_000);
       expect((await cache.get(rmA, 'acme', ['mb_X'])).get('mb_X')!.row.status).toBe('active');
 
       let polledInRestart: string | undefined;

@@ -170,7 +170,7 @@ function versionContract(name: string, open: () => Promise<Engines>): void {
         expect(appendedDuringBuild).toBe(true);
         expect(resyncs).toBeGreaterThan(0); // caches of rows heard of the switch
         const head = await e.store.headPosition();
-        await runner.waitFor(head, 10_000);
+        await runner.waitFor(head, undefined, 10_000);
         await eventually(async () => (await rowsOf(e.rm)).reduce((s, r) => s + r.n, 0) === EVENTS + 500, 20_000, 'events appended during the build in v2');
         expect(await e.rm.getCheckpoint('shots')).toEqual({ position: expect.any(Number), version: 2 });
         expect(await e.rm.getCheckpoint('shots@v2')).toEqual({ position: 0, version: 0 });
@@ -220,7 +220,7 @@ function versionContract(name: string, open: () => Promise<Engines>): void {
       await second.start();
       try {
         await eventually(async () => second.rebuilding().length === 0 && (await e.rm.getCheckpoint('shots')).version === 2, 60_000, 'the switch');
-        await second.waitFor(await e.store.headPosition(), 10_000);
+        await second.waitFor(await e.store.headPosition(), undefined, 10_000);
       } finally {
         await second.stop();
       }
@@ -264,7 +264,7 @@ function versionContract(name: string, open: () => Promise<Engines>): void {
       try {
         const result = await rebuildBeside(e.store, e.rm, v1, undefined, 250);
         expect(result.position).toBeGreaterThanOrEqual(EVENTS);
-        await server.waitFor(await e.store.headPosition(), 10_000);
+        await server.waitFor(await e.store.headPosition(), undefined, 10_000);
         await eventually(async () => total(await rowsOf(e.rm)) === EVENTS + appended, 20_000, 'every shot, once');
         done = true;
         await readLoop;
@@ -332,7 +332,7 @@ function versionContract(name: string, open: () => Promise<Engines>): void {
         expect(b.rebuilding()).toEqual(['shots']);
         expect(c.rebuilding()).toEqual(['shots']);
         const pos = (await e.store.append('shots-x', [{ type: 'Shot', data: {} }])).position;
-        await b.waitFor(pos, 10_000);
+        await b.waitFor(pos, undefined, 10_000);
         expect(b.caughtUpWith(pos)).toBe(true);
         const stopping = a.stop();
         release();

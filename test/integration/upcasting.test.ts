@@ -100,7 +100,7 @@ async function readModelDump(rm: ReadModelStore): Promise<Record<string, string[
 async function project(store: EventStore, rm: ReadModelStore): Promise<void> {
   const runner = new ProjectionRunner(store, rm, allProjections);
   await runner.start();
-  await runner.waitFor(await store.headPosition(), 20_000);
+  await runner.waitFor(await store.headPosition(), undefined, 20_000);
   await runner.stop();
 }
 

@@ -27,7 +27,7 @@ describe('live buys', () => {
     await rm.migrate(mediaBuys.ddl.sqlite);
     const statuses = ['active', 'paused', 'pending', 'active', 'canceled', 'active', 'paused'];
     for (const [i, status] of statuses.entries()) {
-      await rm.execute('INSERT INTO media_buys (media_buy_id, owner, buyer_ref, status, task_id, revision, terms, created_at, updated_at, position) VALUES (?, ?, ?, ?, NULL, 1, ?, ?, ?, ?)', [`mb_${i}`, 'o', `r${i}`, status, '{}', 'now', 'now', i + 1]);
+      await rm.execute('INSERT INTO media_buys (media_buy_id, owner, buyer_ref, status, task_id, revision, terms, created_at, updated_at, position, last_position) VALUES (?, ?, ?, ?, NULL, 1, ?, ?, ?, ?, ?)', [`mb_${i}`, 'o', `r${i}`, status, '{}', 'now', 'now', i + 1, i + 1]);
     }
     const wanted = statuses.flatMap((s, i) => (s === 'active' || s === 'paused' ? [`mb_${i}`] : []));
     try {

@@ -5,6 +5,7 @@ import type { ResolvedAccount } from '../accounts';
 import type { TaskContext } from '../tasks/context';
 import { takeArm } from './directives';
 import { forcedOutage } from './upstreams';
+import { untilProjected } from '../projected';
 
 type Obj = Record<string, unknown>;
 
@@ -37,7 +38,7 @@ export async function forcedDiscoveryArm(ctx: TaskContext, account: ResolvedAcco
     message,
     now,
   }, cmd);
-  await ctx.ports.projections.waitFor(ctx.ports.store.appendedUpTo());
+  await untilProjected(ctx.ports);
   return { status: 'pending', task_id: publicId(taskId), message };
 }
 

@@ -6,6 +6,7 @@ import { resolveAccount } from '../accounts';
 import { handleCommand, loadState, type CommandContext } from '../command-handler';
 import type { TaskContext } from '../tasks/context';
 import { ControllerError, requireString } from './errors';
+import { untilProjected } from '../projected';
 
 type Obj = Record<string, unknown>;
 
@@ -42,7 +43,7 @@ export async function seedAccount(ctx: TaskContext, params: Obj, cmd: CommandCon
   if (status !== 'active') {
     await handleCommand(ctx.ports.store, accountStream(account.account_id), accountDecider, { type: 'ChangeAccountStatus', status: status as AccountStatus, now: cmd.now }, cmd);
   }
-  await ctx.ports.projections.waitFor(ctx.ports.store.appendedUpTo());
+  await untilProjected(ctx.ports);
   return { success: true, message: `sandbox account ${publicId(account.account_id)} seeded (${status})` };
 }
 

@@ -13,6 +13,7 @@ import { looksIssued, storedFixtureBuyId } from '../buy-ids';
 import { ControllerError, requireString } from './errors';
 import { isObject } from '../../shared/objects';
 import { HTTP_URL_MESSAGE, isHttpUrl } from '../../shared/http-url';
+import { untilProjected } from '../projected';
 
 /** The seed scenarios this seller honours (fixtures for a sandbox account's tests). */
 export const SEED_SCENARIOS = ['seed_product', 'seed_pricing_option', 'seed_creative_format', 'seed_creative', 'seed_media_buy'] as const;
@@ -225,7 +226,7 @@ export async function seedScenario(ctx: TaskContext, account: ResolvedAccount | 
       throw new AppError('INVALID_REQUEST', `unknown seed scenario ${scenario}`);
   }
   await ctx.ports.store.append(seedStream(owner), events.map((e) => ({ ...e, metadata: { time: cmd.now, principal: cmd.principal } })));
-  await ctx.ports.projections.waitFor(ctx.ports.store.appendedUpTo());
+  await untilProjected(ctx.ports);
   return { success: true, message };
 }
 
@@ -254,7 +255,7 @@ async function seedCreative(ctx: TaskContext, params: Obj, fixture: Obj, agentFo
   if (state.status !== 'none' && !state.content.sandbox) throw new ControllerError('FORBIDDEN', `creative ${creativeId} was not synced under a sandbox account`);
   const hash = createHash('sha256').update(JSON.stringify(content)).digest('hex');
   await handleCommand(ctx.ports.store, stream, creativeDecider, { type: 'SyncCreative', content, hash, now: cmd.now }, cmd);
-  await ctx.ports.projections.waitFor(ctx.ports.store.appendedUpTo());
+  await untilProjected(ctx.ports);
   return { success: true, message: `creative ${creativeId} seeded` };
 }
 
@@ -311,6 +312,6 @@ async function seedMediaBuy(ctx: TaskContext, account: ResolvedAccount | undefin
     if (err instanceof AppError) throw new ControllerError('INVALID_PARAMS', err.message);
     throw err;
   }
-  await ctx.ports.projections.waitFor(ctx.ports.store.appendedUpTo());
+  await untilProjected(ctx.ports);
   return { success: true, message: `media buy ${mediaBuyId} seeded (${status})` };
 }

@@ -4,6 +4,7 @@ import type { TaskPorts } from '../ports';
 import type { Principal } from '../api-keys';
 import type { A2aTaskRegistration } from '../../domain/task/task';
 import { DEFAULT_VERSION, type AdcpRelease } from '../../wire/version';
+import { untilProjected } from '../projected';
 
 /** What every task handler receives besides its input: its ports and the authenticated buyer. */
 export interface TaskContext {
@@ -37,7 +38,7 @@ export function recordedRelease(ctx: Pick<TaskContext, 'release'>): { adcpVersio
  */
 export async function runTaskConsistently(task: TaskDefinition, raw: unknown, ctx: TaskContext): Promise<Record<string, unknown>> {
   const result = await task.run(parseInput(task.input, raw), ctx);
-  if (task.mutating) await ctx.ports.projections.waitFor(ctx.ports.store.appendedUpTo());
+  if (task.mutating) await untilProjected(ctx.ports);
   return result;
 }
 

@@ -10,6 +10,7 @@ import { handleCommand, loadState } from '../command-handler';
 import { withIdempotency } from '../idempotency';
 import { idempotencyKeyInput } from '../validation';
 import { defineTask, type TaskContext } from './context';
+import { untilProjected } from '../projected';
 
 /**
  * This gateway as the buyer's campaign governance agent (AdCP 3.0 governance protocol): buyers
@@ -413,7 +414,7 @@ export async function resolveEscalation(
     { type: 'ResolveEscalation', key, checkId: input.check_id, decision: input.approve ? 'approved' : 'denied', ...(input.conditions?.length ? { conditions: input.conditions } : {}), reviewer: ctx.principal.keyId, ...(input.note ? { note: input.note } : {}), now },
     cmdCtxOf(ctx, now),
   );
-  await ctx.ports.projections.waitFor(ctx.ports.store.appendedUpTo());
+  await untilProjected(ctx.ports);
   const e = state.escalations.get(input.check_id)!;
   return { plan_id: input.plan_id, check_id: input.check_id, governance_context: e.governance_context, decision: e.resolution!.decision, ...(e.resolution!.conditions ? { conditions: e.resolution!.conditions } : {}), resolved_at: e.resolution!.at };
 }
