@@ -1,3 +1,4 @@
+import { randomInt } from 'node:crypto';
 import pg from 'pg';
 import { newEventId } from '../shared/ids';
 import {
@@ -18,7 +19,7 @@ import {
 } from './port';
 import { LocalWake, pollingSubscription, type WakeSource } from './subscription';
 import { numberPlaceholders } from '../readmodel/postgres';
-import { statementsText } from '../readmodel/postgres-batch';
+import { SqlExpression, statementTexts, statementsText } from '../readmodel/postgres-batch';
 import type { Sql } from '../readmodel/port';
 
 // BIGINT columns (positions, versions) come back as numbers: they stay far below 2^53.
@@ -73,13 +74,17 @@ ALTER TABLE events ADD COLUMN IF NOT EXISTS transaction_id XID8 NOT NULL DEFAULT
 -- p_expected: >= 0 exact version, -1 any, -2 exists, (no_stream is 0).
 -- p_events: a JSON array of {"id", "type", "data", "meta"} (one parameter: no array literals to
 -- escape and parse for every event).
-CREATE OR REPLACE FUNCTION adcp_append_events(p_stream TEXT, p_expected BIGINT, p_events JSONB)
+-- p_inline: statements of inline projections (Projection.consistency), run after the events are
+-- written, in the same transaction, with $1 the append's first position and $2 the stream's
+-- version before it (the only values they cannot know in advance); NULL for none.
+CREATE OR REPLACE FUNCTION adcp_append_events(p_stream TEXT, p_expected BIGINT, p_events JSONB, p_inline TEXT[])
 RETURNS TABLE (next_version BIGINT, last_position BIGINT) LANGUAGE plpgsql AS $$
 DECLARE
   v_count BIGINT := jsonb_array_length(p_events);
   v_current BIGINT;
   v_first BIGINT;
   v_xid XID8;
+  v_sql TEXT;
 BEGIN
   -- The stream's version is its last event's: no row of its own to write. Two appenders that
   -- both read version n both write n + 1, and the unique (stream_id, stream_version) index lets
@@ -117,8 +122,18 @@ BEGIN
     SELECT v_first + t.ord - 1, v_xid, (t.e->>'id')::uuid, p_stream, v_current + t.ord, t.e->>'type', t.e->'data', t.e->'meta'
     FROM jsonb_array_elements(p_events) WITH ORDINALITY AS t(e, ord)
     ORDER BY t.ord;
+  IF p_inline IS NOT NULL THEN
+    FOREACH v_sql IN ARRAY p_inline LOOP
+      EXECUTE v_sql USING v_first, v_current;
+    END LOOP;
+  END IF;
   RETURN QUERY SELECT v_current + v_count, v_first + v_count - 1;
 END $$;
+-- The append without inline writes (and the signature of instances not yet upgraded).
+CREATE OR REPLACE FUNCTION adcp_append_events(p_stream TEXT, p_expected BIGINT, p_events JSONB)
+RETURNS TABLE (next_version BIGINT, last_position BIGINT) LANGUAGE sql AS $$
+  SELECT * FROM adcp_append_events(p_stream, p_expected, p_events, NULL::TEXT[])
+$$;
 -- The previous signature, for instances not yet upgraded: the same append, so every append keeps
 -- taking its positions in the section above.
 CREATE OR REPLACE FUNCTION adcp_append(
@@ -136,7 +151,10 @@ $$;
  */
 const SETTLED = 'transaction_id < pg_snapshot_xmin(pg_current_snapshot())';
 
-const APPEND_SQL = 'SELECT next_version, last_position FROM adcp_append_events($1, $2, $3::jsonb)';
+const APPEND_SQL = 'SELECT next_version, last_position FROM adcp_append_events($1, $2, $3::jsonb, $4::text[])';
+
+/** Most events one append can write inline in its one round trip (positions stand in below it). */
+const INLINE_MAX = 1024;
 
 interface Row {
   position: number;
@@ -274,6 +292,32 @@ class PgWake implements WakeSource {
   }
 }
 
+/** An append's events as stored, its last at `lastVersion` and `lastPosition` (data parsed once: `parsed`). */
+function asStored(streamId: string, written: readonly { id: string; type: string; data: string; meta: string }[], lastVersion: number, lastPosition: number, parsed?: readonly StoredEvent[]): StoredEvent[] {
+  return written.map((e, i) => ({
+    id: e.id,
+    streamId,
+    type: e.type,
+    data: parsed ? parsed[i]!.data : inJsonbOrder(JSON.parse(e.data)),
+    metadata: parsed ? parsed[i]!.metadata : (inJsonbOrder(JSON.parse(e.meta)) as StoredEvent['metadata']),
+    streamVersion: lastVersion - written.length + i + 1,
+    position: lastPosition - written.length + i + 1,
+  }));
+}
+
+/**
+ * A statement parameter that is one of the stand-ins for the append's positions or versions,
+ * as the expression the append function evaluates ($1: its first position, $2: the stream's
+ * version before it). The stand-ins are random, above any real position or version, so no other
+ * value is taken for one.
+ */
+function standIn(value: unknown, stand: { position: number; version: number }, count: number): unknown {
+  if (typeof value !== 'number') return value;
+  if (value >= stand.position && value < stand.position + count) return new SqlExpression(`($1::bigint + ${value - stand.position})`);
+  if (value > stand.version && value <= stand.version + count) return new SqlExpression(`($2::bigint + ${value - stand.version})`);
+  return value;
+}
+
 /**
  * Runs an inline write's statements and commits, in one round trip when every parameter can be
  * written as a literal (projection statements' always can), else one statement at a time.
@@ -344,35 +388,38 @@ export class PostgresEventStore implements EventStore {
       if (inline) written.push(event);
       batch += `${i ? ',' : ''}{"id":${JSON.stringify(event.id)},"type":${JSON.stringify(event.type)},"data":${event.data},"meta":${event.meta}}`;
     }
-    const params = [streamId, code, batch + ']'];
-    let row: { next_version: number; last_position: number } | undefined;
     let stored: StoredEvent[] | undefined;
+    let texts: string[] | undefined;
+    if (inline && written.length <= INLINE_MAX) {
+      // The statements for the events as a reader will get them, with stand-ins for the positions
+      // and versions the function assigns: those parameters become expressions over its $1 and $2.
+      const position = 2 ** 52 + INLINE_MAX * randomInt(2 ** 40); // below 2^52 + 2^50; versions above it
+      const stand = { position, version: position + 2 ** 50 };
+      stored = asStored(streamId, written, stand.version + written.length, stand.position + written.length - 1);
+      texts = statementTexts(inline.statements(stored).map((st) => ({ sql: st.sql, params: st.params?.map((v) => standIn(v, stand, written.length)) })));
+    }
+    // One round trip when the inline statements can be sent as text (projection statements always
+    // can); else the events, the statements and the commit as three (commitWith).
+    const oneTrip = !inline || texts !== undefined;
+    const params = [streamId, code, batch + ']', texts && texts.length > 0 ? texts : null];
+    let row: { next_version: number; last_position: number } | undefined;
     // An append expecting any version that lost a race for the stream's next version reads it
     // again and retries; a few rounds settle even a stream every appender writes to.
     for (let attempt = 1; !row; attempt++) {
       const client = await this.pool.connect();
       try {
-        if (inline) {
+        if (oneTrip) {
+          row = await this.appendCall(client, params);
+        } else {
           await client.query('BEGIN');
           const r = await this.appendCall(client, params);
-          // The events as a reader will get them: positions and versions end at the append's.
-          stored = written.map((e, i) => ({
-            id: e.id,
-            streamId,
-            type: e.type,
-            data: inJsonbOrder(JSON.parse(e.data)),
-            metadata: inJsonbOrder(JSON.parse(e.meta)) as StoredEvent['metadata'],
-            streamVersion: r.next_version - written.length + i + 1,
-            position: r.last_position - written.length + i + 1,
-          }));
-          await commitWith(client, inline.statements(stored));
+          stored = asStored(streamId, written, r.next_version, r.last_position);
+          await commitWith(client, inline!.statements(stored));
           row = r;
-        } else {
-          row = await this.appendCall(client, params);
         }
         client.release();
       } catch (err) {
-        if (inline) await client.query('ROLLBACK').catch(() => {});
+        if (!oneTrip) await client.query('ROLLBACK').catch(() => {});
         const e = err as { code?: string; detail?: string; constraint?: string };
         const lostRace = e.code === '23505' && e.constraint === 'events_stream_id_stream_version_key';
         // Both are raised before the function's session lock, or after its release; any other
@@ -385,7 +432,7 @@ export class PostgresEventStore implements EventStore {
     }
     if (events.length > 0) {
       this.committed = Math.max(this.committed, row.last_position);
-      if (inline && stored) inline.committed(stored);
+      if (inline) inline.committed(asStored(streamId, written, row.next_version, row.last_position, stored));
       this.wake.notifyLocal();
       this.wake.broadcast();
     }

@@ -23,9 +23,18 @@ BEGIN
   END IF;
 END $$;`;
 
+/**
+ * A parameter written as SQL text as it is, not as a literal: the event store's inline writes
+ * put the append's positions there as expressions over the append function's own values.
+ */
+export class SqlExpression {
+  constructor(readonly text: string) {}
+}
+
 /** A SQL literal with the text node-postgres would send as the parameter (undefined: not representable). */
 function literal(value: unknown): string | undefined {
   if (value === null || value === undefined) return 'NULL';
+  if (value instanceof SqlExpression) return value.text;
   let text: string;
   switch (typeof value) {
     case 'string':
@@ -80,13 +89,19 @@ function claim(move: CheckpointMove): string {
  * written as a literal: the event store's inline writes (see Projection.consistency).
  */
 export function statementsText(statements: readonly Sql[]): string | undefined {
-  const parts: string[] = [];
+  const texts = statementTexts(statements);
+  return texts && texts.join(';\n');
+}
+
+/** Each statement as its own text, or undefined when a parameter cannot be written as a literal. */
+export function statementTexts(statements: readonly Sql[]): string[] | undefined {
+  const texts: string[] = [];
   for (const s of statements) {
     const text = inlined(s.sql, s.params);
     if (text === undefined) return undefined;
-    parts.push(text);
+    texts.push(text);
   }
-  return parts.join(';\n');
+  return texts;
 }
 
 /** The whole batch as one query text, or undefined when a parameter cannot be written as a literal. */

@@ -52,9 +52,9 @@ const poisoned: Projection = {
   version: 1,
   consistency: 'inline',
   tables: ['poisoned_rows'],
-  ddl: { sqlite: [], postgres: ['CREATE TABLE IF NOT EXISTS poisoned_rows (position BIGINT PRIMARY KEY, n INTEGER NOT NULL CHECK (n > 0))'] },
+  ddl: { sqlite: [], postgres: ['CREATE TABLE IF NOT EXISTS poisoned_rows (position BIGINT PRIMARY KEY, version BIGINT NOT NULL, n INTEGER NOT NULL CHECK (n > 0))'] },
   handles: ['Fine', 'Poison'],
-  evolve: (e) => [{ sql: 'INSERT INTO poisoned_rows (position, n) VALUES (?, ?) ON CONFLICT (position) DO NOTHING', params: [e.position, e.type === 'Poison' ? -1 : 1] }],
+  evolve: (e) => [{ sql: 'INSERT INTO poisoned_rows (position, version, n) VALUES (?, ?, ?) ON CONFLICT (position) DO NOTHING', params: [e.position, e.streamVersion, e.type === 'Poison' ? -1 : 1] }],
 };
 
 describeWith('PostgreSQL', !!PG_ADMIN_URL, 'inline projections on PostgreSQL', () => {
@@ -115,10 +115,34 @@ describeWith('PostgreSQL', !!PG_ADMIN_URL, 'inline projections on PostgreSQL', (
     const first = await e.store.append('s', [{ type: 'Fine', data: {} }], { expectedVersion: 'no_stream' });
     await expect(e.store.append('s', [{ type: 'Fine', data: {} }, { type: 'Poison', data: {} }], { expectedVersion: 1 })).rejects.toThrow(/check constraint/);
     expect((await e.store.readStream('s')).map((x) => x.type)).toEqual(['Fine']);
-    expect(await e.rm.query('SELECT position FROM poisoned_rows')).toEqual([{ position: first.position }]);
+    expect(await e.rm.query('SELECT position, version FROM poisoned_rows')).toEqual([{ position: first.position, version: 1 }]);
     // The stream goes on from where it was, on the same pool.
-    const third = await e.store.append('s', [{ type: 'Fine', data: {} }], { expectedVersion: 1 });
-    expect(await e.rm.query('SELECT position FROM poisoned_rows ORDER BY position')).toEqual([{ position: first.position }, { position: third.position }]);
+    const third = await e.store.append('s', [{ type: 'Fine', data: {} }, { type: 'Fine', data: {} }], { expectedVersion: 1 });
+    expect(await e.rm.query('SELECT position, version FROM poisoned_rows ORDER BY position')).toEqual([
+      { position: first.position, version: 1 },
+      { position: third.position - 1, version: 2 },
+      { position: third.position, version: 3 },
+    ]);
+  });
+
+  it('writes statements whose parameters cannot be sent as text (an array) in the append transaction too, and rolls both back on failure', async () => {
+    const arrayed: Projection = {
+      name: 'arrayed',
+      version: 1,
+      consistency: 'inline',
+      tables: ['arrayed_rows'],
+      ddl: { sqlite: [], postgres: ['CREATE TABLE IF NOT EXISTS arrayed_rows (position BIGINT PRIMARY KEY, version BIGINT NOT NULL, tags TEXT[] NOT NULL CHECK (cardinality(tags) > 0))'] },
+      handles: ['Tagged'],
+      evolve: (x) => [{ sql: 'INSERT INTO arrayed_rows (position, version, tags) VALUES (?, ?, ?) ON CONFLICT (position) DO NOTHING', params: [x.position, x.streamVersion, (x.data as { tags: string[] }).tags] }],
+    };
+    await inlineRunner([arrayed]);
+    const a = await e.store.append('t', [{ type: 'Tagged', data: { tags: ['a', "b'c"] } }, { type: 'Tagged', data: { tags: ['d'] } }], { expectedVersion: 'no_stream' });
+    await expect(e.store.append('t', [{ type: 'Tagged', data: { tags: [] } }], { expectedVersion: 2 })).rejects.toThrow(/check constraint/);
+    expect((await e.store.readStream('t')).length).toBe(2);
+    expect(await e.rm.query('SELECT position, version, tags FROM arrayed_rows ORDER BY position')).toEqual([
+      { position: a.position - 1, version: 1, tags: ['a', "b'c"] },
+      { position: a.position, version: 2, tags: ['d'] },
+    ]);
   });
 
   it('under concurrent appends with the runner applying the same events: each applied once, the rows equal a replay from scratch', async () => {
