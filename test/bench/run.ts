@@ -759,14 +759,14 @@ async function scaleOut(): Promise<void> {
   }
   const count = n(3000);
   const create = createMediaBuyBody();
-  const measure = async (instances: number, clients: number): Promise<{ rate: number; p99: number }> => {
+  const measure = async (instances: number, clients: number, bin = BIN): Promise<{ rate: number; p99: number }> => {
     const db = await scratchDatabase(pgUrl, 'adcp_bench_scale');
     const topic = `adcp.bench.${db.name}`;
     const env = { EVENT_STORE_URL: db.url, KAFKA_BROKERS: brokers, KAFKA_TOPIC: topic, KAFKA_FEED_TOPIC: `${topic}.feed`, APPROVAL_POLICY: 'never', ...ROOMY_LIMITS };
     const gateways: Awaited<ReturnType<typeof serveChild>>[] = [];
     try {
       const key = issueKeyWithCli({ ...env, DATA_DIR: fs.mkdtempSync(path.join(os.tmpdir(), 'adcp-bench-key-')) });
-      for (let i = 0; i < instances; i++) gateways.push(await serveChild({ ...env, DATA_DIR: fs.mkdtempSync(path.join(os.tmpdir(), 'adcp-bench-scale-')) }));
+      for (let i = 0; i < instances; i++) gateways.push(await serveChild({ ...env, DATA_DIR: fs.mkdtempSync(path.join(os.tmpdir(), 'adcp-bench-scale-')) }, bin));
       const load = (total: number, round: string) =>
         Promise.all(gateways.map((gw, i) => runTimedLoad({ url: gw.url, key, path: '/api/tasks/create_media_buy', body: create, count: Math.ceil(total / instances), concurrency: clients / instances, prefix: `${round}-${i}-` })));
       await load(Math.ceil(count / 5), 'warm');
@@ -790,8 +790,27 @@ async function scaleOut(): Promise<void> {
   );
   emit({ name: 'create_media_buy_rest_postgres_kafka', value: one.value, unit: 'commands/s', baseline: one.baseline, ratio: one.ratio, target: 'value >= 2000, ratio >= 0.25 (baseline: 8 clients inserting one row per transaction into the same server, same run; 16 clients)' });
   emit({ name: 'create_media_buy_rest_postgres_kafka_p99', value: bestP99, unit: 'ms', baseline: 50, ratio: bestP99 / 50, target: 'value < 50 (16 clients, one instance; best round)' });
+  // The stack's floor (test/bench/postgres-kafka-floor.ts): fastify + one node-postgres round trip
+  // + kafkajs records, no gateway code, against the same bare INSERTs; then the gateway against it.
+  const floorBin = path.join(__dirname, 'postgres-kafka-floor.js');
+  let floorP99 = Infinity;
+  const floor = await compare(
+    2,
+    async () => {
+      const r = await measure(1, 16, floorBin);
+      floorP99 = Math.min(floorP99, r.p99);
+      return r.rate;
+    },
+    () => bareInserts(pgUrl, n(10_000)),
+  );
+  emit({ name: 'create_media_buy_postgres_kafka_floor', value: floor.value, unit: 'commands/s', baseline: floor.baseline, ratio: floor.ratio, target: 'floor row: fastify, one node-postgres round trip and kafkajs records a create, no gateway code, 16 clients (baseline: the bare 8-way INSERTs, same run); a ratio under 0.25 puts that target above what these libraries allow here' });
+  emit({ name: 'create_media_buy_postgres_kafka_floor_p99', value: floorP99, unit: 'ms', baseline: 50, ratio: floorP99 / 50, target: 'floor row: the p99 the floor above gave its 16 clients (best round)' });
+  const ofFloor = await compare(2, async () => (await measure(1, 16)).rate, async () => (await measure(1, 16, floorBin)).rate);
+  emit({ name: 'create_media_buy_rest_postgres_kafka_of_floor', value: ofFloor.value, unit: 'commands/s', baseline: ofFloor.baseline, ratio: ofFloor.ratio, target: 'quoted: the gateway against the floor row above, same run, 16 clients' });
   const { value, baseline, ratio } = await compare(2, async () => (await measure(3, 18)).rate, async () => (await measure(1, 18)).rate);
   emit({ name: 'create_media_buy_rest_postgres_kafka_3_instances', value, unit: 'commands/s', baseline, ratio, target: 'ratio >= 0.9 (baseline: one instance on the same database and broker, 18 clients, same run; 2 cores: see README)' });
+  const floors = await compare(2, async () => (await measure(3, 18, floorBin)).rate, async () => (await measure(1, 18, floorBin)).rate);
+  emit({ name: 'create_media_buy_postgres_kafka_floor_3_instances', ...floors, unit: 'commands/s', target: 'floor row: three floor processes against one, 18 clients, same run: what three processes cost on these two cores with nothing to coordinate' });
 }
 
 /**
