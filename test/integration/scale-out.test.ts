@@ -118,7 +118,7 @@ describeWith('PostgreSQL and Kafka', !!PG_ADMIN_URL && !!KAFKA_BROKERS, 'scale-o
     }
   }, 180_000);
 
-  it('a buyer reads its buy right after the create answers, on the other instance as on its own (read-your-writes across instances)', async () => {
+  it('a buyer reads its buy right after the create answers, on the other instance as on its own (read-your-writes across instances), and a create sent to both at once with one idempotency key makes one buy', async () => {
     const db = await createTestDatabase();
     const topic = `adcp.events.ryw-${randomBytes(4).toString('hex')}`;
     const shared = { EVENT_STORE_URL: db.url, KAFKA_BROKERS: KAFKA_BROKERS!, KAFKA_TOPIC: topic, KAFKA_FEED_TOPIC: `${topic}.feed`, APPROVAL_POLICY: 'never' };
@@ -154,6 +154,29 @@ describeWith('PostgreSQL and Kafka', !!PG_ADMIN_URL && !!KAFKA_BROKERS, 'scale-o
         }),
       );
       expect(stale).toEqual([]);
+
+      // Idempotency across instances: the same create (same idempotency_key) sent to both at once,
+      // ten times over, then again to each: one buy for each key, every answer naming it.
+      const body = (i: number) => ({
+        buyer_ref: `idem-${i}`,
+        idempotency_key: `idem-key-${i}-${randomBytes(4).toString('hex')}`,
+        brand_manifest: { url: 'https://acme.example' },
+        packages: [{ product_id: 'news_display_run_of_site', pricing_option_id: 'cpm_usd_fixed', budget: 1000 }],
+        start_time: { type: 'asap' },
+        end_time: new Date(Date.now() + 30 * 86_400_000).toISOString(),
+      });
+      for (let i = 0; i < 10; i++) {
+        const request = body(i);
+        const answers = await Promise.all([...gateways, ...gateways].map(async (gw) => {
+          const res = await post(gw.url, 'create_media_buy', request);
+          return { status: res.status, id: ((await res.json()) as { media_buy_id?: string }).media_buy_id };
+        }));
+        const id = answers[0]!.id;
+        expect({ i, answers }).toEqual({ i, answers: answers.map(() => ({ status: 200, id: expect.stringMatching(/./) })) });
+        expect(new Set(answers.map((a) => a.id))).toEqual(new Set([id]));
+        const listed = (await (await post(gateways[i % 2]!.url, 'get_media_buys', { pagination: { max_results: 100 } })).json()) as { media_buys: { media_buy_id: string; buyer_ref?: string }[] };
+        expect(listed.media_buys.filter((b) => b.buyer_ref === `idem-${i}`).map((b) => b.media_buy_id)).toEqual([id]);
+      }
     } finally {
       for (const gw of gateways) expect(await gw.stop()).toBe(0);
       await db.drop();
