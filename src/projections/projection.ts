@@ -36,6 +36,9 @@ export interface Projection {
    *   keeps rebuilds, imports and crash recovery as they are: so its statements must be
    *   idempotent per event (each row guarded by the position of the last event it applied;
    *   within a row, events come from one stream, so their positions rise in commit order).
+   *   Its statements may use an event's `position` and `streamVersion` only as parameters, as
+   *   they are (no arithmetic, not in the SQL text): on PostgreSQL they are stand-ins the append
+   *   function replaces with the values it assigns (src/eventstore/postgres.ts).
    *   Where the store cannot write inline (SQLite), it is 'waited'.
    * - 'waited' (the default): applied by the runner after commit; a command waits until its
    *   events are applied (read-your-writes).
