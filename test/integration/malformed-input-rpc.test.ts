@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import { issueApiKey } from '../../src/application/api-keys';
 import { startTestGateway } from '../support/gateway';
 import { eventually } from '../support/infra';
+import { freshBudgetWindow } from '../support/limits';
 import { anyJson, damaged, EVERY_JSON_TYPE, EVERY_NON_OBJECT, hostileBodies, isObject, leakIn, safeJson, validCreateMediaBuy, validRequests, type Json } from '../support/malformed-corpus';
 import { sdkClientSteps } from '../support/sdk-client';
 
@@ -380,6 +381,7 @@ describe('MCP and A2A: a refusal made before JSON-RPC names the request it refus
   it('credentials (401, -32028 AUTH_REQUIRED), failed authentications and request rates (-32029 RATE_LIMITED, answered 200 so clients read it); @adcp/sdk\'s client reads the reason code', async () => {
     // Loopback is a trusted proxy, so each part below comes from an address of its own.
     const gw = await startTestGateway({ REQUESTS_PER_MINUTE: 'buyer=12,anonymous=1000', AUTH_FAILURES_PER_MINUTE: '3', TRUST_PROXY: '127.0.0.1', PUBLIC_URL: 'https://agent.example' });
+    await freshBudgetWindow(); // the budgets below are counted to their end
     try {
       const keyOf = async (org: string) => (await issueApiKey(gw.app.store, { org, role: 'buyer' }, { now: new Date().toISOString(), principal: 'test' })).key;
       const [buyer, sdkBuyer] = [await keyOf('rate'), await keyOf('rate-sdk')];

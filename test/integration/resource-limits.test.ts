@@ -1,13 +1,14 @@
 import WebSocket from 'ws';
 import { issueApiKey } from '../../src/application/api-keys';
 import { graphql, startTestGateway } from '../support/gateway';
-import { HOSTILE, post, rateLimitState } from '../support/limits';
+import { HOSTILE, freshBudgetWindow, post, rateLimitState } from '../support/limits';
 import { PG_ADMIN_URL, REDIS_URL, createTestDatabase, describeWith, eventually } from '../support/infra';
 import { startOrigins } from '../support/origins';
 
 describe('each limit answers in its binding’s shape with Retry-After and the RateLimit headers', () => {
   it('request rate per key: REST, GraphQL and MCP share the key’s budget; 429 with Retry-After once it is spent', async () => {
     const gw = await startTestGateway({ REQUESTS_PER_MINUTE: 'buyer=6' });
+    await freshBudgetWindow(); // the budgets below are counted to their end
     try {
       const buyer = (await issueApiKey(gw.app.store, { org: 'acme', role: 'buyer' }, { now: new Date().toISOString() })).key;
       await eventually(async () => (await graphql(gw.url, '{ viewer { role } }', undefined, buyer)).body.data?.viewer?.role === 'buyer', 10_000, 'the key');
@@ -52,6 +53,7 @@ describe('each limit answers in its binding’s shape with Retry-After and the R
 
   it('the RateLimit headers: on every REST, MCP and A2A answer; on GraphQL only below a tenth of a budget and on refusals, extensions.cost always', async () => {
     const gw = await startTestGateway({ REQUESTS_PER_MINUTE: 'buyer=30', GRAPHQL_POINTS_PER_MINUTE: 'buyer=60000' });
+    await freshBudgetWindow(); // the budgets below are counted to their end
     try {
       const buyer = (await issueApiKey(gw.app.store, { org: 'acme', role: 'buyer' }, { now: new Date().toISOString() })).key;
       await eventually(async () => (await graphql(gw.url, '{ viewer { role } }', undefined, buyer)).status === 200, 10_000, 'the key');
@@ -90,6 +92,7 @@ describe('each limit answers in its binding’s shape with Retry-After and the R
 
   it('anonymous requests count per client address; failed credentials are throttled per address (further failures 429)', async () => {
     const gw = await startTestGateway({ REQUESTS_PER_MINUTE: 'anonymous=10', AUTH_FAILURES_PER_MINUTE: '4' });
+    await freshBudgetWindow(); // the budgets below are counted to their end
     try {
       // A failed sign-in on the OAuth form counts into the same per-address budget as the API's.
       const signInForm = async () => {
@@ -141,6 +144,7 @@ describe('each limit answers in its binding’s shape with Retry-After and the R
 
   it('GraphQL: the cost and depth of one operation, and the points per minute (THROTTLED, 429), with extensions.cost on every answer', async () => {
     const gw = await startTestGateway({ GRAPHQL_POINTS_PER_MINUTE: 'buyer=2500', GRAPHQL_MAX_DEPTH: '2' });
+    await freshBudgetWindow(); // the budgets below are counted to their end
     try {
       const buyer = (await issueApiKey(gw.app.store, { org: 'acme', role: 'buyer' }, { now: new Date().toISOString() })).key;
       await eventually(async () => (await graphql(gw.url, '{ viewer { role } }', undefined, buyer)).status === 200, 10_000, 'the key');
@@ -247,6 +251,7 @@ function sharedBudget(name: string, env: () => Promise<{ env: Record<string, str
     const shared = await env();
     const a = await startTestGateway({ ...shared.env, REQUESTS_PER_MINUTE: 'buyer=40' });
     const b = await startTestGateway({ ...shared.env, REQUESTS_PER_MINUTE: 'buyer=40' });
+    await freshBudgetWindow(); // the budgets below are counted to their end
     try {
       const buyer = (await issueApiKey(a.app.store, { org: 'acme', role: 'buyer' }, { now: new Date().toISOString() })).key;
       for (const gw of [a, b]) await eventually(async () => (await graphql(gw.url, '{ viewer { role } }', undefined, buyer)).status === 200, 15_000, 'the key on both');

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { issueApiKey } from '../../src/application/api-keys';
 import { startTestGateway, tempDir } from '../support/gateway';
 import { PG_ADMIN_URL, createTestDatabase, describeWith, eventually } from '../support/infra';
+import { freshBudgetWindow } from '../support/limits';
 import { form, pkce, REDIRECT } from '../support/oauth';
 
 type Gateway = Awaited<ReturnType<typeof startTestGateway>>;
@@ -233,12 +234,6 @@ describeWith('PostgreSQL', !!PG_ADMIN_URL, 'issue 32: a revoked grant ends its a
 /** A JSON-RPC request refused for its address's failed authentications. */
 const THROTTLED_RPC = { status: 200, body: { id: 7, error: { code: -32029, data: { adcp_error: { code: 'RATE_LIMITED' } } } } };
 
-/** Waits, when the fixed minute the limits count in ends within `needSeconds`, for the next one. */
-async function withinOneMinuteWindow(needSeconds: number): Promise<void> {
-  const intoMinute = Date.now() % 60_000;
-  if (intoMinute > 60_000 - needSeconds * 1000) await new Promise((r) => setTimeout(r, 60_000 - intoMinute + 50));
-}
-
 describe('issue 32: failed authentications throttle what fails, not the keys that verify', () => {
   it('a valid key keeps working from an address that is refused for its failed attempts; a further bad key still gets 429', async () => {
     const gw = await startTestGateway({ AUTH_FAILURES_PER_MINUTE: '30' });
@@ -247,7 +242,7 @@ describe('issue 32: failed authentications throttle what fails, not the keys tha
       const buyer = (await issueApiKey(gw.app.store, { org: 'acme', role: 'buyer' }, { now: new Date().toISOString() })).key;
       await gw.app.projections.waitFor(gw.app.store.appendedUpTo());
       const badKey = 'sk_AAAAAAAA_BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB';
-      await withinOneMinuteWindow(20);
+      await freshBudgetWindow(20_000);
       const answers: { status: number; body: unknown }[] = [];
       for (let i = 0; i < 35; i++) answers.push(await api.mcp(badKey));
       expect(answers.slice(0, 30).map((a) => a.status)).toEqual(Array(30).fill(401));

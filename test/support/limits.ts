@@ -108,3 +108,14 @@ export async function sampleHealthz(gatewayUrl: string, controlUrl: string, goin
   }
   return { excess, bare };
 }
+
+/**
+ * Waits, when less than `needMs` is left of the current fixed window of `windowSeconds`, until the
+ * next one starts: the rate limits count in windows that start on multiples of their length since
+ * the epoch (src/limits/rate-limit.ts), so a test that spends a budget to its end would see it
+ * reset halfway across a boundary (and a refusal it expects never come).
+ */
+export async function freshBudgetWindow(needMs = 15_000, windowSeconds = 60): Promise<void> {
+  const left = windowSeconds * 1000 - (Date.now() % (windowSeconds * 1000));
+  if (left < needMs) await new Promise((r) => setTimeout(r, left + 50));
+}
