@@ -361,8 +361,16 @@ export class ProjectionRunner {
    * events that event-stats counts, followers spent more on that than on anything else.
    */
   private awaitedFromApplier(name: string): boolean {
-    const consistency = this.projections.find((p) => p.name === name)?.consistency;
-    return !(consistency === 'eventual' || (consistency === 'inline' && this.inline));
+    const p = this.projections.find((x) => x.name === name);
+    return !p || this.waitedFor(p);
+  }
+
+  /**
+   * Whether a command waits for this projection to show what it appended: not for an 'eventual'
+   * one, nor for an 'inline' one the store writes with the append (see inlineWrites).
+   */
+  private waitedFor(p: Projection): boolean {
+    return !(p.consistency === 'eventual' || (p.consistency === 'inline' && this.inline));
   }
 
   /** Calls `listener` with each batch once the read models show it (e.g. to drop cached rows). */
@@ -414,7 +422,7 @@ export class ProjectionRunner {
     if (!appendedTypes) return this.until(() => this.caughtUpWith(position), timeoutMs);
     const targets: { name: string; upTo: number }[] = [];
     for (const p of this.liveProjections()) {
-      if (p.consistency === 'eventual' || (p.consistency === 'inline' && this.inline)) continue;
+      if (!this.waitedFor(p)) continue;
       let upTo = 0;
       if (p.handles === '*') upTo = position;
       else for (const type of p.handles) upTo = Math.max(upTo, Math.min(position, appendedTypes.get(type) ?? 0));

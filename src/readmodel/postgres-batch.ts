@@ -108,12 +108,9 @@ export function statementTexts(statements: readonly Sql[]): string[] | undefined
 export function batchText(moves: readonly CheckpointMove[]): string | undefined {
   const parts = ['BEGIN'];
   for (const move of moves) {
-    parts.push(claim(move));
-    for (const s of move.statements as readonly Sql[]) {
-      const text = inlined(s.sql, s.params);
-      if (text === undefined) return undefined;
-      parts.push(text);
-    }
+    const texts = statementTexts(move.statements as readonly Sql[]);
+    if (!texts) return undefined;
+    parts.push(claim(move), ...texts);
   }
   parts.push('COMMIT');
   return parts.join(';\n');
