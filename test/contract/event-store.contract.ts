@@ -76,6 +76,10 @@ export function eventStoreContract(name: string, factory: StoreFactory): void {
       await store.append('c', [ev('C')], { expectedVersion: 'any' });
       await store.append('c', [ev('D')], { expectedVersion: 3 });
       expect((await store.readStream('c')).map((e) => e.type)).toEqual(['A', 'B', 'C', 'D']);
+      // The refused appends may leave gaps in the positions; readAll steps over one once every
+      // transaction older than the event after it has ended, on the whole server (PostgreSQL), so
+      // another suite's long transaction there holds the read back for its duration.
+      await eventually(async () => (await store.readAll()).length >= 4, 30_000, 'readAll past the refused appends');
       expect(await store.readAll()).toHaveLength(4);
     });
 
@@ -93,8 +97,10 @@ export function eventStoreContract(name: string, factory: StoreFactory): void {
       expect(await store.readStream('grp-bad')).toEqual([]);
       expect((await store.readStream('grp-ok-2')).map((e) => e.type)).toEqual(['A', 'B']);
       expect((await store.readStream('grp-conflict')).map((e) => e.type)).toEqual(['A']);
-      const all = await store.readAll({ limit: 100 });
-      expect(all.filter((e) => e.streamId.startsWith('grp-')).map((e) => e.streamId)).toEqual(['grp-conflict', 'grp-ok-1', 'grp-ok-2', 'grp-ok-2']);
+      // (Past the failed appends' gaps, as in the test above.)
+      const grp = async () => (await store.readAll({ limit: 100 })).filter((e) => e.streamId.startsWith('grp-')).map((e) => e.streamId);
+      await eventually(async () => (await grp()).length >= 4, 30_000, 'readAll past the failed appends');
+      expect(await grp()).toEqual(['grp-conflict', 'grp-ok-1', 'grp-ok-2', 'grp-ok-2']);
     });
 
     it('lets exactly one of two concurrent appenders win (two connections)', async () => {
