@@ -17,6 +17,7 @@ import {
   storedJson,
   isPossibleStreamId,
 } from './port';
+import { GroupCommit, type GroupResult } from './group-commit';
 import { LocalWake, pollingSubscription, type WakeSource } from './subscription';
 import { numberPlaceholders } from '../readmodel/postgres';
 import { SqlExpression, statementTexts, statementsText } from '../readmodel/postgres-batch';
@@ -129,6 +130,80 @@ BEGIN
   END IF;
   RETURN QUERY SELECT v_current + v_count, v_first + v_count - 1;
 END $$;
+-- Group commit: several appends, each written as adcp_append_events writes one, in one
+-- transaction and one round trip (PostgresEventStore batches concurrent appends into it).
+-- p_appends: a JSON array of {"stream", "expected", "events", "inline"} (each as that function's
+-- parameters; "inline" an array of statements or null; "events" never empty).
+-- Every position of the call is taken in one section, before any append is written: a second
+-- section later in the same transaction could take positions above those of a transaction with
+-- a higher id, which readers could then step over for good (see above). Each append runs in a
+-- subtransaction: one that fails (a version conflict, a lost race, a failing inline statement)
+-- rolls back alone, its positions left as a gap that settles with the call's transaction, and is
+-- answered with its error (r_state, r_message, r_detail, r_constraint); the others commit. The
+-- adapter sends at most 32 appends a call, under the 64 subtransactions a backend tracks in
+-- shared memory (more would make every snapshot on the server look subtransactions up on disk).
+CREATE OR REPLACE FUNCTION adcp_append_batch(p_appends JSONB)
+RETURNS TABLE (r_ord INT, r_version BIGINT, r_position BIGINT, r_state TEXT, r_message TEXT, r_detail TEXT, r_constraint TEXT)
+LANGUAGE plpgsql AS $$
+DECLARE
+  v_total BIGINT;
+  v_next BIGINT;
+  v_xid XID8;
+  v_a JSONB;
+  v_k BIGINT;
+  v_stream TEXT;
+  v_expected BIGINT;
+  v_count BIGINT;
+  v_current BIGINT;
+  v_sql TEXT;
+BEGIN
+  SELECT sum(jsonb_array_length(t.a->'events')) INTO v_total FROM jsonb_array_elements(p_appends) AS t(a);
+  PERFORM pg_advisory_lock(4242002);
+  v_xid := pg_current_xact_id();
+  v_next := nextval('events_position_seq');
+  IF v_total > 1 THEN
+    PERFORM setval('events_position_seq', v_next + v_total - 1);
+  END IF;
+  PERFORM pg_advisory_unlock(4242002);
+  FOR v_a, v_k IN SELECT t.a, t.k FROM jsonb_array_elements(p_appends) WITH ORDINALITY AS t(a, k) LOOP
+    v_stream := v_a->>'stream';
+    v_expected := (v_a->>'expected')::bigint;
+    v_count := jsonb_array_length(v_a->'events');
+    r_ord := v_k;
+    r_version := NULL;
+    r_position := NULL;
+    r_state := NULL;
+    r_message := NULL;
+    r_detail := NULL;
+    r_constraint := NULL;
+    BEGIN
+      IF v_expected = 0 THEN
+        v_current := 0;
+      ELSE
+        SELECT coalesce(max(e.stream_version), 0) INTO v_current FROM events e WHERE e.stream_id = v_stream;
+      END IF;
+      IF (v_expected >= 0 AND v_current <> v_expected) OR (v_expected = -2 AND v_current = 0) THEN
+        RAISE EXCEPTION USING ERRCODE = 'AD409', MESSAGE = 'wrong expected version', DETAIL = v_current::text;
+      END IF;
+      INSERT INTO events (position, transaction_id, event_id, stream_id, stream_version, type, data, metadata)
+        SELECT v_next + t.ord - 1, v_xid, (t.e->>'id')::uuid, v_stream, v_current + t.ord, t.e->>'type', t.e->'data', t.e->'meta'
+        FROM jsonb_array_elements(v_a->'events') WITH ORDINALITY AS t(e, ord)
+        ORDER BY t.ord;
+      IF jsonb_typeof(v_a->'inline') = 'array' THEN
+        FOR v_sql IN SELECT jsonb_array_elements_text(v_a->'inline') LOOP
+          EXECUTE v_sql USING v_next, v_current;
+        END LOOP;
+      END IF;
+      r_version := v_current + v_count;
+      r_position := v_next + v_count - 1;
+    EXCEPTION WHEN OTHERS THEN
+      GET STACKED DIAGNOSTICS r_state = RETURNED_SQLSTATE, r_message = MESSAGE_TEXT, r_detail = PG_EXCEPTION_DETAIL, r_constraint = CONSTRAINT_NAME;
+    END;
+    -- After the block: a row returned inside it would stay returned if the block then failed.
+    RETURN NEXT;
+    v_next := v_next + v_count;
+  END LOOP;
+END $$;
 -- The append without inline writes (and the signature of instances not yet upgraded).
 CREATE OR REPLACE FUNCTION adcp_append_events(p_stream TEXT, p_expected BIGINT, p_events JSONB)
 RETURNS TABLE (next_version BIGINT, last_position BIGINT) LANGUAGE sql AS $$
@@ -152,6 +227,33 @@ $$;
 const SETTLED = 'transaction_id < pg_snapshot_xmin(pg_current_snapshot())';
 
 const APPEND_SQL = 'SELECT next_version, last_position FROM adcp_append_events($1, $2, $3::jsonb, $4::text[])';
+const APPEND_BATCH_SQL = 'SELECT r_ord, r_version, r_position, r_state, r_message, r_detail, r_constraint FROM adcp_append_batch($1::jsonb)';
+
+/**
+ * Group commit (adcp_append_batch): appends made while this many calls are out go together in
+ * the next one, at most APPEND_BATCH_MAX a call (under the 64 subtransactions a backend tracks in
+ * memory; see the function).
+ */
+const APPEND_CALLS_IN_FLIGHT = 2;
+const APPEND_BATCH_MAX = 32;
+
+/** One append as adcp_append_batch takes it: its stream, expected version code, events (JSON) and inline statements. */
+interface BatchedAppend {
+  stream: string;
+  expected: number;
+  events: string;
+  inline: string[] | null;
+}
+
+interface AppendRow {
+  next_version: number;
+  last_position: number;
+}
+
+/** An append's own failure inside a group's call, with the fields a driver error has. */
+function appendError(r: { r_state: string; r_message: string; r_detail: string | null; r_constraint: string | null }): Error {
+  return Object.assign(new Error(r.r_message), { code: r.r_state, detail: r.r_detail ?? undefined, constraint: r.r_constraint || undefined });
+}
 
 /** Most events one append can write inline in its one round trip (positions stand in below it). */
 const INLINE_MAX = 1024;
@@ -341,6 +443,7 @@ export class PostgresEventStore implements EventStore {
   /** The highest position this instance appended (committed, maybe not yet visible to readers). */
   private committed = 0;
   private inline?: InlineWrites;
+  private appends = new GroupCommit<BatchedAppend, AppendRow>((group) => this.appendBatch(group), { maxInFlight: APPEND_CALLS_IN_FLIGHT, maxBatch: APPEND_BATCH_MAX });
 
   private constructor(private options: PostgresEventStoreOptions) {
     this.pool = new pg.Pool({ connectionString: options.connectionString, max: options.poolSize ?? 10 });
@@ -406,6 +509,18 @@ export class PostgresEventStore implements EventStore {
     // An append expecting any version that lost a race for the stream's next version reads it
     // again and retries; a few rounds settle even a stream every appender writes to.
     for (let attempt = 1; !row; attempt++) {
+      if (oneTrip && events.length > 0) {
+        // Through the group commit: one call may carry other appends made meanwhile.
+        try {
+          row = await this.appends.submit({ stream: streamId, expected: code, events: params[2] as string, inline: texts && texts.length > 0 ? texts : null });
+        } catch (err) {
+          const e = err as { code?: string; detail?: string; constraint?: string };
+          if (e.code === 'AD409') throw new ConcurrencyError(streamId, expected, Number(e.detail));
+          if (!(e.code === '23505' && e.constraint === 'events_stream_id_stream_version_key')) throw err;
+          if (expected !== 'any' || attempt >= 20) throw new ConcurrencyError(streamId, expected, await this.versionOf(streamId));
+        }
+        continue;
+      }
       const client = await this.pool.connect();
       try {
         if (oneTrip) {
@@ -437,6 +552,36 @@ export class PostgresEventStore implements EventStore {
       this.wake.broadcast();
     }
     return { nextVersion: row.next_version, position: row.last_position };
+  }
+
+  /**
+   * One group commit call: the appends in one transaction, each answered with its row or its own
+   * error. A failure of the call itself (the connection, or one in the position section, which
+   * holds a session lock) fails them all and closes the connection, which releases that lock.
+   */
+  private async appendBatch(group: BatchedAppend[]): Promise<GroupResult<AppendRow>[]> {
+    let json = '[';
+    group.forEach((a, i) => {
+      json += `${i ? ',' : ''}{"stream":${JSON.stringify(a.stream)},"expected":${a.expected},"events":${a.events},"inline":${a.inline ? JSON.stringify(a.inline) : 'null'}}`;
+    });
+    json += ']';
+    const client = await this.pool.connect();
+    let rows: { r_ord: number; r_version: number | null; r_position: number | null; r_state: string; r_message: string; r_detail: string | null; r_constraint: string | null }[];
+    try {
+      // A named statement, as the single append's.
+      ({ rows } = await client.query({ name: 'adcp_append_batch', text: APPEND_BATCH_SQL, values: [json] }));
+      client.release();
+    } catch (err) {
+      client.release(err as Error);
+      throw err;
+    }
+    const byOrd = new Map(rows.map((r) => [Number(r.r_ord), r]));
+    return group.map((_, i) => {
+      const r = byOrd.get(i + 1);
+      if (!r) return { error: new Error('adcp_append_batch: no answer for an append') };
+      if (r.r_state) return { error: appendError(r) };
+      return { ok: { next_version: r.r_version!, last_position: r.r_position! } };
+    });
   }
 
   private async appendCall(client: pg.PoolClient, params: unknown[]): Promise<{ next_version: number; last_position: number }> {
