@@ -134,41 +134,60 @@ END $$;
 -- transaction and one round trip (PostgresEventStore batches concurrent appends into it).
 -- p_appends: a JSON array of {"stream", "expected", "events", "inline"} (each as that function's
 -- parameters; "inline" an array of statements or null; "events" never empty).
--- Every position of the call is taken in one section, before any append is written: a second
--- section later in the same transaction could take positions above those of a transaction with
--- a higher id, which readers could then step over for good (see above). Each append runs in a
--- subtransaction: one that fails (a version conflict, a lost race, a failing inline statement)
--- rolls back alone, its positions left as a gap that settles with the call's transaction, and is
--- answered with its error (r_state, r_message, r_detail, r_constraint); the others commit. The
--- adapter sends at most 32 appends a call, under the 64 subtransactions a backend tracks in
--- shared memory (more would make every snapshot on the server look subtransactions up on disk).
+-- Expected versions are checked first: an append refused for its version takes no position, as
+-- with adcp_append_events. Then every position of the call is taken in one section, before any
+-- append is written: a second section later in the same transaction could take positions above
+-- those of a transaction with a higher id, which readers could then step over for good (see
+-- above). Each append runs in a subtransaction: one that fails then (a lost race, a taken event id,
+-- a failing inline statement) rolls back alone, its positions left as a gap that settles with the
+-- call's transaction. A failed append is answered with its error (r_state, r_message, r_detail,
+-- r_constraint); the others commit. The adapter sends at most 32 appends a call, under the 64
+-- subtransactions a backend tracks in shared memory (more would make every snapshot on the server
+-- look subtransactions up on disk).
 CREATE OR REPLACE FUNCTION adcp_append_batch(p_appends JSONB)
 RETURNS TABLE (r_ord INT, r_version BIGINT, r_position BIGINT, r_state TEXT, r_message TEXT, r_detail TEXT, r_constraint TEXT)
 LANGUAGE plpgsql AS $$
 DECLARE
-  v_total BIGINT;
+  v_currents BIGINT[] := '{}';
+  v_refused BOOLEAN[] := '{}';
+  v_total BIGINT := 0;
   v_next BIGINT;
   v_xid XID8;
   v_a JSONB;
   v_k BIGINT;
-  v_stream TEXT;
   v_expected BIGINT;
   v_count BIGINT;
   v_current BIGINT;
   v_sql TEXT;
 BEGIN
-  SELECT sum(jsonb_array_length(t.a->'events')) INTO v_total FROM jsonb_array_elements(p_appends) AS t(a);
-  PERFORM pg_advisory_lock(4242002);
-  v_xid := pg_current_xact_id();
-  v_next := nextval('events_position_seq');
-  IF v_total > 1 THEN
-    PERFORM setval('events_position_seq', v_next + v_total - 1);
-  END IF;
-  PERFORM pg_advisory_unlock(4242002);
+  -- A new stream (0) or any version (-1) is never refused here: the unique index refuses the
+  -- first if the stream exists, and the second reads its version when it is written, below.
   FOR v_a, v_k IN SELECT t.a, t.k FROM jsonb_array_elements(p_appends) WITH ORDINALITY AS t(a, k) LOOP
-    v_stream := v_a->>'stream';
     v_expected := (v_a->>'expected')::bigint;
+    IF v_expected = 0 OR v_expected = -1 THEN
+      v_current := v_expected;
+    ELSE
+      SELECT coalesce(max(e.stream_version), 0) INTO v_current FROM events e WHERE e.stream_id = v_a->>'stream';
+    END IF;
+    v_refused := v_refused || ((v_expected >= 0 AND v_current <> v_expected) OR (v_expected = -2 AND v_current = 0));
+    -- Kept: the version a refusal reports, an exact one, or a negative one to read when written.
+    v_currents := v_currents || (CASE WHEN v_expected = -2 AND v_current > 0 THEN -2 ELSE v_current END);
+    IF NOT v_refused[v_k] THEN
+      v_total := v_total + jsonb_array_length(v_a->'events');
+    END IF;
+  END LOOP;
+  IF v_total > 0 THEN
+    PERFORM pg_advisory_lock(4242002);
+    v_xid := pg_current_xact_id();
+    v_next := nextval('events_position_seq');
+    IF v_total > 1 THEN
+      PERFORM setval('events_position_seq', v_next + v_total - 1);
+    END IF;
+    PERFORM pg_advisory_unlock(4242002);
+  END IF;
+  FOR v_a, v_k IN SELECT t.a, t.k FROM jsonb_array_elements(p_appends) WITH ORDINALITY AS t(a, k) LOOP
     v_count := jsonb_array_length(v_a->'events');
+    v_current := v_currents[v_k];
     r_ord := v_k;
     r_version := NULL;
     r_position := NULL;
@@ -176,17 +195,21 @@ BEGIN
     r_message := NULL;
     r_detail := NULL;
     r_constraint := NULL;
+    IF v_refused[v_k] THEN
+      r_state := 'AD409';
+      r_message := 'wrong expected version';
+      r_detail := v_current::text;
+      RETURN NEXT;
+      CONTINUE;
+    END IF;
     BEGIN
-      IF v_expected = 0 THEN
-        v_current := 0;
-      ELSE
-        SELECT coalesce(max(e.stream_version), 0) INTO v_current FROM events e WHERE e.stream_id = v_stream;
-      END IF;
-      IF (v_expected >= 0 AND v_current <> v_expected) OR (v_expected = -2 AND v_current = 0) THEN
-        RAISE EXCEPTION USING ERRCODE = 'AD409', MESSAGE = 'wrong expected version', DETAIL = v_current::text;
+      -- Any version, or one that exists: the stream's version now, which an append before this
+      -- one in the call may have moved. An exact one: the stream is at it, or the insert conflicts.
+      IF v_current < 0 THEN
+        SELECT coalesce(max(e.stream_version), 0) INTO v_current FROM events e WHERE e.stream_id = v_a->>'stream';
       END IF;
       INSERT INTO events (position, transaction_id, event_id, stream_id, stream_version, type, data, metadata)
-        SELECT v_next + t.ord - 1, v_xid, (t.e->>'id')::uuid, v_stream, v_current + t.ord, t.e->>'type', t.e->'data', t.e->'meta'
+        SELECT v_next + t.ord - 1, v_xid, (t.e->>'id')::uuid, v_a->>'stream', v_current + t.ord, t.e->>'type', t.e->'data', t.e->'meta'
         FROM jsonb_array_elements(v_a->'events') WITH ORDINALITY AS t(e, ord)
         ORDER BY t.ord;
       IF jsonb_typeof(v_a->'inline') = 'array' THEN

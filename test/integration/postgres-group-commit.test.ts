@@ -70,6 +70,20 @@ describeWith('PostgreSQL', !!PG_ADMIN_URL, 'postgres group commit', () => {
     expect(all.map((e) => e.streamId).sort()).toEqual(['contested', ...Array.from({ length: 60 }, (_, i) => i).filter((i) => i % 3 !== 0).map((i) => `own-${i}`)].sort());
   });
 
+  it('takes no position for an append refused for its expected version, so refusals leave no gap', async () => {
+    await store.append('x', [{ type: 'A', data: {} }, { type: 'A', data: {} }], { expectedVersion: 'no_stream' });
+    const outcomes = await Promise.allSettled(Array.from({ length: 40 }, (_, i) => (i % 4 === 0 ? store.append('x', [{ type: 'Late', data: {} }], { expectedVersion: 1 }) : store.append(`fresh-${i}`, [{ type: 'A', data: {} }], { expectedVersion: 'no_stream' }))));
+    for (const [i, o] of outcomes.entries()) {
+      if (i % 4 === 0) expect(o.status === 'rejected' && o.reason instanceof ConcurrencyError && o.reason.message).toMatch(/x/);
+      else expect(o.status).toBe('fulfilled');
+    }
+    // Refused appends shared transactions with committed ones, and the positions run on unbroken.
+    const { rows } = await sql.query<{ n: number }>("SELECT count(DISTINCT transaction_id)::int AS n FROM events WHERE stream_id LIKE 'fresh-%'");
+    expect(rows[0]!.n).toBeLessThan(30);
+    const positions = (await sql.query<{ position: number }>('SELECT position FROM events ORDER BY position')).rows.map((r) => Number(r.position));
+    expect(positions).toEqual(Array.from({ length: 32 }, (_, i) => i + 1));
+  });
+
   it('retries an append expecting any version that lost its race inside a group, so every writer of one stream lands once', async () => {
     await Promise.all(Array.from({ length: 30 }, (_, i) => store.append('busy', [{ type: 'Tick', data: { i } }])));
     const events = await store.readStream('busy');
