@@ -72,6 +72,21 @@ CREATE TABLE IF NOT EXISTS events (
 -- Logs written before appends ran concurrently: their events have all committed (id 0 is older
 -- than any running transaction).
 ALTER TABLE events ADD COLUMN IF NOT EXISTS transaction_id XID8 NOT NULL DEFAULT '0';
+-- The critical section every append goes through: p_count consecutive positions and the
+-- transaction's id, taken together (see above). It must come before the transaction's first
+-- write, which would assign the id outside the section. Only this section draws from the
+-- sequence. A session lock outlives a failed transaction: the adapter closes a connection whose
+-- append failed in any other way than a version conflict (raised before the section).
+CREATE OR REPLACE FUNCTION adcp_take_positions(p_count BIGINT, OUT o_first BIGINT, OUT o_xid XID8) LANGUAGE plpgsql AS $$
+BEGIN
+  PERFORM pg_advisory_lock(4242002);
+  o_xid := pg_current_xact_id();
+  o_first := nextval('events_position_seq');
+  IF p_count > 1 THEN
+    PERFORM setval('events_position_seq', o_first + p_count - 1);
+  END IF;
+  PERFORM pg_advisory_unlock(4242002);
+END $$;
 -- p_expected: >= 0 exact version, -1 any, -2 exists, (no_stream is 0).
 -- p_events: a JSON array of {"id", "type", "data", "meta"} (one parameter: no array literals to
 -- escape and parse for every event).
@@ -107,18 +122,8 @@ BEGIN
     RETURN QUERY SELECT v_current, coalesce((SELECT max(e.position) FROM events e), 0)::BIGINT;
     RETURN;
   END IF;
-  -- The transaction's id and its positions, taken together (see above). This must come before
-  -- the transaction's first write, which would assign its id outside the section. Only this
-  -- section draws from the sequence, so the positions of one append are consecutive. A session
-  -- lock outlives a failed transaction: the adapter closes a connection whose append failed
-  -- in any other way than a version conflict (raised above, before the lock).
-  PERFORM pg_advisory_lock(4242002);
-  v_xid := pg_current_xact_id();
-  v_first := nextval('events_position_seq');
-  IF v_count > 1 THEN
-    PERFORM setval('events_position_seq', v_first + v_count - 1);
-  END IF;
-  PERFORM pg_advisory_unlock(4242002);
+  -- Before the first write (see adcp_take_positions): the positions of one append are consecutive.
+  SELECT t.o_first, t.o_xid INTO v_first, v_xid FROM adcp_take_positions(v_count) AS t;
   INSERT INTO events (position, transaction_id, event_id, stream_id, stream_version, type, data, metadata)
     SELECT v_first + t.ord - 1, v_xid, (t.e->>'id')::uuid, p_stream, v_current + t.ord, t.e->>'type', t.e->'data', t.e->'meta'
     FROM jsonb_array_elements(p_events) WITH ORDINALITY AS t(e, ord)
@@ -177,13 +182,7 @@ BEGIN
     END IF;
   END LOOP;
   IF v_total > 0 THEN
-    PERFORM pg_advisory_lock(4242002);
-    v_xid := pg_current_xact_id();
-    v_next := nextval('events_position_seq');
-    IF v_total > 1 THEN
-      PERFORM setval('events_position_seq', v_next + v_total - 1);
-    END IF;
-    PERFORM pg_advisory_unlock(4242002);
+    SELECT t.o_first, t.o_xid INTO v_next, v_xid FROM adcp_take_positions(v_total) AS t;
   END IF;
   FOR v_a, v_k IN SELECT t.a, t.k FROM jsonb_array_elements(p_appends) WITH ORDINALITY AS t(a, k) LOOP
     v_count := jsonb_array_length(v_a->'events');
