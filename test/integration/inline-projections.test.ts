@@ -1,5 +1,5 @@
 import type { StoredEvent } from '../../src/eventstore/port';
-import type { PostgresEventStore } from '../../src/eventstore/postgres';
+import { PostgresEventStore } from '../../src/eventstore/postgres';
 import { mediaBuys } from '../../projections/media-buys';
 import type { Projection } from '../../src/projections/projection';
 import { ProjectionRunner } from '../../src/projections/runner';
@@ -147,27 +147,34 @@ describeWith('PostgreSQL', !!PG_ADMIN_URL, 'inline projections on PostgreSQL', (
 
   it('under concurrent appends with the runner applying the same events: each applied once, the rows equal a replay from scratch', async () => {
     const runner = await inlineRunner([mediaBuys]);
+    // Half the buys come through a second instance writing inline too, as instances sharing a
+    // database do: the runner here applies its events after commit while it goes on writing the same
+    // buys' rows inline. Its own runner is never started: only its inline writes are wanted.
+    const peer = await PostgresEventStore.connect({ connectionString: (e.store as PostgresEventStore).pool.options.connectionString!, pollIntervalMs: 20 });
+    peer.writeInline(new ProjectionRunner(peer, e.rm, [mediaBuys], undefined, 50).inlineWrites());
     const buys = 40;
     let next = 0;
     await Promise.all(
       Array.from({ length: 8 }, async () => {
         for (let i = next++; i < buys; i = next++) {
           const id = `mb_${String(i).padStart(3, '0')}`;
+          const store = i % 4 < 2 ? e.store : peer;
           const task = i % 2 ? `task_${i}` : undefined;
-          await e.store.append(`media-buy-${id}`, [created(id, `org${i % 3}`, task)], { expectedVersion: 'no_stream' });
+          await store.append(`media-buy-${id}`, [created(id, `org${i % 3}`, task)], { expectedVersion: 'no_stream' });
           if (task) {
-            await e.store.append(`task-${task}`, [{ type: 'TaskSubmitted', data: { task_id: task, owner: `org${i % 3}`, task_type: 'create_media_buy', resource_id: id, message: 'waiting', at: AT } }], { expectedVersion: 'no_stream' });
-            await e.store.append(`task-${task}`, [{ type: 'TaskStatusChanged', data: { task_id: task, status: 'working', message: 'looking', actor: 'seller', at: AT } }], { expectedVersion: 1 });
+            await store.append(`task-${task}`, [{ type: 'TaskSubmitted', data: { task_id: task, owner: `org${i % 3}`, task_type: 'create_media_buy', resource_id: id, message: 'waiting', at: AT } }], { expectedVersion: 'no_stream' });
+            await store.append(`task-${task}`, [{ type: 'TaskStatusChanged', data: { task_id: task, status: 'working', message: 'looking', actor: 'seller', at: AT } }], { expectedVersion: 1 });
           }
           // Several events in one append, then one more: revision counts every event once.
-          await e.store.append(`media-buy-${id}`, [
+          await store.append(`media-buy-${id}`, [
             { type: 'MediaBuyStatusChanged', data: { media_buy_id: id, status: 'paused', at: AT } },
             { type: 'MediaBuyUpdated', data: { media_buy_id: id, at: AT, changed: ['end_time'], terms: { ...created(id, `org${i % 3}`).data, end_time: '2027-01-01T00:00:00.000Z' } } },
           ], { expectedVersion: 1 });
-          await e.store.append(`media-buy-${id}`, [{ type: 'MediaBuyStatusChanged', data: { media_buy_id: id, status: 'active', at: AT } }], { expectedVersion: 3 });
+          await store.append(`media-buy-${id}`, [{ type: 'MediaBuyStatusChanged', data: { media_buy_id: id, status: 'active', at: AT } }], { expectedVersion: 3 });
         }
       }),
     );
+    await peer.close();
     await runner.waitFor(await e.store.headPosition(), undefined, 20_000);
     await eventually(async () => (await e.rm.getCheckpoint('media-buys')).position >= (await e.store.headPosition()), 20_000, 'the runner past every event');
     const rows = await rowsOf(e.rm);
