@@ -272,6 +272,12 @@ interface AppendRow {
   last_position: number;
 }
 
+/** A unique violation on a stream's next version: another append took it first. */
+function isLostRace(err: unknown): boolean {
+  const e = err as { code?: string; constraint?: string };
+  return e.code === '23505' && e.constraint === 'events_stream_id_stream_version_key';
+}
+
 /** An append's own failure inside a group's call, with the fields a driver error has. */
 function appendError(r: { r_state: string; r_message: string; r_detail: string | null; r_constraint: string | null }): Error {
   return Object.assign(new Error(r.r_message), { code: r.r_state, detail: r.r_detail ?? undefined, constraint: r.r_constraint || undefined });
@@ -526,44 +532,24 @@ export class PostgresEventStore implements EventStore {
     // One round trip when the inline statements can be sent as text (projection statements always
     // can); else the events, the statements and the commit as three (commitWith).
     const oneTrip = !inline || texts !== undefined;
-    const params = [streamId, code, batch + ']', texts && texts.length > 0 ? texts : null];
-    let row: { next_version: number; last_position: number } | undefined;
+    const eventsJson = batch + ']';
+    const inlineTexts = texts && texts.length > 0 ? texts : null;
+    // After the append, in its transaction: the inline statements for the events as stored.
+    const inlineAfter = oneTrip ? undefined : (r: AppendRow) => inline!.statements((stored = asStored(streamId, written, r.next_version, r.last_position)));
+    let row: AppendRow | undefined;
     // An append expecting any version that lost a race for the stream's next version reads it
     // again and retries; a few rounds settle even a stream every appender writes to.
     for (let attempt = 1; !row; attempt++) {
-      if (oneTrip && events.length > 0) {
-        // Through the group commit: one call may carry other appends made meanwhile.
-        try {
-          row = await this.appends.submit({ stream: streamId, expected: code, events: params[2] as string, inline: texts && texts.length > 0 ? texts : null });
-        } catch (err) {
-          const e = err as { code?: string; detail?: string; constraint?: string };
-          if (e.code === 'AD409') throw new ConcurrencyError(streamId, expected, Number(e.detail));
-          if (!(e.code === '23505' && e.constraint === 'events_stream_id_stream_version_key')) throw err;
-          if (expected !== 'any' || attempt >= 20) throw new ConcurrencyError(streamId, expected, await this.versionOf(streamId));
-        }
-        continue;
-      }
-      const client = await this.pool.connect();
       try {
-        if (oneTrip) {
-          row = await this.appendCall(client, params);
-        } else {
-          await client.query('BEGIN');
-          const r = await this.appendCall(client, params);
-          stored = asStored(streamId, written, r.next_version, r.last_position);
-          await commitWith(client, inline!.statements(stored));
-          row = r;
-        }
-        client.release();
+        // One call through the group commit, which may carry other appends made meanwhile.
+        row =
+          oneTrip && events.length > 0
+            ? await this.appends.submit({ stream: streamId, expected: code, events: eventsJson, inline: inlineTexts })
+            : await this.appendAlone([streamId, code, eventsJson, inlineTexts], inlineAfter);
       } catch (err) {
-        if (!oneTrip) await client.query('ROLLBACK').catch(() => {});
-        const e = err as { code?: string; detail?: string; constraint?: string };
-        const lostRace = e.code === '23505' && e.constraint === 'events_stream_id_stream_version_key';
-        // Both are raised before the function's session lock, or after its release; any other
-        // failure may have come while it was held: that connection is closed, which releases it.
-        client.release(e.code === 'AD409' || lostRace ? undefined : (err as Error));
+        const e = err as { code?: string; detail?: string };
         if (e.code === 'AD409') throw new ConcurrencyError(streamId, expected, Number(e.detail));
-        if (!lostRace) throw err;
+        if (!isLostRace(err)) throw err;
         if (expected !== 'any' || attempt >= 20) throw new ConcurrencyError(streamId, expected, await this.versionOf(streamId));
       }
     }
@@ -606,9 +592,31 @@ export class PostgresEventStore implements EventStore {
     });
   }
 
-  private async appendCall(client: pg.PoolClient, params: unknown[]): Promise<{ next_version: number; last_position: number }> {
+  /**
+   * An append in a call of its own: one round trip, or, with `inlineAfter`, the append, the inline
+   * statements and the commit as three (commitWith).
+   */
+  private async appendAlone(params: unknown[], inlineAfter?: (r: AppendRow) => readonly Sql[]): Promise<AppendRow> {
+    const client = await this.pool.connect();
+    try {
+      if (inlineAfter) await client.query('BEGIN');
+      const r = await this.appendCall(client, params);
+      if (inlineAfter) await commitWith(client, inlineAfter(r));
+      client.release();
+      return r;
+    } catch (err) {
+      if (inlineAfter) await client.query('ROLLBACK').catch(() => {});
+      // A version conflict or a lost race is raised before the function's session lock, or after
+      // its release; any other failure may have come while it was held: that connection is
+      // closed, which releases it.
+      client.release((err as { code?: string }).code === 'AD409' || isLostRace(err) ? undefined : (err as Error));
+      throw err;
+    }
+  }
+
+  private async appendCall(client: pg.PoolClient, params: unknown[]): Promise<AppendRow> {
     // A named statement: each connection parses and plans the call once, not per append.
-    const { rows } = await client.query<{ next_version: number; last_position: number }>({ name: 'adcp_append_events', text: APPEND_SQL, values: params });
+    const { rows } = await client.query<AppendRow>({ name: 'adcp_append_events', text: APPEND_SQL, values: params });
     return rows[0]!;
   }
 
