@@ -1,6 +1,6 @@
 import { jsonNestingDepth, MAX_JSON_DEPTH } from './json-depth';
 import { hasUnstorableEscape } from './nul';
-import { duplicateKeys } from '../signing/strict-json';
+import { parseStrictJson } from '../signing/strict-json';
 
 /** JSON that parses but holds what the gateway refuses to keep or walk. */
 export class UnstorableJsonError extends SyntaxError {}
@@ -37,8 +37,10 @@ export function parseFetchedJson(bytes: Uint8Array): unknown {
   } catch {
     throw new UnstorableJsonError('is not valid UTF-8');
   }
-  const doc = parseStorableJson(text);
-  const [repeated] = duplicateKeys(text, 1);
+  // One JSON.parse for both checks (the duplicate-key scan answers what it parsed).
+  const { value, duplicates } = parseStrictJson(text, 1);
+  const doc = parseStorableJson(text, { value });
+  const [repeated] = duplicates;
   if (repeated !== undefined) throw new UnstorableJsonError(`has the key ${JSON.stringify(repeated.slice(0, 64))} more than once in one object`);
   return doc;
 }

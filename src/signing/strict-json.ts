@@ -78,23 +78,36 @@ function closingQuote(text: string, open: number): number {
   }
 }
 
-/** The naming scan of duplicateKeys, over text already known to be valid JSON. */
+/**
+ * The naming scan of duplicateKeys, over text already known to be valid JSON. Each string is
+ * walked once, character by character, noting whether it holds an escape (then, and only then,
+ * JSON.parse unescapes it: "a" and "\u0061" are the same key). No search runs ahead of the walk:
+ * an earlier version kept `text.indexOf('\\')` in a variable, and V8's optimizing compiler, taking
+ * that call as pure, re-ran it inside the loop at each key, so a body with no backslash and one
+ * repeated key cost a search to its end per key (80k keys: 4.5 s once optimized, against 60 ms
+ * before; issue 45).
+ */
 export function scanDuplicateKeys(text: string, limit = 4): string[] {
   const found: string[] = [];
   const stack: (Set<string> | null)[] = [];
   let expectKey = false;
-  // The next backslash at or after the current string, found once per backslash instead of
-  // searched from every key to the end of the text.
-  let backslash = text.indexOf('\\');
-  for (let i = 0; i < text.length; i++) {
+  const end = text.length;
+  for (let i = 0; i < end; i++) {
     const c = text.charCodeAt(i);
     if (c === 0x22 /* " */) {
-      const j = closingQuote(text, i);
+      let j = i + 1;
+      let escaped = false;
+      for (;;) {
+        const d = text.charCodeAt(j);
+        if (d === 0x22 || j >= end) break;
+        if (d === 0x5c /* \ */) {
+          escaped = true;
+          j += 2;
+        } else j++;
+      }
       const top = stack[stack.length - 1];
       if (top && expectKey) {
-        // "a" and "\u0061" are the same key: unescape when there is anything to unescape.
-        while (backslash !== -1 && backslash < i) backslash = text.indexOf('\\', backslash + 1);
-        const key = backslash !== -1 && backslash < j ? (JSON.parse(text.slice(i, j + 1)) as string) : text.slice(i + 1, j);
+        const key = escaped ? unescapeString(text, i, j) : text.slice(i + 1, j);
         if (top.has(key)) {
           if (found.length < limit) found.push(key);
         } else top.add(key);
@@ -113,4 +126,9 @@ export function scanDuplicateKeys(text: string, limit = 4): string[] {
     }
   }
   return found;
+}
+
+/** The value of the JSON string literal from `open` to `close` (its quotes), escapes resolved. */
+function unescapeString(text: string, open: number, close: number): string {
+  return JSON.parse(text.slice(open, close + 1)) as string;
 }
