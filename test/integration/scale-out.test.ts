@@ -15,6 +15,9 @@ import { startReceiver } from '../support/receiver';
 
 const run = promisify(execFile);
 
+/** An attempt's claim lasts 30 s (src/app.ts): another instance repeats a cut attempt only after it, so well over this after the cut POST. */
+const CLAIM_LAPSE_MS = 20_000;
+
 /** Messages on the topic: the sum of its partitions' high-water marks (the relay is not transactional). */
 async function messagesOn(kafka: Kafka, topic: string): Promise<number> {
   const admin = kafka.admin();
@@ -305,7 +308,11 @@ describeWith('PostgreSQL and Kafka', !!PG_ADMIN_URL && !!KAFKA_BROKERS, 'scale-o
       for (const m of paused) expect(pauses.filter((p) => p === m)).toHaveLength(1);
 
       // Each attempt made by one instance: as many POSTs of a delivery as attempts recorded for it,
-      // but for one attempt cut by the kill (POSTed, never recorded) on a delivery under way then.
+      // but for one attempt cut by the kill (POSTed, never recorded), repeated by another instance
+      // once its claim lapsed (docs/webhooks.md: 30 s after the claim, so well over 20 s after the
+      // cut POST). Two live instances making one attempt would POST it within the same second.
+      // (Not "the first POST before the kill": a POST the victim sent just before the signal can
+      // reach the receiver after the test noted the kill's time; issue 45, finding 9.)
       const attempts = new Map<string, number>();
       const keyOf = new Map(log.filter((e) => e.type === 'WebhookScheduled').map((e) => [e.streamId, (e.data as { idempotency_key: string }).idempotency_key]));
       for (const e of log.filter((x) => x.type === 'WebhookAttempted')) attempts.set(keyOf.get(e.streamId)!, (attempts.get(keyOf.get(e.streamId)!) ?? 0) + 1);
@@ -313,9 +320,10 @@ describeWith('PostgreSQL and Kafka', !!PG_ADMIN_URL && !!KAFKA_BROKERS, 'scale-o
       for (const w of receiver.received) posts.set(w.json.idempotency_key, [...(posts.get(w.json.idempotency_key) ?? []), w.at]);
       const doubled = [...posts].filter(([key, times]) => {
         const extra = times.length - (attempts.get(key) ?? 0);
-        return !(extra === 0 || (extra === 1 && times[0]! <= killedAt));
+        const lapsedClaim = times.some((t, i) => i > 0 && t - times[i - 1]! >= CLAIM_LAPSE_MS && times[i - 1]! >= killedAt - 10_000);
+        return !(extra === 0 || (extra === 1 && lapsedClaim));
       });
-      expect(doubled.map(([key, times]) => ({ key, posts: times.length, recorded: attempts.get(key) ?? 0 }))).toEqual([]);
+      expect(doubled.map(([key, times]) => ({ key, posts: times.length, recorded: attempts.get(key) ?? 0, gaps: times.slice(1).map((t, i) => t - times[i]!), killedAt }))).toEqual([]);
 
       // Each event on the topic, once but around the relay hand-over (at most one batch again).
       const ids = await eventIdsOn(kafka, topic, log.length);
