@@ -24,6 +24,19 @@ export function parseStorableJson(text: string, parsed?: { value: unknown }): un
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
 /**
+ * A counterparty's bytes as text, refused (UnstorableJsonError "is not valid UTF-8") when they are
+ * not UTF-8: `Buffer.toString('utf8')` would read them as U+FFFD, so what is stored would not be
+ * what was sent (and signed). Fetched documents and received webhooks both go through it.
+ */
+export function decodeUtf8(bytes: Uint8Array): string {
+  try {
+    return utf8.decode(bytes);
+  } catch {
+    throw new UnstorableJsonError('is not valid UTF-8');
+  }
+}
+
+/**
  * A counterparty's JSON document as fetched (adagents.json, brand.json, a JWKS), held to what the
  * webhook receiver demands of a body: UTF-8 bytes (not silently repaired), no object naming a key
  * twice (a last-wins parser and a strict one would read it differently: AdCP verifier step 14),
@@ -31,12 +44,7 @@ const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
  * valid UTF-8"); text that is not JSON throws SyntaxError.
  */
 export function parseFetchedJson(bytes: Uint8Array): unknown {
-  let text: string;
-  try {
-    text = utf8.decode(bytes);
-  } catch {
-    throw new UnstorableJsonError('is not valid UTF-8');
-  }
+  const text = decodeUtf8(bytes);
   const doc = parseStorableJson(text);
   const [repeated] = duplicateKeys(text, 1);
   if (repeated !== undefined) throw new UnstorableJsonError(`has the key ${JSON.stringify(repeated.slice(0, 64))} more than once in one object`);
