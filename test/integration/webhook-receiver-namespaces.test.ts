@@ -91,6 +91,8 @@ describe('receiver dedup and daily cap are scoped by what verification proved, n
     expect(refused.status).toBe(429);
     expect(((await refused.json()) as { error: { code: string } }).error.code).toBe('RATE_LIMITED');
     expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
+    // A retry of one it stored is still a duplicate at the cap, not a 429 to retry all day.
+    expect(await bearer(a, SECRET_A, envelope('whk_flood_0_0000000000001', 'task_flood'))).toBe('200 duplicate');
     // The seller's webhooks to B (its key has 1 of its 3 from the test above) and B's Bearer endpoint.
     expect(await signed(seller, b, envelope('whk_after_flood_0000000001', 'task_after_flood'))).toBe('200 accepted');
     expect(await bearer(b2, SECRET_B, envelope('whk_after_flood_0000000001', 'task_after_flood'))).toBe('200 accepted');

@@ -176,9 +176,12 @@ export class WebhookReceiver {
       dedupKey = payload.idempotency_key as string;
     }
     const now = new Date();
+    const stream = `received-${sha256(`${scope}\u0000${dedupKey}`).toString('base64url').slice(0, 32)}`;
     // A place in the scope's count for today, taken before anything is spent; given back below
     // unless the webhook is stored.
     if (!(await this.cap.take(scope, now, this.options.maxPerScopePerDay ?? 100_000))) {
+      // A retry of one already stored is still told so (else its sender retries all day).
+      if ((await this.store.readStream(stream, { limit: 1 })).length > 0) return { status: 200, body: { status: 'duplicate' } };
       return { status: 429, body: { error: { code: 'RATE_LIMITED', message: 'too many webhooks from this sender today (UTC)' } }, headers: { 'retry-after': String(DailyCap.secondsLeft(now)) } };
     }
     let first = false;
@@ -195,7 +198,6 @@ export class WebhookReceiver {
         type: 'WebhookReceived',
         data: { sender, endpoint_id: endpoint.endpoint_id, owner: endpoint.owner, dedup_scope: scope, dedup_key: dedupKey, format: format ?? 'mcp', body: admitted.text, received_at: now.toISOString() },
       };
-      const stream = `received-${sha256(`${scope}\u0000${dedupKey}`).toString('base64url').slice(0, 32)}`;
       // A retry or a replay with a fresh signature finds the first copy there, and it stays.
       first = await appendOnce(this.store, stream, [received]);
       return { status: 200, body: { status: first ? 'accepted' : 'duplicate' } };
