@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import { jsonNestingDepth, MAX_JSON_DEPTH } from './json-depth';
 import { hasUnstorableEscape } from './nul';
 import { duplicateKeys } from '../signing/strict-json';
@@ -20,20 +21,16 @@ export function parseStorableJson(text: string, parsed?: { value: unknown }): un
   return doc;
 }
 
-/** Fails on bytes that are not UTF-8 instead of reading them as U+FFFD; a BOM is kept (JSON.parse refuses it). */
-const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
-
 /**
  * A counterparty's bytes as text, refused (UnstorableJsonError "is not valid UTF-8") when they are
  * not UTF-8: `Buffer.toString('utf8')` would read them as U+FFFD, so what is stored would not be
  * what was sent (and signed). Fetched documents and received webhooks both go through it.
  */
 export function decodeUtf8(bytes: Uint8Array): string {
-  try {
-    return utf8.decode(bytes);
-  } catch {
-    throw new UnstorableJsonError('is not valid UTF-8');
-  }
+  // isUtf8 checks natively (a fraction of the decode's cost, where a fatal TextDecoder doubles
+  // it); a BOM is kept (JSON.parse refuses it), as are the bytes.
+  if (!isUtf8(bytes)) throw new UnstorableJsonError('is not valid UTF-8');
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8');
 }
 
 /**

@@ -217,7 +217,7 @@ export class WebhookReceiver {
     let parsed: { value: unknown } | undefined;
     let scope: string;
     const notUtf8 = { status: 400, body: { error: { code: 'webhook_body_malformed', message: 'body is not valid UTF-8' } } };
-    let text: string;
+    let text: string | undefined;
     if (endpoint.mode === 'rfc9421') {
       if (!has('signature') && has('x-adcp-signature')) return unauthorized('webhook_mode_mismatch', 'this endpoint expects RFC 9421 signatures');
       try {
@@ -243,11 +243,6 @@ export class WebhookReceiver {
       } catch (err) {
         if (err instanceof WebhookVerificationError) return unauthorized(err.code, err.message);
         return { status: 503, body: { error: { code: 'KEYS_UNAVAILABLE', message: `the sender's keys could not be fetched: ${(err as Error).message}` } }, headers: { 'retry-after': '30' } };
-      }
-      try {
-        text = decodeUtf8(req.body);
-      } catch {
-        return notUtf8;
       }
     } else {
       // Whoever holds this endpoint's secret: nothing says who that is beyond this endpoint.
@@ -276,8 +271,16 @@ export class WebhookReceiver {
       }
     }
 
-    // The envelope (the strict-JSON step's parse, not a second one).
+    // The envelope (the strict-JSON step's parse, not a second one), from the body as sent: bytes
+    // that are not UTF-8 would be stored altered (read as U+FFFD), so they are refused.
     await lane?.step();
+    if (text === undefined) {
+      try {
+        text = decodeUtf8(req.body);
+      } catch {
+        return notUtf8;
+      }
+    }
     let payload: Record<string, any>;
     try {
       payload = parseStorableJson(text, parsed) as Record<string, any>;
