@@ -106,6 +106,7 @@ const envSchema = z.object({
   AUTH_FAILURES_PER_MINUTE: z.coerce.number().int().min(1).max(1_000_000).default(30),
   WEBHOOK_REQUESTS_PER_MINUTE: z.coerce.number().int().min(1).max(100_000_000).default(3000),
   WEBHOOK_NONCES_PER_KEY: z.coerce.number().int().min(1).max(100_000_000).default(100_000),
+  WEBHOOK_ACCEPTED_PER_DAY: z.coerce.number().int().min(1).max(100_000_000).default(100_000),
   MAX_RESPONSE_BYTES: z.coerce.number().int().min(4096).max(256 * 1024 * 1024).default(8 * 1024 * 1024),
   REQUEST_TIME_BUDGET_MS: z.coerce.number().int().min(100).max(600_000).default(30_000),
   ALLOW_PRIVATE_WEBHOOK_URLS: z.enum(['0', '1']).default('0'),
@@ -197,6 +198,8 @@ export interface Config {
   originOverrides: ReadonlyMap<string, string>;
   /** Live nonces one sender key may hold at one receiver endpoint before its webhooks are refused (rate_abuse). */
   webhookNoncesPerKey: number;
+  /** Webhooks the receiver accepts per dedup scope (a legacy endpoint, or an RFC 9421 signing key) per UTC day before 429. */
+  webhookAcceptedPerDay: number;
   webhookSigning: { purpose: 'request-signing' | 'webhook-signing'; keysFile: string; inlineKeys?: string };
   /** Buyers whose agents sign their calls (RFC 9421), and which calls must be signed; unset: not offered. */
   requestSignersFile?: string;
@@ -337,6 +340,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     complianceDirs: (e.COMPLIANCE_DIRS ?? '').split(',').map((d) => d.trim()).filter(Boolean).map((d) => path.resolve(d)),
     originOverrides: parseOriginOverrides(e.REGISTRY_ORIGIN_OVERRIDES),
     webhookNoncesPerKey: e.WEBHOOK_NONCES_PER_KEY,
+    webhookAcceptedPerDay: e.WEBHOOK_ACCEPTED_PER_DAY,
     webhookSigning: {
       purpose: e.WEBHOOK_KEY_PURPOSE,
       keysFile: path.resolve(e.WEBHOOK_SIGNING_KEYS_FILE ?? path.join(dataDir, 'webhook-signing-keys.json')),

@@ -16,12 +16,13 @@ function statusRank(status: string): number {
 const DDL = [
   `CREATE TABLE IF NOT EXISTS webhook_endpoints (
      endpoint_id TEXT PRIMARY KEY, owner TEXT NOT NULL, agent_id TEXT NOT NULL, sender_domain TEXT NOT NULL, mode TEXT NOT NULL, created_at TEXT NOT NULL)`,
+  // One row per accepted webhook: (dedup_scope, dedup_key) is what the receiver deduplicated by
+  // (the sender name is a claim any endpoint may make, so it keys nothing).
   `CREATE TABLE IF NOT EXISTS received_webhooks (
-     sender TEXT NOT NULL, dedup_key TEXT NOT NULL, owner TEXT NOT NULL, endpoint_id TEXT NOT NULL, task_id TEXT, task_type TEXT,
+     dedup_scope TEXT NOT NULL, dedup_key TEXT NOT NULL, sender TEXT NOT NULL, owner TEXT NOT NULL, endpoint_id TEXT NOT NULL, task_id TEXT, task_type TEXT,
      status TEXT, notification_id TEXT, notification_type TEXT, sent_at TEXT, received_at TEXT NOT NULL, data TEXT,
-     PRIMARY KEY (sender, dedup_key))`,
+     PRIMARY KEY (dedup_scope, dedup_key))`,
   'CREATE INDEX IF NOT EXISTS received_webhooks_owner ON received_webhooks (owner, received_at)',
-  'CREATE INDEX IF NOT EXISTS received_webhooks_sender ON received_webhooks (sender, received_at)',
   // The latest status the buyer knows per task: a stale status never overwrites a newer one.
   `CREATE TABLE IF NOT EXISTS received_task_status (
      owner TEXT NOT NULL, sender TEXT NOT NULL, task_id TEXT NOT NULL, task_type TEXT, status TEXT NOT NULL, status_rank INTEGER NOT NULL,
@@ -39,7 +40,8 @@ const DDL = [
  */
 export const receivedWebhooks: Projection = {
   name: 'received-webhooks',
-  version: 3,
+  // v4: rows keyed by the dedup scope (issue 45), not the sender name.
+  version: 4,
   tables: ['webhook_endpoints', 'received_webhooks', 'received_task_status', 'received_notifications'],
   ddl: { sqlite: DDL, postgres: DDL },
   handles: ['WebhookEndpointRegistered', 'WebhookReceived'],
@@ -67,9 +69,9 @@ export const receivedWebhooks: Projection = {
     const dataJson = data === null || data === undefined ? null : JSON.stringify(data);
     const out: Sql[] = [
       {
-        sql: `INSERT INTO received_webhooks (sender, dedup_key, owner, endpoint_id, task_id, task_type, status, notification_id, notification_type, sent_at, received_at, data)
-              VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (sender, dedup_key) DO NOTHING`,
-        params: [d.sender, d.dedup_key, d.owner, d.endpoint_id, taskId, taskType, status, notificationId, text((data as { notification_type?: unknown } | null)?.notification_type), sentAt, d.received_at, dataJson],
+        sql: `INSERT INTO received_webhooks (dedup_scope, dedup_key, sender, owner, endpoint_id, task_id, task_type, status, notification_id, notification_type, sent_at, received_at, data)
+              VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (dedup_scope, dedup_key) DO NOTHING`,
+        params: [d.dedup_scope, d.dedup_key, d.sender, d.owner, d.endpoint_id, taskId, taskType, status, notificationId, text((data as { notification_type?: unknown } | null)?.notification_type), sentAt, d.received_at, dataJson],
       },
     ];
     if (notificationId) {
@@ -99,9 +101,6 @@ const parse = <T extends { data: string | null }>(r: T) => ({ ...r, data: r.data
 export const receivedQueries = {
   endpoint: async (rm: ReadModelStore, endpointId: string) =>
     (await rm.query<{ endpoint_id: string; owner: string; agent_id: string; sender_domain: string; mode: string }>('SELECT * FROM webhook_endpoints WHERE endpoint_id = ?', [endpointId]))[0],
-  /** How many webhooks a sender got accepted since `since` (the per-sender bound). */
-  countSince: async (rm: ReadModelStore, sender: string, since: string) =>
-    Number((await rm.query<{ n: number }>('SELECT COUNT(*) AS n FROM received_webhooks WHERE sender = ? AND received_at > ?', [sender, since]))[0]?.n ?? 0),
   list: async (rm: ReadModelStore, owner: string, opts: { taskId?: string; limit: number }) =>
     (
       await rm.query<{ sender: string; dedup_key: string; task_id: string | null; task_type: string | null; status: string | null; notification_id: string | null; notification_type: string | null; sent_at: string; received_at: string; data: string | null }>(
@@ -123,8 +122,8 @@ export const receivedQueries = {
   /** The owner's accepted webhooks with the endpoint each came to, newest first. */
   recent: async (rm: ReadModelStore, owner: string, opts: { taskId?: string; limit: number }) =>
     (
-      await rm.query<{ sender: string; dedup_key: string; endpoint_id: string; task_id: string | null; task_type: string | null; status: string | null; notification_id: string | null; notification_type: string | null; sent_at: string; received_at: string; data: string | null }>(
-        `SELECT sender, dedup_key, endpoint_id, task_id, task_type, status, notification_id, notification_type, sent_at, received_at, data FROM received_webhooks
+      await rm.query<{ dedup_scope: string; sender: string; dedup_key: string; endpoint_id: string; task_id: string | null; task_type: string | null; status: string | null; notification_id: string | null; notification_type: string | null; sent_at: string; received_at: string; data: string | null }>(
+        `SELECT dedup_scope, sender, dedup_key, endpoint_id, task_id, task_type, status, notification_id, notification_type, sent_at, received_at, data FROM received_webhooks
          WHERE owner = ?${opts.taskId ? ' AND task_id = ?' : ''} ORDER BY received_at DESC, dedup_key LIMIT ?`,
         opts.taskId ? [owner, opts.taskId, opts.limit] : [owner, opts.limit],
       )

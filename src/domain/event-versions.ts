@@ -9,6 +9,8 @@
  * and add a fixture of the old shape to test/integration/upcasting.test.ts (docs/events.md).
  */
 
+import { legacyDedupScope } from './receiver/receiver';
+
 /** Rewrites the data of one event of `type` stored at version `from` into version `from + 1`. Pure. */
 export interface Upcaster {
   readonly type: string;
@@ -19,6 +21,7 @@ export interface Upcaster {
 /** Types whose shape changed since the log began, at their current version; every other type is at 1. */
 export const currentEventVersions: Readonly<Record<string, number>> = {
   WebhookScheduled: 2,
+  WebhookReceived: 2,
 };
 
 export const upcasters: readonly Upcaster[] = [
@@ -30,5 +33,14 @@ export const upcasters: readonly Upcaster[] = [
     type: 'WebhookScheduled',
     from: 1,
     up: ({ report_type, ...rest }) => (report_type === undefined || rest.adcp_notification_type !== undefined ? rest : { ...rest, adcp_notification_type: report_type }),
+  },
+  {
+    // Issue 45: the receiver deduplicated by the sender name an endpoint claims, which any buyer
+    // can claim; now by `dedup_scope` (the endpoint, or the verified signing key). Webhooks
+    // accepted before it were deduplicated by that name: their scope says so, so the
+    // received-webhooks projection keys them as they were.
+    type: 'WebhookReceived',
+    from: 1,
+    up: (data) => (typeof data.dedup_scope === 'string' ? { ...data } : { ...data, dedup_scope: legacyDedupScope(String(data.sender)) }),
   },
 ];

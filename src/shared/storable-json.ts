@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import { jsonNestingDepth, MAX_JSON_DEPTH } from './json-depth';
 import { hasUnstorableEscape } from './nul';
 import { parseStrictJson } from '../signing/strict-json';
@@ -20,8 +21,17 @@ export function parseStorableJson(text: string, parsed?: { value: unknown }): un
   return doc;
 }
 
-/** Fails on bytes that are not UTF-8 instead of reading them as U+FFFD; a BOM is kept (JSON.parse refuses it). */
-const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+/**
+ * A counterparty's bytes as text, refused (UnstorableJsonError "is not valid UTF-8") when they are
+ * not UTF-8: `Buffer.toString('utf8')` would read them as U+FFFD, so what is stored would not be
+ * what was sent (and signed). Fetched documents and received webhooks both go through it.
+ */
+export function decodeUtf8(bytes: Uint8Array): string {
+  // isUtf8 checks natively (a fraction of the decode's cost, where a fatal TextDecoder doubles
+  // it); a BOM is kept (JSON.parse refuses it), as are the bytes.
+  if (!isUtf8(bytes)) throw new UnstorableJsonError('is not valid UTF-8');
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8');
+}
 
 /**
  * A counterparty's JSON document as fetched (adagents.json, brand.json, a JWKS), held to what the
@@ -31,12 +41,7 @@ const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
  * valid UTF-8"); text that is not JSON throws SyntaxError.
  */
 export function parseFetchedJson(bytes: Uint8Array): unknown {
-  let text: string;
-  try {
-    text = utf8.decode(bytes);
-  } catch {
-    throw new UnstorableJsonError('is not valid UTF-8');
-  }
+  const text = decodeUtf8(bytes);
   // One JSON.parse for both checks (the duplicate-key scan answers what it parsed).
   const { value, duplicates } = parseStrictJson(text, 1);
   const doc = parseStorableJson(text, { value });

@@ -65,7 +65,29 @@ function history(shape: 'v1' | 'current'): { stream: string; events: NewEvent[] 
       },
     ],
   };
-  return [report('wh_rep_01', 'scheduled', 1), report('wh_rep_02', 'final', 2), task];
+  // A webhook the buyer-side receiver accepted before issue 45 scoped dedup (WebhookReceived v1:
+  // no dedup_scope; it was deduplicated by the sender name, which the upcaster makes its scope).
+  const received = {
+    stream: 'received-legacy0000000000000000000001',
+    events: [
+      {
+        id: '0193a000-0000-7000-8000-000000000004',
+        type: 'WebhookReceived',
+        data: {
+          sender: 'seller.example/agent1',
+          endpoint_id: 'ep_legacy_0000000001',
+          owner: 'org_buyer',
+          ...(shape === 'v1' ? {} : { dedup_scope: 'sender:seller.example/agent1' }),
+          dedup_key: 'whk_legacy_000000000001',
+          format: 'mcp',
+          body: JSON.stringify({ idempotency_key: 'whk_legacy_000000000001', task_id: 'task_legacy', task_type: 'create_media_buy', status: 'completed', timestamp: AT }),
+          received_at: AT,
+        },
+        metadata: { time: AT },
+      },
+    ],
+  };
+  return [report('wh_rep_01', 'scheduled', 1), report('wh_rep_02', 'final', 2), task, received];
 }
 
 /** The old log: appended straight to the adapter, as a gateway without event versions wrote it. */
@@ -173,6 +195,7 @@ function upcastingSuite(engine: string, available: boolean, configs: () => Promi
         await project(curStore, curRm);
         const want = await readModelDump(curRm);
         expect(want.webhook_activity!.map((r) => JSON.parse(r).notification_type).sort()).toEqual(['final', 'scheduled', 'task_status']);
+        expect(want.received_webhooks!.map((r) => JSON.parse(r).dedup_scope)).toEqual(['sender:seller.example/agent1']);
         expect(await readModelDump(oldRm)).toEqual(want);
 
         for (const p of allProjections) await replayInPlace(oldStore, oldRm, p);

@@ -47,18 +47,29 @@ export const endpointDecider: Decider<EndpointCommand, EndpointEvent, EndpointSt
 };
 
 /**
- * One webhook as received and accepted (after verification): the first copy per (sender,
+ * One webhook as received and accepted (after verification): the first copy per (dedup scope,
  * idempotency_key), since its stream is named after that pair and appended at `no_stream`.
  */
 export type ReceivedEvent = {
   readonly type: 'WebhookReceived';
   readonly data: {
+    /** The sender the endpoint names (`<sender_domain>/<agent_id>`): a claim, shown to the buyer, never a key of dedup. */
     readonly sender: string;
     readonly endpoint_id: string;
     readonly owner: string;
+    /**
+     * Whose idempotency keys these are (and whose daily cap it counts in): the endpoint for the
+     * legacy schemes (`endpoint:<id>`: the secret is the endpoint's), the verified signing key for
+     * RFC 9421 (`jwk:<RFC 7638 thumbprint>`, shared by that key's webhooks to every endpoint).
+     * Events of version 1 had none: the sender's name was the scope (`legacyDedupScope`).
+     */
+    readonly dedup_scope: string;
     readonly dedup_key: string;
     readonly format: 'mcp' | 'a2a';
     readonly body: string;
     readonly received_at: string;
   };
 };
+
+/** The scope version-1 WebhookReceived events were deduplicated in: the sender name the endpoint claimed. */
+export const legacyDedupScope = (sender: string) => `sender:${sender}`;

@@ -118,7 +118,7 @@ export class ReceivedWebhookResolver {
     if (taskId && hasUnstorableText(taskId)) throw new AppError('VALIDATION_ERROR', 'taskId contains U+0000 or an unpaired surrogate', 'taskId');
     const rows = await recentReceivedWebhooks(ctx.app.ports, ctx.principal.org, { ...(taskId ? { taskId } : {}), limit: limit ?? 50 });
     return rows.map((r) => ({
-      id: `${r.sender} ${r.dedup_key}`,
+      id: `${r.dedup_scope} ${r.dedup_key}`,
       endpointId: r.endpoint_id,
       sender: r.sender,
       taskId: r.task_id,

@@ -54,7 +54,7 @@ export class WebhookActivity {
 
 @ObjectType({ description: 'A webhook your receiver accepted (verified, deduplicated).' })
 export class ReceivedWebhook {
-  @Field({ description: 'Sender and its dedup key: unique per webhook.' })
+  @Field({ description: 'Its dedup scope (the endpoint, or the verified signing key) and key: unique per webhook.' })
   id!: string;
 
   @Field({ description: 'The endpoint it came to (registerWebhookEndpoint).' })

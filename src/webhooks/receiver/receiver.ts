@@ -1,26 +1,27 @@
 import { createHash, randomBytes, timingSafeEqual, type JsonWebKey } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import { publisherQueries } from '../../../projections/publishers';
-import { receivedQueries } from '../../../projections/received-webhooks';
 import { appendOnce, handleCommand, loadState } from '../../application/command-handler';
 import { endpointDecider, endpointStream, type EndpointEvent, type EndpointMode, type ReceivedEvent } from '../../domain/receiver/receiver';
 import type { EventStore } from '../../eventstore/port';
 import type { ReadModelStore } from '../../readmodel/port';
 import { AppError } from '../../shared/errors';
 import type { OriginOverrides } from '../../shared/origin-overrides';
-import { parseStorableJson, UnstorableJsonError } from '../../shared/storable-json';
+import { decodeUtf8, parseStorableJson, UnstorableJsonError } from '../../shared/storable-json';
 import { checkLegacyHmac, weakLegacySecret } from '../../signing/legacy-hmac';
 import { parseStrictJson } from '../../signing/strict-json';
 import { lowerHeaders, spendWebhookNonce, verifyWebhook, WebhookVerificationError, type VerifiedWebhook, type VerifierOptions, type WebhookErrorCode } from '../../signing/webhook-verifier';
 import { CpuLane, type LaneTicket } from '../../shared/cpu-lane';
 import { detectFormat, envelopeError, type EnvelopeFormat } from '../../domain/receiver/envelope';
+import { DailyCap } from './daily-cap';
+import { endpointScope, signingKeyScope } from './dedup-scope';
 import { JwksResolver } from './jwks-resolver';
 import { DatabaseReplayStore } from './replay-store';
 
 export interface ReceiverOptions {
   overrides: OriginOverrides;
-  /** Accepted webhooks per sender per 24 h before 429 (bounds the dedup store per sender). */
-  maxPerSenderPerDay?: number;
+  /** Accepted webhooks per dedup scope (an endpoint, or a verified signing key) per UTC day before 429 (bounds what one credential puts in the log). */
+  maxPerScopePerDay?: number;
   /** Live nonces one sender key may hold at one endpoint (default: AdCP's recommended 100,000). */
   noncesPerKey?: number;
 }
@@ -52,6 +53,10 @@ interface Admitted {
   format: EnvelopeFormat | undefined;
   /** Its RFC 9421 signature (its nonce not yet spent); undefined for the legacy schemes. */
   verified: VerifiedWebhook | undefined;
+  /** Whose idempotency keys and daily cap these are (ReceivedEvent.dedup_scope). */
+  scope: string;
+  /** The body as text (valid UTF-8: what the sender sent, unaltered). */
+  text: string;
 }
 
 const unauthorized = (code: WebhookErrorCode | 'webhook_signature_invalid', message: string): ReceiverAnswer => ({
@@ -64,9 +69,14 @@ const unauthorized = (code: WebhookErrorCode | 'webhook_signature_invalid', mess
  * The buyer side of webhooks: endpoints registered per seller agent, and the handling of what
  * arrives at them. Verification first (RFC 9421 with keys from the sender's brand.json, or the
  * legacy scheme the endpoint was registered with: never a fallback between them), then the
- * envelope, then dedup by (verified sender, idempotency_key), which is the append itself: the
- * first copy's stream is created at `no_stream`, so duplicates, across instances and restarts,
- * find it taken and are answered 200. Projections apply what was accepted, after the answer.
+ * envelope, then dedup by (scope, idempotency_key), which is the append itself: the first copy's
+ * stream is created at `no_stream`, so duplicates, across instances and restarts, find it taken
+ * and are answered 200. Projections apply what was accepted, after the answer.
+ *
+ * The scope is what verification proved, never the sender name an endpoint claims (any buyer
+ * may register an endpoint naming any sender): for the legacy schemes the endpoint (whoever
+ * holds its secret), for RFC 9421 the public key the signature verified under, so one seller's
+ * retries to a buyer's endpoints dedupe together and no other party's webhooks can reach them.
  */
 export class WebhookReceiver {
   private endpoints = new LRUCache<string, EndpointEvent['data']>({ max: 10_000, ttl: 60_000 });
@@ -77,13 +87,14 @@ export class WebhookReceiver {
     private readonly store: EventStore,
     private readonly readModels: ReadModelStore,
     private readonly replay: DatabaseReplayStore,
+    private readonly cap: DailyCap,
     private readonly options: ReceiverOptions,
   ) {
     this.keys = new JwksResolver(options.overrides);
   }
 
   static async open(store: EventStore, readModels: ReadModelStore, options: ReceiverOptions): Promise<WebhookReceiver> {
-    return new WebhookReceiver(store, readModels, await DatabaseReplayStore.open(readModels), options);
+    return new WebhookReceiver(store, readModels, await DatabaseReplayStore.open(readModels), await DailyCap.open(readModels), options);
   }
 
   async registerEndpoint(
@@ -155,7 +166,7 @@ export class WebhookReceiver {
       lane?.done();
     }
     if ('status' in admitted) return admitted;
-    const { payload, format, verified } = admitted;
+    const { payload, format, verified, scope } = admitted;
     let dedupKey: string;
     if (format === 'a2a') {
       // A2A Task / TaskStatusUpdateEvent carry no idempotency_key: one state change is one event
@@ -165,26 +176,34 @@ export class WebhookReceiver {
       dedupKey = payload.idempotency_key as string;
     }
     const now = new Date();
-    const since = new Date(now.getTime() - 24 * 3600_000).toISOString();
-    if ((await receivedQueries.countSince(this.readModels, sender, since)) >= (this.options.maxPerSenderPerDay ?? 100_000)) {
-      return { status: 429, body: { error: { code: 'RATE_LIMITED', message: 'too many webhooks from this sender in 24 h' } }, headers: { 'retry-after': '3600' } };
+    const stream = `received-${sha256(`${scope}\u0000${dedupKey}`).toString('base64url').slice(0, 32)}`;
+    // A place in the scope's count for today, taken before anything is spent; given back below
+    // unless the webhook is stored.
+    if (!(await this.cap.take(scope, now, this.options.maxPerScopePerDay ?? 100_000))) {
+      // A retry of one already stored is still told so (else its sender retries all day).
+      if ((await this.store.readStream(stream, { limit: 1 })).length > 0) return { status: 200, body: { status: 'duplicate' } };
+      return { status: 429, body: { error: { code: 'RATE_LIMITED', message: 'too many webhooks from this sender today (UTC)' } }, headers: { 'retry-after': String(DailyCap.secondsLeft(now)) } };
     }
-    if (verified) {
-      try {
-        await spendWebhookNonce(verified, replay);
-      } catch (err) {
-        if (err instanceof WebhookVerificationError) return unauthorized(err.code, err.message);
-        throw err;
+    let first = false;
+    try {
+      if (verified) {
+        try {
+          await spendWebhookNonce(verified, replay);
+        } catch (err) {
+          if (err instanceof WebhookVerificationError) return unauthorized(err.code, err.message);
+          throw err;
+        }
       }
+      const received: ReceivedEvent = {
+        type: 'WebhookReceived',
+        data: { sender, endpoint_id: endpoint.endpoint_id, owner: endpoint.owner, dedup_scope: scope, dedup_key: dedupKey, format: format ?? 'mcp', body: admitted.text, received_at: now.toISOString() },
+      };
+      // A retry or a replay with a fresh signature finds the first copy there, and it stays.
+      first = await appendOnce(this.store, stream, [received]);
+      return { status: 200, body: { status: first ? 'accepted' : 'duplicate' } };
+    } finally {
+      if (!first) await this.cap.release(scope, now);
     }
-    const received: ReceivedEvent = {
-      type: 'WebhookReceived',
-      data: { sender, endpoint_id: endpoint.endpoint_id, owner: endpoint.owner, dedup_key: dedupKey, format: format ?? 'mcp', body: req.body.toString('utf8'), received_at: now.toISOString() },
-    };
-    const stream = `received-${sha256(`${sender}\u0000${dedupKey}`).toString('base64url').slice(0, 32)}`;
-    // A retry or a replay with a fresh signature finds the first copy there, and it stays.
-    const first = await appendOnce(this.store, stream, [received]);
-    return { status: 200, body: { status: first ? 'accepted' : 'duplicate' } };
   }
 
   /**
@@ -196,17 +215,23 @@ export class WebhookReceiver {
     const has = (name: string) => headers.has(name);
     let verified: VerifiedWebhook | undefined;
     let parsed: { value: unknown } | undefined;
+    let scope: string;
+    const notUtf8 = { status: 400, body: { error: { code: 'webhook_body_malformed', message: 'body is not valid UTF-8' } } };
+    let text: string | undefined;
     if (endpoint.mode === 'rfc9421') {
       if (!has('signature') && has('x-adcp-signature')) return unauthorized('webhook_mode_mismatch', 'this endpoint expects RFC 9421 signatures');
       try {
         const pins = endpoint.pin_publisher_domain ? await this.pinnedKeys(endpoint) : undefined;
         // The URL is built from this gateway's origin, so Host is not compared with it.
         const { host: _host, ...signed } = Object.fromEntries(headers);
+        const resolve = pins ? async (kid: string) => pins.get(kid) : (kid: string) => this.keys.resolve(endpoint.sender_domain, endpoint.agent_id, kid);
+        // The key the signature verified under: what the webhook's dedup scope is named after.
+        let key: JsonWebKey | undefined;
         verified = await verifyWebhook(
           { method: req.method, url: req.url, headers: signed, body: req.body },
           {
             // A publisher's pin is authoritative: only its keys verify, whatever the JWKS says.
-            resolveKey: pins ? async (kid) => pins.get(kid) : (kid) => this.keys.resolve(endpoint.sender_domain, endpoint.agent_id, kid),
+            resolveKey: async (kid) => (key = await resolve(kid)),
             ...replay,
             deferNonce: true,
             ...(this.options.noncesPerKey ? { perKeyidCap: this.options.noncesPerKey } : {}),
@@ -214,11 +239,14 @@ export class WebhookReceiver {
           },
         );
         parsed = verified.parsedBody;
+        scope = await signingKeyScope(key!);
       } catch (err) {
         if (err instanceof WebhookVerificationError) return unauthorized(err.code, err.message);
         return { status: 503, body: { error: { code: 'KEYS_UNAVAILABLE', message: `the sender's keys could not be fetched: ${(err as Error).message}` } }, headers: { 'retry-after': '30' } };
       }
     } else {
+      // Whoever holds this endpoint's secret: nothing says who that is beyond this endpoint.
+      scope = endpointScope(endpoint.endpoint_id);
       if (has('signature') && !has('x-adcp-signature') && endpoint.mode === 'hmac-sha256') return unauthorized('webhook_mode_mismatch', 'this endpoint expects HMAC-SHA256');
       if (endpoint.mode === 'hmac-sha256') {
         const failure = checkLegacyHmac(endpoint.hmac_secret!, { signature: headers.get('x-adcp-signature'), timestamp: headers.get('x-adcp-timestamp') }, req.body);
@@ -230,7 +258,12 @@ export class WebhookReceiver {
       }
       await lane?.step();
       try {
-        const strict = parseStrictJson(req.body.toString('utf8'));
+        text = decodeUtf8(req.body);
+      } catch {
+        return notUtf8;
+      }
+      try {
+        const strict = parseStrictJson(text);
         if (strict.duplicates.length > 0) return { status: 400, body: { error: { code: 'webhook_body_malformed', message: 'duplicate JSON object keys' } } };
         parsed = { value: strict.value };
       } catch {
@@ -238,11 +271,19 @@ export class WebhookReceiver {
       }
     }
 
-    // The envelope (the strict-JSON step's parse, not a second one).
+    // The envelope (the strict-JSON step's parse, not a second one), from the body as sent: bytes
+    // that are not UTF-8 would be stored altered (read as U+FFFD), so they are refused.
     await lane?.step();
+    if (text === undefined) {
+      try {
+        text = decodeUtf8(req.body);
+      } catch {
+        return notUtf8;
+      }
+    }
     let payload: Record<string, any>;
     try {
-      payload = parseStorableJson(req.body.toString('utf8'), parsed) as Record<string, any>;
+      payload = parseStorableJson(text, parsed) as Record<string, any>;
     } catch (err) {
       return { status: 400, body: { error: { code: 'webhook_body_malformed', message: err instanceof UnstorableJsonError ? `body ${err.message}` : 'body is not JSON' } } };
     }
@@ -251,6 +292,6 @@ export class WebhookReceiver {
       const problem = envelopeError(payload);
       if (problem) return { status: 400, body: { error: { code: problem, message: 'not an AdCP webhook envelope' } } };
     }
-    return { payload, format, verified };
+    return { payload, format, verified, scope, text };
   }
 }
