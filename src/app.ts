@@ -3,6 +3,7 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 import { allProjections } from '../projections';
 import { EmbeddedBus } from './bus/embedded';
 import { KafkaBus } from './bus/kafka';
+import { loadTenantSecret, tenantKeyer } from './public-events/tenants';
 import { instrumentBus } from './bus/instrumented';
 import { LiveLog } from './bus/live-log';
 import { GatewayClock } from './adserver/clock';
@@ -183,6 +184,7 @@ export async function startApp(
 ): Promise<ComposedApp> {
   // Checked before anything opens: a bad file stops the gateway with its reason, leaving nothing running.
   const signers = config.requestSignersFile ? RequestSigning.read(config.requestSignersFile) : undefined;
+  const publicTenantKey = tenantKeyer(loadTenantSecret(config.publicEventsTenantSecretFile));
   const signingKeys = new SigningKeystore(
     { file: config.webhookSigning.keysFile, inline: config.webhookSigning.inlineKeys },
     config.webhookSigning.purpose,
@@ -200,6 +202,7 @@ export async function startApp(
   const bus = instrumentBus(config.kafka
     ? new KafkaBus(store, readModels, {
         ...config.kafka,
+        publicTenantKey,
         onError: (err, where) => log.error({ err, where }, 'kafka bus error (relay errors are retried; foreign messages skipped)'),
       })
     : new EmbeddedBus(store, readModels, (err, group) => log.error({ err, group }, 'consumer failed; retrying')));
@@ -269,6 +272,7 @@ export async function startApp(
     signer: signingKeys,
     log,
     live,
+    publicTenantKey,
     projectionHealth: projections,
   };
   const revalidation: RevalidationPorts = { store, projections, settings: ports.settings, counters: rateLimiter };

@@ -16,6 +16,8 @@ import { startGateway } from './main';
 import { breakingChanges } from './public-events/compatibility';
 import { asyncApiDocument, eventSchemaFiles } from './public-events/documents';
 import { tailPublicEvents } from './public-events/tail';
+import { storeAttribution } from './public-events/mapping';
+import { loadTenantSecret, tenantKeyer } from './public-events/tenants';
 import { selectTypes } from './public-events/types';
 import { PROJECTIONS_STREAM, ProjectionRunner, rebuildBeside } from './projections/runner';
 import { shadowCheckpointName } from './projections/shadow';
@@ -212,6 +214,7 @@ async function eventsCommand(config: Config, args: string[]): Promise<number> {
   try {
     const counts = await tailPublicEvents(
       store,
+      storeAttribution(store, tenantKeyer(loadTenantSecret(config.publicEventsTenantSecretFile))),
       { from: Number(from), follow: values.follow ?? false, signal: stop.signal },
       selected.names,
       (line) => process.stdout.write(line + '\n'),

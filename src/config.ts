@@ -57,6 +57,7 @@ const envSchema = z.object({
     .regex(/^[A-Za-z0-9._-]{1,200}$/, { message: 'must be 1-200 of A-Z a-z 0-9 . _ - (a Kafka topic name prefix)' })
     .default('adcp.public.'),
   KAFKA_CLIENT_ID: z.string().min(1).default('adcp-gateway'),
+  PUBLIC_EVENTS_TENANT_SECRET_FILE: z.string().min(1).optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).max(64 * 1024 * 1024).default(1024 * 1024),
   CATALOG_FILE: z.string().min(1).optional(),
@@ -201,6 +202,11 @@ export interface Config {
   /** Webhooks the receiver accepts per dedup scope (a legacy endpoint, or an RFC 9421 signing key) per UTC day before 429. */
   webhookAcceptedPerDay: number;
   webhookSigning: { purpose: 'request-signing' | 'webhook-signing'; keysFile: string; inlineKeys?: string };
+  /**
+   * The secret the public events' tenant keys are an HMAC under (docs/events.md, "Tenants"):
+   * created on first start; every instance, and `events tail`, must share it.
+   */
+  publicEventsTenantSecretFile: string;
   /** Buyers whose agents sign their calls (RFC 9421), and which calls must be signed; unset: not offered. */
   requestSignersFile?: string;
   oauth: OAuthConfig;
@@ -341,6 +347,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     originOverrides: parseOriginOverrides(e.REGISTRY_ORIGIN_OVERRIDES),
     webhookNoncesPerKey: e.WEBHOOK_NONCES_PER_KEY,
     webhookAcceptedPerDay: e.WEBHOOK_ACCEPTED_PER_DAY,
+    publicEventsTenantSecretFile: path.resolve(e.PUBLIC_EVENTS_TENANT_SECRET_FILE ?? path.join(dataDir, 'public-events-tenant-secret')),
     webhookSigning: {
       purpose: e.WEBHOOK_KEY_PURPOSE,
       keysFile: path.resolve(e.WEBHOOK_SIGNING_KEYS_FILE ?? path.join(dataDir, 'webhook-signing-keys.json')),

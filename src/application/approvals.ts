@@ -2,7 +2,7 @@ import { mediaBuyDecider, mediaBuyStream, type MediaBuyState } from '../domain/m
 import { publicId } from '../shared/ids';
 import { taskDecider, taskStream, type TaskState } from '../domain/task/task';
 import type { EventStore } from '../eventstore/port';
-import { AppError } from '../shared/errors';
+import { AppError, failureMessage } from '../shared/errors';
 import { handleCommand, loadState, type CommandContext } from './command-handler';
 import { applySync, syncInput } from './tasks/creative-tasks';
 import { lifecycleFacts, mediaBuyView } from './tasks/media-buy-tasks';
@@ -40,7 +40,8 @@ export async function approveTask(ports: TaskPorts, taskId: string, note: string
     const result = mediaBuyView(buy.terms, buy.status, { revision: buy.revision, ...(buy.confirmedAt ? { confirmed_at: buy.confirmedAt } : {}), ...lifecycleFacts(buy) });
     await changeTask(store, taskId, 'completed', approvedMessage(result, new Date(ctx.now)), ctx, result);
   } catch (err) {
-    await changeTask(store, taskId, 'failed', (err as Error).message, ctx).catch(() => {});
+    // The seller's call gets the error itself; the task (the buyer's, and the public stream's) a fixed sentence.
+    await changeTask(store, taskId, 'failed', failureMessage(err), ctx).catch(() => {});
     throw err;
   }
   return 'completed';

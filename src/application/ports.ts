@@ -1,3 +1,4 @@
+import type { TenantKeyer } from '../public-events/tenants';
 import type { Logger } from 'pino';
 import type { MediaBuyRow } from '../../projections/media-buys';
 import type { Config } from '../config';
@@ -127,5 +128,7 @@ export interface ProjectionHealth {
  */
 export interface BindingPorts extends TaskPorts {
   live: LiveEvents;
+  /** The operator's tenant keys for the public events (GraphQL's publicEvents says them as Kafka does). */
+  publicTenantKey: TenantKeyer;
   projectionHealth: ProjectionHealth;
 }

@@ -1,7 +1,8 @@
 import { Kafka, logLevel, type Admin, type Consumer as KafkaConsumer, type IHeaders, type Message, type Producer, type TopicMessages } from 'kafkajs';
 import type { EventStore, StoredEvent, Subscription } from '../eventstore/port';
 import { publicTopic, toCloudEventMessage } from '../public-events/cloudevents';
-import { toPublicEvent } from '../public-events/mapping';
+import { storeAttribution, toPublicEvent, type Attribution } from '../public-events/mapping';
+import type { TenantKeyer } from '../public-events/tenants';
 import { PUBLIC_DOMAINS } from '../public-events/types';
 import { LeaseKeeper, Leases } from '../readmodel/leases';
 import { moveSharedCheckpoint, type ReadModelStore } from '../readmodel/port';
@@ -22,6 +23,8 @@ export interface KafkaBusOptions {
    * `<prefix><domain>` topics, in the same send as the raw log. Unset: the raw log only.
    */
   publicTopicPrefix?: string;
+  /** The operator's tenant keys (public-events/tenants.ts): required with `publicTopicPrefix`. */
+  publicTenantKey?: TenantKeyer;
   clientId: string;
   partitions?: number;
   /** Run the relay (store → topic). Off for processes that only consume. */
@@ -62,6 +65,7 @@ export class KafkaBus implements Bus {
     private checkpoints: ReadModelStore,
     private options: KafkaBusOptions,
   ) {
+    if (options.publicTopicPrefix !== undefined && !options.publicTenantKey) throw new Error('KafkaBus: publicTopicPrefix needs publicTenantKey (every public event says whose it is)');
     this.kafka = new Kafka({
       clientId: options.clientId,
       brokers: options.brokers,
@@ -110,13 +114,14 @@ export class KafkaBus implements Bus {
     // Not before a moved log's side-effects mark: the source published those events to its own
     // cluster, so this cluster's topics start at the move.
     let from = await sideEffectCheckpoint(this.checkpoints, name);
+    const attribution = this.options.publicTenantKey ? storeAttribution(this.store, this.options.publicTenantKey) : undefined;
     this.published = Math.max(this.published, from);
     this.relaySub = this.store.subscribe(
       async (batch) => {
         // Past what the checkpoint says was published (it may have moved on under a lease overlap).
         const events = batch.filter((e) => e.position > from);
         if (events.length === 0) return;
-        const topicMessages = relayMessages(events, this.options);
+        const topicMessages = await relayMessages(events, { ...this.options, attribution });
         await this.producer!.sendBatch({ acks: -1, topicMessages });
         const to = events[events.length - 1]!.position;
         // Another relay (the lease's previous or next holder) may have moved it meanwhile.
@@ -168,15 +173,18 @@ export class KafkaBus implements Bus {
   }
 }
 
-/** Where the relay publishes: the raw log's topic, and optionally the feed's and the public events' prefix. */
-export type RelayTopics = Pick<KafkaBusOptions, 'topic' | 'feedTopic' | 'publicTopicPrefix'>;
+/**
+ * Where the relay publishes: the raw log's topic, and optionally the feed's and the public events'
+ * prefix, with the attribution that says whose each public event is.
+ */
+export type RelayTopics = Pick<KafkaBusOptions, 'topic' | 'feedTopic' | 'publicTopicPrefix'> & { attribution?: Attribution };
 
 /**
  * Everything the relay sends for one batch of the log, for one `sendBatch`: the raw log, the feed
  * entries, the public events. Exported for the bench's floor row, which sends these same records
  * with kafkajs alone.
  */
-export function relayMessages(events: readonly StoredEvent[], topics: RelayTopics): TopicMessages[] {
+export async function relayMessages(events: readonly StoredEvent[], topics: RelayTopics): Promise<TopicMessages[]> {
   const topicMessages: TopicMessages[] = [
     {
       topic: topics.topic,
@@ -195,15 +203,19 @@ export function relayMessages(events: readonly StoredEvent[], topics: RelayTopic
       }),
     });
   }
-  if (topics.publicTopicPrefix !== undefined) topicMessages.push(...publicMessages(events, topics.publicTopicPrefix));
+  if (topics.publicTopicPrefix !== undefined) {
+    // Never unattributed: every public event says whose it is.
+    if (!topics.attribution) throw new Error('the public topics need the tenant keys (publicTenantKey)');
+    topicMessages.push(...(await publicMessages(events, topics.publicTopicPrefix, topics.attribution)));
+  }
   return topicMessages;
 }
 
 /** The batch's public events, grouped by topic (the log order kept within each). */
-function publicMessages(events: readonly StoredEvent[], prefix: string): TopicMessages[] {
+async function publicMessages(events: readonly StoredEvent[], prefix: string, attribution: Attribution): Promise<TopicMessages[]> {
   const byTopic = new Map<string, Message[]>();
   for (const e of events) {
-    const pub = toPublicEvent(e);
+    const pub = await toPublicEvent(e, attribution);
     if (!pub) continue;
     const { topic, key, value, headers } = toCloudEventMessage(pub, prefix);
     let messages = byTopic.get(topic);

@@ -14,8 +14,9 @@ export interface CloudEventMessage {
 
 /**
  * The event as its Kafka message: attributes in `ce_*` headers, the data alone as the JSON value,
- * keyed by subject so one entity's events share a partition and keep their order. `ce_position`
- * (an extension) is the internal log position, where `events tail --from` resumes.
+ * keyed by subject (unique across tenants) so one entity's events share a partition and keep their
+ * order. Two extensions: `ce_tenant`, whose event it is (an opaque key, or `shared`), and
+ * `ce_position`, the internal log position, where `events tail --from` resumes.
  */
 export function toCloudEventMessage(e: PublicEvent, topicPrefix: string): CloudEventMessage {
   return {
@@ -29,6 +30,7 @@ export function toCloudEventMessage(e: PublicEvent, topicPrefix: string): CloudE
       ce_type: cloudEventType(e.name),
       ce_time: e.time,
       ce_subject: e.subject,
+      ce_tenant: e.tenant,
       ce_position: String(e.position),
       'content-type': 'application/json',
     },

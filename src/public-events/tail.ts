@@ -1,6 +1,6 @@
 import type { EventStore, StoredEvent } from '../eventstore/port';
 import { CLOUDEVENTS_SOURCE } from './cloudevents';
-import { toPublicEvent, type PublicEvent } from './mapping';
+import { toPublicEvent, type Attribution, type PublicEvent } from './mapping';
 import { PUBLIC_EVENT_TYPES, cloudEventType, type PublicEventName } from './types';
 
 /** Where `adcp-gateway events tail` starts and whether it waits for more. */
@@ -21,6 +21,7 @@ export function structuredCloudEvent(e: PublicEvent): Record<string, unknown> {
     type: cloudEventType(e.name),
     time: e.time,
     subject: e.subject,
+    tenant: e.tenant,
     position: e.position,
     datacontenttype: 'application/json',
     data: e.data,
@@ -34,15 +35,16 @@ export function structuredCloudEvent(e: PublicEvent): Record<string, unknown> {
  */
 export async function tailPublicEvents(
   store: EventStore,
+  attribution: Attribution,
   options: TailOptions,
   names: ReadonlySet<PublicEventName>,
   print: (line: string) => void,
   problem: (message: string) => void,
 ): Promise<{ printed: number; invalid: number }> {
   const counts = { printed: 0, invalid: 0 };
-  const handle = (events: readonly StoredEvent[]) => {
+  const handle = async (events: readonly StoredEvent[]) => {
     for (const e of events) {
-      const pub = toPublicEvent(e);
+      const pub = await toPublicEvent(e, attribution);
       if (!pub || !names.has(pub.name)) continue;
       const checked = PUBLIC_EVENT_TYPES[pub.name].data.safeParse(pub.data);
       if (!checked.success) {
@@ -59,11 +61,11 @@ export async function tailPublicEvents(
     for (;;) {
       const batch = await store.readAll({ fromPosition: from, limit: 1000 });
       if (batch.length === 0) return counts;
-      handle(batch);
+      await handle(batch);
       from = batch[batch.length - 1]!.position + 1;
     }
   }
-  const sub = store.subscribe(async (batch) => handle(batch), { fromPosition: options.from, batchSize: 1000, onError: (err) => problem(`reading the log: ${(err as Error).message}`) });
+  const sub = store.subscribe(handle, { fromPosition: options.from, batchSize: 1000, onError: (err) => problem(`reading the log: ${(err as Error).message}`) });
   await new Promise<void>((resolve) => {
     if (options.signal?.aborted) resolve();
     options.signal?.addEventListener('abort', () => resolve(), { once: true });

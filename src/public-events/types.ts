@@ -103,7 +103,8 @@ export const PUBLIC_EVENT_TYPES = {
   },
   'task.status_changed': {
     version: 1,
-    description: 'An asynchronous task was submitted or changed status (AdCP task lifecycle).',
+    description:
+      'An asynchronous task was submitted or changed status (AdCP task lifecycle). `resource_id`: the media buy a create_media_buy task is about; `message` is written for the buyer (a failure says what kind, never an internal error\'s text).',
     data: z.strictObject({
       task_id: z.string(),
       task_type: z.string().optional(),
@@ -142,7 +143,7 @@ export const PUBLIC_EVENT_TYPES = {
     version: 1,
     description:
       'One attempt to deliver a webhook (AdCP `webhook_activity` outcome); `next_attempt_at` null when it was the last. ' +
-      'Neither the URL nor the authentication is published.',
+      'Neither the URL nor the authentication is published; `error_message` is told from the outcome alone (`HTTP 503`, `connection error (ECONNREFUSED)`, `no response in time`), never naming the receiver.',
     data: z.strictObject({
       idempotency_key: z.string(),
       attempt: z.number().int().min(1),

@@ -81,3 +81,42 @@ export function retryAfterOf(err: AppError): number {
   const given = err.details?.retry_after;
   return typeof given === 'number' && given > 0 ? given : 30;
 }
+
+/**
+ * What each code means, in words fixed here: what a record that outlives the call (a failed task's
+ * message, which tasks_get, webhooks and the public task events carry) says of a failure, rather
+ * than an error's own text, which may name other buyers' resources or, for an internal error,
+ * anything at all (a database's message, a host, a path).
+ */
+const CODE_MESSAGES: Record<ErrorCode, string> = {
+  INVALID_REQUEST: 'The request was invalid',
+  VALIDATION_ERROR: 'The request did not pass validation',
+  PRODUCT_NOT_FOUND: 'A product the request named was not found',
+  MEDIA_BUY_NOT_FOUND: 'The media buy was not found',
+  CREATIVE_NOT_FOUND: 'A creative the request named was not found',
+  TASK_NOT_FOUND: 'The task was not found',
+  UNAUTHENTICATED: 'Authentication is required',
+  FORBIDDEN: 'The caller may not do this',
+  NOT_FOUND: 'Something the request named was not found',
+  CONFLICT: 'The request conflicts with an existing resource',
+  INVALID_STATE: 'The resource is not in a state that allows this',
+  IDEMPOTENCY_CONFLICT: 'idempotency_key was already used with a different payload',
+  RATE_LIMITED: 'Too many requests',
+  PAYLOAD_TOO_LARGE: 'The request was too large',
+  RESPONSE_TOO_LARGE: 'The answer would be too large',
+  UNSUPPORTED_MEDIA_TYPE: 'The request body type is not supported',
+  UNSUPPORTED_FEATURE: 'The request asked for something not supported',
+  ACCOUNT_NOT_FOUND: 'The account was not found',
+  TERMS_REJECTED: 'The seller rejected the terms',
+  PROPOSAL_EXPIRED: 'The proposal expired',
+  VERSION_UNSUPPORTED: 'The AdCP version is not supported',
+  PLAN_NOT_FOUND: 'The governance plan was not found',
+  GOVERNANCE_DENIED: 'The buyer\'s governance agent denied it',
+  GOVERNANCE_UNAVAILABLE: 'The buyer\'s governance agent could not be consulted',
+  UNAVAILABLE: 'The service is temporarily unavailable',
+};
+
+/** A failure as a fixed, human-readable sentence and its code: an internal error is `INTERNAL_ERROR`, nothing more. */
+export function failureMessage(err: unknown): string {
+  return err instanceof AppError ? `${CODE_MESSAGES[err.code]} (${err.code})` : 'Internal error (INTERNAL_ERROR)';
+}

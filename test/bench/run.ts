@@ -9,6 +9,9 @@ import pg from 'pg';
 import { eventStats } from '../../projections/event-stats';
 import { Kafka, logLevel } from 'kafkajs';
 import { KafkaBus, RELAY_BATCH_SIZE, relayMessages } from '../../src/bus/kafka';
+import { storeAttribution } from '../../src/public-events/mapping';
+import { tenantKeyer } from '../../src/public-events/tenants';
+
 import { PUBLIC_DOMAINS } from '../../src/public-events/types';
 import type { StoredEvent } from '../../src/eventstore/port';
 import { openSqlite, SqliteEventStore } from '../../src/eventstore/sqlite';
@@ -18,6 +21,9 @@ import { SqliteReadModelStore } from '../../src/readmodel/sqlite';
 import { newEventId } from '../../src/shared/ids';
 import { ROOMY_LIMITS } from '../support/gateway';
 import { createMediaBuyBody, rssOf, soak, type SoakResult } from './soak';
+
+/** The relay rows' tenant keys (any secret: the bench measures the work, not the keys). */
+const BENCH_TENANT_KEY = tenantKeyer(Buffer.alloc(32, 9));
 
 /**
  * `npm run bench`: one JSON line per measurement, `{"name","value","unit","baseline","ratio"}`,
@@ -1504,7 +1510,7 @@ async function kafkaRelayPublic(dir: string): Promise<void> {
     await admin.connect();
     await admin.createTopics({ waitForLeaders: true, topics: [topic, ...(prefix ? PUBLIC_DOMAINS.map((d) => `${prefix}${d}`) : [])].map((t) => ({ topic: t, numPartitions: 3 })) });
     await admin.disconnect();
-    const bus = new KafkaBus(store, checkpoints, { brokers: brokers.split(','), topic, clientId: 'bench-relay', ...(prefix ? { publicTopicPrefix: prefix } : {}) });
+    const bus = new KafkaBus(store, checkpoints, { brokers: brokers.split(','), topic, clientId: 'bench-relay', ...(prefix ? { publicTopicPrefix: prefix, publicTenantKey: BENCH_TENANT_KEY } : {}) });
     const head = await store.headPosition();
     const t = process.hrtime.bigint();
     await bus.start();
@@ -1534,7 +1540,9 @@ async function kafkaRelayPublic(dir: string): Promise<void> {
     await admin.connect();
     await admin.createTopics({ waitForLeaders: true, topics: [topic, ...(prefix ? PUBLIC_DOMAINS.map((d) => `${prefix}${d}`) : [])].map((t) => ({ topic: t, numPartitions: 3 })) });
     await admin.disconnect();
-    const sends = batches.map((batch) => relayMessages(batch, { topic, ...(prefix ? { publicTopicPrefix: prefix } : {}) }));
+    const attribution = storeAttribution(store, BENCH_TENANT_KEY);
+    const sends: Awaited<ReturnType<typeof relayMessages>>[] = [];
+    for (const batch of batches) sends.push(await relayMessages(batch, { topic, ...(prefix ? { publicTopicPrefix: prefix, attribution } : {}) }));
     const t = process.hrtime.bigint();
     const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
     await producer.connect();

@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { SqliteEventStore } from '../../src/eventstore/sqlite';
+import { loadTenantSecret, tenantKeyer } from '../../src/public-events/tenants';
 import { BIN, ROOT, tempDir } from '../support/gateway';
 import { eventually } from '../support/infra';
 
@@ -77,6 +78,10 @@ describe('adcp-gateway events tail', () => {
     store = new SqliteEventStore({ file: path.join(dir, 'adcp.sqlite') });
     const meta = { metadata: { time: AT } };
     await store.append('api-key-k1', [{ type: 'ApiKeyIssued', data: { keyId: 'k1', org: 'acme', salt: 'pepper', hash: 'deadbeef' }, ...meta }], { expectedVersion: 'any' });
+    // Each stream's first event names its owner, as the log's always do: the later ones are attributed by it.
+    const terms = { media_buy_id: 'mb_1', owner: 'acme', buyer_ref: 'r1', start_time: AT, end_time: AT, currency: 'USD', total_budget: 100, packages: [] };
+    await store.append('media-buy-mb_1', [{ type: 'MediaBuyCreated', data: { ...terms, status: 'active', at: AT }, ...meta }], { expectedVersion: 'any' });
+    await store.append('task-t1', [{ type: 'TaskSubmitted', data: { task_id: 't1', task_type: 'create_media_buy', owner: 'acme', resource_id: 'mb_1', message: 'waiting', at: AT }, ...meta }], { expectedVersion: 'any' });
     await store.append('media-buy-mb_1', [{ type: 'MediaBuyStatusChanged', data: { media_buy_id: 'mb_1', from: 'active', status: 'paused', at: AT }, ...meta }], { expectedVersion: 'any' });
     await store.append('task-t1', [{ type: 'TaskStatusChanged', data: { task_id: 't1', from: 'submitted', status: 'completed', message: 'done', actor: 'seller', at: AT }, ...meta }], { expectedVersion: 'any' });
     await store.append('media-buy-mb_1', [{ type: 'MediaBuyStatusChanged', data: { media_buy_id: 'mb_1', from: 'paused', status: 'active', at: AT }, ...meta }], { expectedVersion: 'any' });
@@ -89,20 +94,24 @@ describe('adcp-gateway events tail', () => {
     const r = await cli(['events', 'tail'], env);
     expect(r).toMatchObject({ code: 0, stderr: '' });
     const out = lines(r.stdout);
-    expect(out.map((e) => [e.type, e.subject])).toEqual([
-      ['media_buy.status_changed.v1', 'mb_1'],
-      ['task.status_changed.v1', 't1'],
-      ['media_buy.status_changed.v1', 'mb_1'],
+    // The tenant key is the HMAC under the secret the first run created beside the log.
+    const t = tenantKeyer(loadTenantSecret(path.join(dir, 'public-events-tenant-secret')))('acme');
+    expect(out.map((e) => [e.type, e.tenant, e.subject])).toEqual([
+      ['media_buy.created.v1', t, `${t}/mb_1`],
+      ['task.status_changed.v1', t, `${t}/t1`],
+      ['media_buy.status_changed.v1', t, `${t}/mb_1`],
+      ['task.status_changed.v1', t, `${t}/t1`],
+      ['media_buy.status_changed.v1', t, `${t}/mb_1`],
     ]);
-    expect(out[0]).toMatchObject({ specversion: '1.0', source: '/adcp-gateway', time: AT, datacontenttype: 'application/json', data: { status: 'paused', previous_status: 'active' } });
-    expect(r.stdout).not.toMatch(/pepper|deadbeef|ApiKey/);
+    expect(out[2]).toMatchObject({ specversion: '1.0', source: '/adcp-gateway', time: AT, datacontenttype: 'application/json', data: { status: 'paused', previous_status: 'active' } });
+    expect(r.stdout).not.toMatch(/pepper|deadbeef|ApiKey|acme/);
   });
 
   it('filters by --type (name, versioned name or domain) and resumes --from a position', async () => {
     const byDomain = lines((await cli(['events', 'tail', '--type', 'media_buy'], env)).stdout);
-    expect(byDomain.map((e) => e.data.status)).toEqual(['paused', 'active']);
-    expect(lines((await cli(['events', 'tail', '--type', 'task.status_changed.v1'], env)).stdout).map((e) => e.subject)).toEqual(['t1']);
-    const resumed = lines((await cli(['events', 'tail', '--type', 'media_buy.status_changed', '--from', String(byDomain[0]!.position + 1)], env)).stdout);
+    expect(byDomain.map((e) => e.data.status)).toEqual(['active', 'paused', 'active']);
+    expect(lines((await cli(['events', 'tail', '--type', 'task.status_changed.v1'], env)).stdout).map((e) => e.data.status)).toEqual(['submitted', 'completed']);
+    const resumed = lines((await cli(['events', 'tail', '--type', 'media_buy.status_changed', '--from', String(byDomain[1]!.position + 1)], env)).stdout);
     expect(resumed.map((e) => e.data.status)).toEqual(['active']);
   });
 
@@ -128,11 +137,11 @@ describe('adcp-gateway events tail', () => {
   it('reports an event that does not match its public schema instead of printing it, and exits 1', async () => {
     const bad = tempDir();
     const s = new SqliteEventStore({ file: path.join(bad, 'adcp.sqlite') });
-    await s.append('media-buy-mb_2', [{ type: 'MediaBuyStatusChanged', data: { media_buy_id: 'mb_2', from: 'active', status: 'exploded', at: AT }, metadata: { time: AT } }], { expectedVersion: 'any' });
+    await s.append('delivery-mb_2', [{ type: 'DeliveryDelayed', data: { media_buy_id: 'mb_2', owner: 'acme', expected_availability: 'tomorrow', reason: 'late', at: AT }, metadata: { time: AT } }], { expectedVersion: 'any' });
     await s.close();
     const r = await cli(['events', 'tail'], { DATA_DIR: bad, LOG_LEVEL: 'silent' });
     expect(r.code).toBe(1);
     expect(r.stdout).toBe('');
-    expect(r.stderr).toMatch(/media_buy\.status_changed\.v1 does not match its schema: status/);
+    expect(r.stderr).toMatch(/media_buy\.delivery_delayed\.v1 does not match its schema: expected_availability/);
   });
 });

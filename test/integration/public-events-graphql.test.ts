@@ -14,11 +14,12 @@ interface Message {
   type: string;
   source: string;
   subject: string;
+  tenant: string;
   time: string;
   data: Record<string, any>;
 }
 
-const PUBLIC_EVENTS = 'subscription($types: [String!], $after: Float) { publicEvents(types: $types, after: $after) { position id type source subject time data } }';
+const PUBLIC_EVENTS = 'subscription($types: [String!], $after: Float) { publicEvents(types: $types, after: $after) { position id type source subject tenant time data } }';
 const future = (days: number) => new Date(Date.now() + days * 86_400_000).toISOString();
 
 /** Issue 37 item 3: the GraphQL subscriptions serve the same public event model as Kafka. */
@@ -64,8 +65,14 @@ describe('the publicEvents subscription', () => {
     await new Promise((resolve) => setTimeout(resolve, 300));
     const created = await create(acme, 'public-gql-1');
     const buyId = created.media_buy_id as string;
-    await eventually(() => mine.items.some((m) => m.subject === buyId) && sellers.items.some((m) => m.subject === buyId), 15_000, 'the created buy on the subscriptions');
-    const first = mine.items.find((m) => m.subject === buyId)!;
+    // Subjects are unique across tenants (`<tenant>/<id>`), as on Kafka; the tenant an opaque key.
+    const about = (m: Message) => m.subject.endsWith(`/${buyId}`);
+    await eventually(() => mine.items.some(about) && sellers.items.some(about), 15_000, 'the created buy on the subscriptions');
+    const first = mine.items.find(about)!;
+    expect(first.tenant).toMatch(/^t_[A-Za-z0-9_-]{22}$/);
+    expect(first.subject).toBe(`${first.tenant}/${buyId}`);
+    expect(sellers.items.find(about)).toMatchObject({ id: first.id, tenant: first.tenant, subject: first.subject });
+    expect(JSON.stringify(first)).not.toContain('acme');
     expect(first).toMatchObject({ type: 'media_buy.created.v1', source: '/adcp-gateway', data: { media_buy_id: buyId, buyer_ref: 'public-gql-1' } });
     const ajv = new Ajv({ strict: false });
     addFormats(ajv);
@@ -75,7 +82,10 @@ describe('the publicEvents subscription', () => {
     // Another buyer sees nothing of acme's.
     await create(globex, 'public-gql-2');
     await eventually(() => theirs.items.length > 0, 15_000, 'globex’s own buy');
-    expect(theirs.items.map((m) => m.subject)).not.toContain(buyId);
+    expect(theirs.items.filter(about)).toEqual([]);
+    // Another buyer, another tenant.
+    expect(theirs.items[0]!.tenant).toMatch(/^t_/);
+    expect(theirs.items[0]!.tenant).not.toBe(first.tenant);
 
     // Resuming after the first event of the buy replays what came after it, nothing before.
     const resumed = subscribe(acme, { types: ['media_buy'], after: first.position - 1 });

@@ -8,7 +8,8 @@ import { Kafka as CeKafka } from 'cloudevents';
 import { Kafka, logLevel } from 'kafkajs';
 import { issueApiKey } from '../../src/application/api-keys';
 import { ROOT, graphql, startTestGateway } from '../support/gateway';
-import { KAFKA_BROKERS, describeWith, eventually } from '../support/infra';
+import { ownerScopedId } from '../../src/shared/ids';
+import { KAFKA_BROKERS, describeWith, eventually, freePort } from '../support/infra';
 import { mcpCall } from '../support/mcp-call';
 import { startOrigins } from '../support/origins';
 import { startReceiver } from '../support/receiver';
@@ -120,7 +121,9 @@ describeWith('Kafka', Boolean(KAFKA_BROKERS), 'public events on Kafka (CloudEven
           read.push({ topic, partition, key: message.key!.toString(), headers, value: message.value!.toString('utf8') });
         },
       });
-      const typesOf = (subject?: string) => read.filter((m) => !subject || m.key === subject).map((m) => m.headers.ce_type);
+      // A buyer's subjects are `<tenant>/<id>`; the registry's the entity alone.
+      const idOf = (m: Read) => (m.headers.ce_tenant === 'shared' ? m.key : m.key.slice(m.key.indexOf('/') + 1));
+      const typesOf = (subject?: string) => read.filter((m) => !subject || idOf(m) === subject).map((m) => m.headers.ce_type);
       const payloads = (type: string) => read.filter((m) => m.headers.ce_type === type).map((m) => JSON.parse(m.value) as Json);
       await eventually(
         () =>
@@ -158,7 +161,7 @@ describeWith('Kafka', Boolean(KAFKA_BROKERS), 'public events on Kafka (CloudEven
         expect({ subject, positions }).toEqual({ subject, positions: [...positions].sort((a, b) => a - b) });
         expect({ subject, partitions: new Set(ms.map((m) => m.partition)).size }).toEqual({ subject, partitions: 1 });
       }
-      const buyStory = read.filter((m) => m.key === buyId && m.headers.ce_type === 'media_buy.status_changed.v1').map((m) => JSON.parse(m.value).status);
+      const buyStory = read.filter((m) => idOf(m) === buyId && m.headers.ce_type === 'media_buy.status_changed.v1').map((m) => JSON.parse(m.value).status);
       expect(buyStory).toEqual(['active', 'paused']);
       expect(typesOf(buyId)[0]).toBe('media_buy.created.v1');
       const attempts = payloads('webhook.delivery_attempted.v1').filter((d) => d.idempotency_key === payloads('webhook.delivery_attempted.v1').find((x) => x.status === 'failed')?.idempotency_key);
@@ -174,6 +177,181 @@ describeWith('Kafka', Boolean(KAFKA_BROKERS), 'public events on Kafka (CloudEven
       await gw.stop();
       await receiver.close();
       await origins.close();
+    }
+  }, 240_000);
+
+  /**
+   * Issue 45, finding 5: the public topics carry every buyer's events, so each says whose it is and
+   * no two buyers share a subject (or Kafka key), even where they chose the same ids: the same
+   * creative id `hero` (one of them live), the same sandbox fixture buy. And nothing docs/events.md
+   * says is never published is there: no owner org or its id tag, no callback host or URL, no
+   * internal error's text.
+   */
+  it('two tenants with the same buyer-chosen ids: every message attributed, no subject or key shared, nothing private', async () => {
+    const prefix = `pt-${randomBytes(4).toString('hex')}.`;
+    const orgs = { a: `tenant-a-${randomBytes(6).toString('hex')}`, b: `tenant-b-${randomBytes(6).toString('hex')}` };
+    // A buyer's callback that refuses connections: its failures would name the host and port.
+    const closedPort = await freePort();
+    const callback = `http://127.0.0.1:${closedPort}/hooks/${orgs.a}`;
+    const rawError = `disk I/O error at /var/lib/adcp/${randomBytes(6).toString('hex')}.sqlite`;
+    const gw = await startTestGateway({
+      KAFKA_BROKERS: KAFKA_BROKERS!,
+      KAFKA_TOPIC: `${prefix}raw`,
+      KAFKA_FEED_TOPIC: `${prefix}feed`,
+      KAFKA_PUBLIC_TOPIC_PREFIX: prefix,
+      APPROVAL_POLICY: 'manual',
+      SANDBOX_APPROVAL_DELAY_MS: '300',
+      ALLOW_PRIVATE_WEBHOOK_URLS: '1',
+    });
+    const consumer = new Kafka({ clientId: 'public-tenants-it', brokers: KAFKA_BROKERS!.split(','), logLevel: logLevel.NOTHING }).consumer({ groupId: `${prefix}subscriber` });
+    const read: Read[] = [];
+    try {
+      const now = { now: new Date().toISOString() };
+      const keys = { a: (await issueApiKey(gw.app.store, { org: orgs.a, role: 'buyer' }, now)).key, b: (await issueApiKey(gw.app.store, { org: orgs.b, role: 'buyer' }, now)).key };
+      const seller = (await issueApiKey(gw.app.store, { org: 'publisher', role: 'seller' }, now)).key;
+      await eventually(async () => (await fetch(`${gw.url}/readyz`)).status === 200, 30_000, 'readyz');
+      const mcp = async (who: 'a' | 'b', name: string, args: Json): Promise<Json> => {
+        const answer = await mcpCall(gw.url, keys[who], name, args, { validate: false });
+        expect({ who, name, error: answer.isError || answer.body.success === false ? answer.body : undefined }).toEqual({ who, name, error: undefined });
+        return answer.body;
+      };
+      const rest = (who: 'a' | 'b', task: string, body: Json) =>
+        fetch(`${gw.url}/api/tasks/${task}`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${keys[who]}` }, body: JSON.stringify(body) });
+      const approve = async (taskId: string) => {
+        const answer = await graphql(gw.url, 'mutation($t: ID!) { approveTask(taskId: $t) }', { t: taskId }, seller);
+        // A sandbox account's task may have been approved by the simulated seller first.
+        if (answer.body.data?.approveTask !== 'completed') expect(JSON.stringify(answer.body.errors)).toMatch(/is (completed|working)/);
+      };
+      const hero = (who: 'a' | 'b') => ({ creative_id: 'hero', name: `Hero ${who}`, format_id: { agent_url: AGENT, id: 'display_300x250' }, assets: { image: { url: 'https://cdn.example/hero.png', width: 300, height: 250 } } });
+
+      for (const who of ['a', 'b'] as const) {
+        // The same sandbox fixture buy for both, delivered and paused (a status change names no owner).
+        await mcp(who, 'sync_accounts', { accounts: [{ ...SANDBOX, billing: 'operator' }], idempotency_key: idem(`accounts-${who}`) });
+        await mcp(who, 'comply_test_controller', { scenario: 'seed_media_buy', account: SANDBOX, params: { media_buy_id: 'fixture_mb_1' } });
+        await mcp(who, 'comply_test_controller', { scenario: 'simulate_delivery', account: SANDBOX, params: { media_buy_id: 'fixture_mb_1', impressions: 1000, reported_spend: { amount: 5, currency: 'USD' } } });
+        await mcp(who, 'update_media_buy', { account: SANDBOX, media_buy_id: 'fixture_mb_1', paused: true, idempotency_key: idem(`pause-${who}`) });
+      }
+      // The same creative id: a's live (no sandbox account), b's in the sandbox; manual approval
+      // makes each sync a task the seller approves (the task once recorded its owner as resource).
+      const liveSync = await mcp('a', 'sync_creatives', { idempotency_key: idem('sync-a'), creatives: [hero('a')] });
+      const sandboxSync = await mcp('b', 'sync_creatives', { account: SANDBOX, idempotency_key: idem('sync-b'), creatives: [hero('b')] });
+      await approve(liveSync.task_id);
+      await approve(sandboxSync.task_id);
+      await mcp('b', 'comply_test_controller', { scenario: 'force_creative_status', account: SANDBOX, params: { creative_id: 'hero', status: 'suspended', rejection_reason: 'brand safety review' } });
+
+      // a's live buy, approved by the seller: its task webhook goes to the closed callback.
+      const body = (ref: string, extra: Json = {}) => ({
+        buyer_ref: ref,
+        brand_manifest: { name: 'Tenant', url: 'https://tenant.example' },
+        packages: [{ product_id: 'news_display_run_of_site', pricing_option_id: 'cpm_usd_fixed', budget: 1000 }],
+        start_time: { type: 'asap' },
+        end_time: future(7),
+        ...extra,
+      });
+      const liveBuy = await rest('a', 'create_media_buy', body('tenant-live', { push_notification_config: { url: callback, operation_id: 'op-tenant-live', authentication: { schemes: ['HMAC-SHA256'], credentials: PUSH_TOKEN } } }));
+      expect({ status: liveBuy.status, body: liveBuy.status === 200 ? undefined : await liveBuy.text() }).toEqual({ status: 200, body: undefined });
+      await approve(((await liveBuy.json()) as Json).task_id);
+      // b's create fails on an internal error after its task was recorded: the task fails.
+      const store = gw.app.ports.store;
+      const append = store.append.bind(store);
+      store.append = (async (streamId: string, ...rest: unknown[]) => {
+        if (streamId.startsWith('media-buy-')) throw new Error(rawError);
+        return (append as (...a: unknown[]) => unknown)(streamId, ...rest);
+      }) as typeof store.append;
+      const failedCreate = await rest('b', 'create_media_buy', body('tenant-broken'));
+      store.append = append;
+      expect(failedCreate.status).toBe(500);
+      expect(await failedCreate.text()).not.toContain(rawError);
+
+      await consumer.connect();
+      await consumer.subscribe({ topics: ['media_buy', 'task', 'creative', 'webhook', 'registry'].map((d) => `${prefix}${d}`), fromBeginning: true });
+      await consumer.run({
+        eachMessage: async ({ topic, partition, message }) => {
+          const headers = Object.fromEntries(Object.entries(message.headers ?? {}).map(([k, v]) => [k, String(v)]));
+          read.push({ topic, partition, key: message.key!.toString(), headers, value: message.value!.toString('utf8') });
+        },
+      });
+      const data = (m: Read) => JSON.parse(m.value) as Json;
+      const of = (type: string, check: (d: Json) => boolean) => read.filter((m) => m.headers.ce_type === type && check(data(m)));
+      // Counted, not told apart by tenant: the wait must not depend on what is checked below.
+      await eventually(
+        () =>
+          of('creative.synced.v1', (d) => d.creative_id === 'hero').length === 2 &&
+          of('creative.status_changed.v1', (d) => d.creative_id === 'hero' && d.status === 'suspended').length === 1 &&
+          of('media_buy.status_changed.v1', (d) => d.media_buy_id === 'fixture_mb_1' && d.status === 'paused').length === 2 &&
+          of('media_buy.delivery_recorded.v1', (d) => d.media_buy_id === 'fixture_mb_1').length >= 2 &&
+          of('webhook.delivery_attempted.v1', (d) => d.status === 'connection_error').length > 0 &&
+          of('task.status_changed.v1', (d) => d.status === 'failed').length > 0 &&
+          of('task.status_changed.v1', (d) => d.task_type === 'sync_creatives').length === 2,
+        90_000,
+        'both tenants’ events on the public topics',
+      );
+
+      // Everything the finding is about, gathered first so a failure shows all of it at once.
+      const buyers = read.filter((m) => m.topic !== `${prefix}registry`);
+      const tenantsOfKey = new Map<string, Set<string | undefined>>();
+      for (const m of read) tenantsOfKey.set(m.key, new Set([...(tenantsOfKey.get(m.key) ?? []), m.headers.ce_tenant]));
+      const heroes = of('creative.synced.v1', (d) => d.creative_id === 'hero');
+      const everything = read.map((m) => JSON.stringify(m)).join('\n');
+      // Never published (docs/events.md): the owner orgs and their id tags, the callback, an internal error's text, credentials.
+      const never = {
+        ...orgs,
+        tagA: ownerScopedId(orgs.a, 'x').split('~')[1]!,
+        tagB: ownerScopedId(orgs.b, 'x').split('~')[1]!,
+        callback,
+        callbackHost: `127.0.0.1:${closedPort}`,
+        rawError,
+        rawErrorStart: 'disk I/O error',
+        push: PUSH_TOKEN,
+        keyA: keys.a,
+        keyB: keys.b,
+      };
+      const findings = {
+        // Every buyer's message says whose it is, with an opaque key; the registry's say `shared`.
+        unattributed: buyers.filter((m) => !/^t_[A-Za-z0-9_-]{22}$/.test(m.headers.ce_tenant ?? '')).length,
+        registryNotShared: read.filter((m) => m.topic === `${prefix}registry` && m.headers.ce_tenant !== 'shared').length,
+        tenants: new Set(buyers.map((m) => m.headers.ce_tenant)).size,
+        // No subject (so no Kafka key) holds two tenants' events; a buyer's subject is its tenant's.
+        subjectNotKey: read.filter((m) => m.headers.ce_subject !== m.key).length,
+        keysOfTwoTenants: [...tenantsOfKey].filter(([, ts]) => ts.size > 1).map(([key]) => key),
+        keysOutsideTheirTenant: buyers.filter((m) => !m.key.startsWith(`${m.headers.ce_tenant}/`)).length,
+        heroKeys: new Set(heroes.map((m) => m.key)).size,
+        heroKeyHoldsBothNames: [...new Set(heroes.map((m) => m.key))].filter((k) => new Set(heroes.filter((m) => m.key === k).map((m) => data(m).name)).size > 1).length,
+        fixtureKeys: new Set(of('media_buy.status_changed.v1', (d) => d.media_buy_id === 'fixture_mb_1').map((m) => m.key)).size,
+        // A failed create says what kind of failure in fixed words; a failed webhook what failed, not where.
+        failedTaskMessages: of('task.status_changed.v1', (d) => d.status === 'failed').map((m) => data(m).message),
+        webhookErrors: [...new Set(of('webhook.delivery_attempted.v1', (d) => d.status === 'connection_error').map((m) => data(m).error_message))],
+        syncTaskResourceIds: of('task.status_changed.v1', (d) => d.task_type === 'sync_creatives').map((m) => data(m).resource_id ?? null),
+        neverPublishedFound: Object.entries(never).filter(([, text]) => everything.includes(text)).map(([what]) => what),
+      };
+      expect(findings).toEqual({
+        unattributed: 0,
+        registryNotShared: 0,
+        tenants: 2,
+        subjectNotKey: 0,
+        keysOfTwoTenants: [],
+        keysOutsideTheirTenant: 0,
+        heroKeys: 2,
+        heroKeyHoldsBothNames: 0,
+        fixtureKeys: 2,
+        failedTaskMessages: ['Internal error (INTERNAL_ERROR)'],
+        webhookErrors: ['connection error (ECONNREFUSED)'],
+        syncTaskResourceIds: [null, null],
+        neverPublishedFound: [],
+      });
+
+      // And each message still matches the AsyncAPI document, the tenant header included.
+      const { document } = await new Parser().parse(fs.readFileSync(path.join(ROOT, 'schema', 'asyncapi.yaml'), 'utf8'));
+      const ajv = new Ajv({ strict: false, allErrors: true });
+      addFormats(ajv);
+      const messages = new Map(document!.messages().all().map((m) => [m.id(), { payload: ajv.compile(m.payload()!.json()), headers: ajv.compile(m.headers()!.json()) }]));
+      for (const m of read) {
+        const schema = messages.get(m.headers.ce_type!)!;
+        expect({ type: m.headers.ce_type, payload: schema.payload(data(m)) ? null : schema.payload.errors, headers: schema.headers(m.headers) ? null : schema.headers.errors }).toEqual({ type: m.headers.ce_type, payload: null, headers: null });
+      }
+    } finally {
+      await consumer.disconnect().catch(() => {});
+      await gw.stop();
     }
   }, 240_000);
 });

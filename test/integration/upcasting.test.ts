@@ -8,7 +8,8 @@ import { webhookDecider, webhookStream } from '../../src/domain/webhook/webhook'
 import type { EventStore, NewEvent, StoredEvent } from '../../src/eventstore/port';
 import { ProjectionRunner } from '../../src/projections/runner';
 import { replayInPlace } from '../support/projection-engines';
-import { toPublicEvent } from '../../src/public-events/mapping';
+import { storeAttribution, toPublicEvent } from '../../src/public-events/mapping';
+import { tenantKeyer } from '../../src/public-events/tenants';
 import type { ReadModelStore } from '../../src/readmodel/port';
 import { allProjections } from '../../projections';
 import { PG_ADMIN_URL, createTestDatabase, describeWith } from '../support/infra';
@@ -221,7 +222,8 @@ function upcastingSuite(engine: string, available: boolean, configs: () => Promi
     it('the public mapping publishes the old log as it publishes the current one', async () => {
       const [oldStore, curStore] = [await openEventStore(old), await openEventStore(current)];
       try {
-        const published = async (s: EventStore) => (await s.readAll()).map(toPublicEvent).filter((p) => p !== undefined);
+        const keys = tenantKeyer(Buffer.alloc(32, 5));
+        const published = async (s: EventStore) => (await Promise.all((await s.readAll()).map((e) => toPublicEvent(e, storeAttribution(s, keys))))).filter((p) => p !== undefined);
         const want = await published(curStore);
         expect(want.map((p) => p.name)).toEqual(['webhook.delivery_attempted', 'webhook.delivery_attempted']);
         expect(await published(oldStore)).toEqual(want);

@@ -12,7 +12,7 @@ import { checkMeasurementTerms, DEFAULT_MEASUREMENT, type MeasurementPolicy } fr
 import { mediaBuyDecider, mediaBuyStream, type MediaBuyEvent, type MediaBuyTerms, type PackageTerms } from '../../domain/media-buy/media-buy';
 import { taskDecider, taskStream } from '../../domain/task/task';
 import { newEventId, ownerScopedId, publicId } from '../../shared/ids';
-import { AppError } from '../../shared/errors';
+import { AppError, failureMessage } from '../../shared/errors';
 import { handleCommand, loadState, startStream } from '../command-handler';
 import { ConcurrencyError, type StoredEvent } from '../../eventstore/port';
 import { withIdempotency } from '../idempotency';
@@ -319,7 +319,7 @@ export const createMediaBuy = defineTask({
           });
         } catch (err) {
           if (taskId) {
-            await handleCommand(ctx.ports.store, taskStream(taskId), taskDecider, { type: 'ChangeTaskStatus', status: 'failed', message: (err as Error).message, actor: 'system', now: cmdCtx.now }, cmdCtx).catch(() => {});
+            await handleCommand(ctx.ports.store, taskStream(taskId), taskDecider, { type: 'ChangeTaskStatus', status: 'failed', message: failureMessage(err), actor: 'system', now: cmdCtx.now }, cmdCtx).catch(() => {});
           }
           throw err;
         }

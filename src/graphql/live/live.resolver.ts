@@ -7,8 +7,8 @@ import { MAX_FEED_TYPES } from '../../application/registry-reads';
 import type { GraphQLContext } from '../context';
 import { mayRead, mediaBuyChange } from '../buys/media-buy-change';
 import { CLOUDEVENTS_SOURCE } from '../../public-events/cloudevents';
-import { toPublicEvent } from '../../public-events/mapping';
-import { cloudEventType, domainOf, selectTypes } from '../../public-events/types';
+import { PUBLISHED_INTERNAL_TYPES, attributePublicEvent, type Attribution } from '../../public-events/mapping';
+import { cloudEventType, selectTypes } from '../../public-events/types';
 import { DeliveryUpdate, MediaBuyUpdate, PublicEventMessage, ReceivedWebhookEvent, RegistryFeedEntry, TaskStatusChange, WebhookActivityEvent } from './live.type';
 
 /** How far back a subscription may resume: further, a client should read the state and follow from now. */
@@ -204,11 +204,17 @@ export class LiveResolver {
       if (types.length > MAX_FILTER_ITEMS) throw new AppError('VALIDATION_ERROR', `types holds ${types.length} items; at most ${MAX_FILTER_ITEMS} are allowed`, 'types');
       const selected = selectTypes(types);
       if ('unknown' in selected) throw new AppError('VALIDATION_ERROR', `unknown public event type "${selected.unknown}": give a name (media_buy.status_changed), a versioned name (…v1) or a domain (media_buy)`, 'types');
+      const ports = data.context.app.ports;
+      // Owners as the relay finds them (the stream's creation), from the live log's cache.
+      const attribution: Attribution = { tenantKey: ports.publicTenantKey, streamOwner: async (streamId) => (await streamOrigin(ports, streamId)).owner };
       return follow(data, async (event, principal) => {
-        const pub = toPublicEvent(event);
-        if (!pub || !selected.names.has(pub.name)) return undefined;
-        if (domainOf(pub.name) !== 'registry' && !mayRead(principal, await ownerOfEvent(data.context.app.ports, event))) return undefined;
-        const message: PublicEventMessage = { position: pub.position, id: pub.id, type: cloudEventType(pub.name), source: CLOUDEVENTS_SOURCE, subject: pub.subject, time: pub.time, data: pub.data as Record<string, unknown> };
+        if (!PUBLISHED_INTERNAL_TYPES.has(event.type)) return undefined;
+        const attributed = await attributePublicEvent(event, attribution);
+        if (!attributed || !selected.names.has(attributed.event.name)) return undefined;
+        const { event: pub, owner } = attributed;
+        // The registry's are everyone's; a buyer's, its own (every buyer's for a seller or admin).
+        if (owner !== undefined && !mayRead(principal, owner)) return undefined;
+        const message: PublicEventMessage = { position: pub.position, id: pub.id, type: cloudEventType(pub.name), source: CLOUDEVENTS_SOURCE, subject: pub.subject, tenant: pub.tenant, time: pub.time, data: pub.data as Record<string, unknown> };
         return message;
       });
     },

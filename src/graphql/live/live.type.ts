@@ -180,8 +180,11 @@ export class PublicEventMessage {
   @Field({ description: 'CloudEvents `source`.' })
   source!: string;
 
-  @Field({ description: 'CloudEvents `subject`: the entity (media buy, task, creative, webhook, publisher…).' })
+  @Field({ description: 'CloudEvents `subject`: the entity, unique across tenants — `<tenant>/<id>` (media buy, task, creative, webhook), or a registry entity (publisher, feed entity) for `shared` events.' })
   subject!: string;
+
+  @Field({ description: 'CloudEvents extension `tenant`: whose event it is — an opaque, stable key of the owning buyer, or `shared` (the registry’s).' })
+  tenant!: string;
 
   @Field({ description: 'CloudEvents `time` (ISO 8601).' })
   time!: string;

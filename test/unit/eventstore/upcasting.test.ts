@@ -6,6 +6,7 @@ import type { StoredEvent } from '../../../src/eventstore/port';
 import { SqliteEventStore } from '../../../src/eventstore/sqlite';
 import { EventVersions, withUpcasting } from '../../../src/eventstore/upcasting';
 import { tailPublicEvents } from '../../../src/public-events/tail';
+import { tenantKeyer } from '../../../src/public-events/tenants';
 import { PUBLIC_EVENT_TYPES, type PublicEventName } from '../../../src/public-events/types';
 
 const stored = (type: string, data: Record<string, unknown>, schemaVersion?: number): StoredEvent => ({
@@ -76,7 +77,7 @@ describe('withUpcasting on a real SQLite store: a published type whose shape cha
     const tail = async (versions: EventVersions) => {
       const lines: string[] = [];
       const problems: string[] = [];
-      const counts = await tailPublicEvents(withUpcasting(raw, versions), { from: 0, follow: false }, new Set(Object.keys(PUBLIC_EVENT_TYPES) as PublicEventName[]), (l) => lines.push(l), (p) => problems.push(p));
+      const counts = await tailPublicEvents(withUpcasting(raw, versions), { tenantKey: tenantKeyer(Buffer.alloc(32, 1)), streamOwner: async () => 'acme' }, { from: 0, follow: false }, new Set(Object.keys(PUBLIC_EVENT_TYPES) as PublicEventName[]), (l) => lines.push(l), (p) => problems.push(p));
       return { counts, lines: lines.map((l) => JSON.parse(l) as { data: Record<string, unknown> }), problems };
     };
     const upcast = await tail(renamed);
