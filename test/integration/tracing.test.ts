@@ -62,6 +62,9 @@ async function traceOneCreate(exporter: tracing.InMemorySpanExporter, gateways: 
   const ancestry = (s: tracing.ReadableSpan | undefined): string[] => (s ? [s.name, ...ancestry(s.parentSpanContext ? byId.get(s.parentSpanContext.spanId) : undefined)] : []);
   const post = spans.find((s) => s.name === 'webhook POST' && s.spanContext().traceId === traceId)!;
   expect(byId.get(post.parentSpanContext!.spanId)?.name).toBe('webhook attempt');
+  // Issue 45, finding 8 (a): the receiver's host, never its path (where receivers keep routing tokens).
+  expect(post.attributes).toMatchObject({ 'http.request.method': 'POST', 'server.address': '127.0.0.1', 'url.scheme': 'http' });
+  expect(JSON.stringify(post.attributes)).not.toContain('/hooks/');
   const dispatcher = spans.find((s) => s.name === 'consumer webhook-dispatcher' && s.spanContext().traceId === traceId)!;
   expect(ancestry(dispatcher)).toEqual(expect.arrayContaining(['eventstore.append', 'POST /mcp']));
   expect(ancestry(dispatcher).at(-1)).toBe('POST /mcp');
