@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import proxyAddr from 'proxy-addr';
 import { z } from 'zod';
 import { parseOriginOverrides } from './shared/origin-overrides';
 import { fieldPath } from './shared/field-path';
@@ -142,7 +143,23 @@ const envSchema = z.object({
   OTEL_EXPORTER_OTLP_ENDPOINT: z.string().optional(),
   OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: z.string().optional(),
   OTEL_SERVICE_NAME: z.string().min(1).default('adcp-gateway'),
+  // Ours, not OpenTelemetry's: whose `traceparent` a request span continues.
+  TRUST_TRACE_CONTEXT: z
+    .string()
+    .regex(/^(true|false|[0-9a-fA-F.:/]+(,[0-9a-fA-F.:/]+)*)$/, { message: 'must be true, false, or comma-separated caller addresses/CIDRs' })
+    .refine((v) => v === 'true' || v === 'false' || compiles(v), { message: 'must be true, false, or comma-separated caller addresses/CIDRs' })
+    .default('false'),
 });
+
+/** Whether proxy-addr takes a comma-separated address/CIDR list (`10.0.0.0/99` passes the pattern, not this). */
+function compiles(list: string): boolean {
+  try {
+    proxyAddr.compile(list.split(',').map((s) => s.trim()));
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 /** Off by default: tracing starts when the environment names somewhere to send spans. */
 function tracingWanted(e: z.infer<typeof envSchema>): boolean {
@@ -168,6 +185,12 @@ export interface Config {
    * OTLP endpoint is set, unless OTEL_SDK_DISABLED=true. Off by default.
    */
   tracing: { enabled: boolean; serviceName: string };
+  /**
+   * Whose inbound `traceparent` a request's span continues: nobody's (false, the default: a new
+   * trace, the caller's span kept as a link), everyone's (true), or callers whose socket address
+   * is in a comma-separated list of addresses/CIDRs.
+   */
+  trustTraceContext: boolean | string;
   bodyLimitBytes: number;
   shutdownGraceMs: number;
   /** The operator's catalog file; unset → the demo catalog. */
@@ -320,6 +343,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       : undefined,
     logLevel: e.LOG_LEVEL,
     tracing: { enabled: tracingWanted(e), serviceName: e.OTEL_SERVICE_NAME },
+    trustTraceContext: e.TRUST_TRACE_CONTEXT === 'true' ? true : e.TRUST_TRACE_CONTEXT === 'false' ? false : e.TRUST_TRACE_CONTEXT,
     bodyLimitBytes: e.BODY_LIMIT_BYTES,
     shutdownGraceMs: e.SHUTDOWN_GRACE_MS,
     approvalPolicy: e.APPROVAL_POLICY,

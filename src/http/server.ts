@@ -83,7 +83,7 @@ export async function buildServer(app: App): Promise<FastifyInstance> {
   fastify.addContentTypeParser('application/json', { parseAs: 'string' }, strictJsonParser(fastify));
 
   // First of the hooks, so every later one and the route run inside the request's span.
-  registerRequestTracing(fastify);
+  registerRequestTracing(fastify, app.config.trustTraceContext);
 
   const stalls = new LoopStalls(app.log, app.metrics.loopStalls);
   // Watched once serving: starting up (building the schema, catching projections up) blocks by design.

@@ -20,7 +20,7 @@ type Obj = Record<string, unknown>;
  * The REST shim for the media-buy tasks: `POST /api/tasks/{task_name}` with the task request as
  * the JSON body, in either request shape (the spec's or AdCP 3.0's). Answers are the spec's, with
  * errors as `{error:{code,message,field}}` and the spec's statuses, unless the request names an
- * AdCP version: a string `adcp_version` (negotiated as MCP negotiates it, wire/version.ts) or
+ * AdCP version: an `adcp_version` (negotiated as MCP negotiates it, wire/version.ts) or
  * `adcp_major_version: 3` alone (3.0, as before 3.1). Then the negotiated release's codec answers,
  * as over MCP: its answer (with the task `status`) or its error as `adcp_error` + `errors[]`, the
  * version echo when the caller pinned one, and the spec's HTTP statuses; its request rules apply
@@ -32,9 +32,11 @@ export function registerTaskRoutes(fastify: FastifyInstance, app: App): void {
     const body = req.body ?? {};
     const context = isObject(body) ? body.context : undefined;
     const echo = isObject(context) ? { context } : {};
-    // A version is named by a string pin (negotiated, and refused when it is not a release) or by
-    // adcp_major_version: 3; any other value of either is an unknown field, ignored as before.
-    const adcp = isObject(body) && (typeof body.adcp_version === 'string' || body.adcp_major_version === 3);
+    // A version is named by any `adcp_version` (negotiated as over MCP and A2A: one that is not a
+    // release string, a number or null included, is refused INVALID_REQUEST in AdCP's shape, never
+    // taken for no pin) or by adcp_major_version: 3; any other adcp_major_version alone is an
+    // unknown field, ignored as before.
+    const adcp = isObject(body) && (body.adcp_version !== undefined || body.adcp_major_version === 3);
     // Before negotiation (or when it fails), errors are in the default release's shape.
     let codec: AnswerCodec = codecFor();
     let envelope: Obj = {};

@@ -46,7 +46,7 @@ export class WebhookPoster {
    */
   post(url: string, headers: Record<string, string>, body: Buffer): Promise<AttemptOutcome> {
     if (!tracingActive()) return this.send(url, headers, body).then(this.observed);
-    return inSpan('webhook POST', { kind: SpanKind.CLIENT, attributes: { 'http.request.method': 'POST', 'url.full': url.replace(/[?#].*$/s, '') } }, async (span) => {
+    return inSpan('webhook POST', { kind: SpanKind.CLIENT, attributes: { 'http.request.method': 'POST', ...serverOf(url) } }, async (span) => {
       const outcome = this.observed(await this.send(url, { ...headers, ...traceHeaders() }, body));
       span?.setAttributes({ 'adcp.webhook.outcome': outcome.status, ...(outcome.http_status_code !== null ? { 'http.response.status_code': outcome.http_status_code } : {}) });
       return outcome;
@@ -119,5 +119,18 @@ export class WebhookPoster {
   close(): void {
     this.httpAgent.destroy();
     this.httpsAgent.destroy();
+  }
+}
+
+/**
+ * Where a webhook goes, as span attributes: the receiver's scheme, host and port, never its path or
+ * query, which routinely carry the buyer's routing token (a receiver's `/webhooks/…/<token>`).
+ */
+function serverOf(url: string): Record<string, string | number> {
+  try {
+    const u = new URL(url);
+    return { 'url.scheme': u.protocol.replace(/:$/, ''), 'server.address': u.hostname, ...(u.port ? { 'server.port': Number(u.port) } : {}) };
+  } catch {
+    return {};
   }
 }

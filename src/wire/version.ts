@@ -47,10 +47,24 @@ export interface NegotiatedVersion {
 /** `core/version-envelope.json`'s pattern for `adcp_version`. */
 const RELEASE = /^(\d+)\.(\d+)(?:-([a-zA-Z0-9.-]+))?$/;
 
+/** Longest echo of what the caller sent: a pin is a few characters, and an error names it in several places. */
+const ECHO_MAX = 32;
+
+/** What the caller sent, for a message: JSON, cut to ECHO_MAX characters with an ellipsis. */
+function shown(value: unknown): string {
+  const json = JSON.stringify(value) ?? String(value);
+  return json.length > ECHO_MAX ? `${json.slice(0, ECHO_MAX)}…` : json;
+}
+
+/**
+ * VERSION_UNSUPPORTED with `error-details/version-unsupported.json`. What was asked is echoed in
+ * `details` only when it is the envelope's own type and short (the envelope's schema constrains
+ * both fields); a longer pin is named in the message alone, cut (see shown).
+ */
 function unsupported(message: string, field: string, asked: { adcp_version?: unknown; adcp_major_version?: unknown }): AppError {
   return new AppError('VERSION_UNSUPPORTED', message, field, {
-    ...(asked.adcp_version !== undefined ? { adcp_version: asked.adcp_version } : {}),
-    ...(asked.adcp_major_version !== undefined ? { adcp_major_version: asked.adcp_major_version } : {}),
+    ...(typeof asked.adcp_version === 'string' && asked.adcp_version.length <= ECHO_MAX ? { adcp_version: asked.adcp_version } : {}),
+    ...(Number.isSafeInteger(asked.adcp_major_version) ? { adcp_major_version: asked.adcp_major_version } : {}),
     supported_versions: [...SUPPORTED_VERSIONS],
     supported_majors: [...SUPPORTED_MAJORS],
   });
@@ -68,28 +82,28 @@ export function negotiateVersion(args: Readonly<Record<string, unknown>>): Negot
   const major = args.adcp_major_version;
   if (pin === undefined) {
     if (major !== undefined && !SUPPORTED_MAJORS.includes(major as number)) {
-      throw unsupported(`adcp_major_version ${JSON.stringify(major)} is not supported; this agent speaks AdCP ${SUPPORTED_MAJORS.join(', ')} (releases ${served()})`, 'adcp_major_version', { adcp_major_version: major });
+      throw unsupported(`adcp_major_version ${shown(major)} is not supported; this agent speaks AdCP ${SUPPORTED_MAJORS.join(', ')} (releases ${served()})`, 'adcp_major_version', { adcp_major_version: major });
     }
     return { version: DEFAULT_VERSION, pinned: false };
   }
   const m = typeof pin === 'string' ? RELEASE.exec(pin) : null;
   if (!m) {
-    throw new AppError('INVALID_REQUEST', `adcp_version must be a release, MAJOR.MINOR (e.g. "3.1"), not ${JSON.stringify(pin)}: patches are not negotiated; this agent serves ${served()}`, 'adcp_version', { supported_versions: [...SUPPORTED_VERSIONS] });
+    throw new AppError('INVALID_REQUEST', `adcp_version must be a release string, MAJOR.MINOR (e.g. "3.1"), not ${shown(pin)}${typeof pin === 'string' ? ': patches are not negotiated' : ''}; this agent serves ${served()}`, 'adcp_version', { supported_versions: [...SUPPORTED_VERSIONS] });
   }
   const pinMajor = Number(m[1]);
   const pinMinor = Number(m[2]);
   const prerelease = m[3];
   if (major !== undefined && major !== pinMajor) {
-    throw unsupported(`adcp_version "${pin}" and adcp_major_version ${JSON.stringify(major)} disagree on the major version`, 'adcp_major_version', { adcp_version: pin, adcp_major_version: major });
+    throw unsupported(`adcp_version ${shown(pin)} and adcp_major_version ${shown(major)} disagree on the major version`, 'adcp_major_version', { adcp_version: pin, adcp_major_version: major });
   }
   if (!SUPPORTED_MAJORS.includes(pinMajor)) {
-    throw unsupported(`adcp_version "${pin}" is not supported; this agent serves ${served()}`, 'adcp_version', { adcp_version: pin, ...(major !== undefined ? { adcp_major_version: major } : {}) });
+    throw unsupported(`adcp_version ${shown(pin)} is not supported; this agent serves ${served()}`, 'adcp_version', { adcp_version: pin, ...(major !== undefined ? { adcp_major_version: major } : {}) });
   }
   if (prerelease !== undefined) {
     // Pre-release pins are matched exactly, and this agent serves no pre-release.
     const exact = SUPPORTED_VERSIONS.find((v) => v === pin);
     if (exact) return { version: exact, pinned: true };
-    throw unsupported(`adcp_version "${pin}" is a pre-release this agent does not serve; it serves ${served()}`, 'adcp_version', { adcp_version: pin, ...(major !== undefined ? { adcp_major_version: major } : {}) });
+    throw unsupported(`adcp_version ${shown(pin)} is a pre-release this agent does not serve; it serves ${served()}`, 'adcp_version', { adcp_version: pin, ...(major !== undefined ? { adcp_major_version: major } : {}) });
   }
   // The highest release served at or below the pin, in its major (the exact one when served).
   const below = SUPPORTED_VERSIONS.filter((v) => {
@@ -98,7 +112,7 @@ export function negotiateVersion(args: Readonly<Record<string, unknown>>): Negot
   });
   const version = below.at(-1);
   if (!version) {
-    throw unsupported(`adcp_version "${pin}" is older than every release this agent serves (${served()})`, 'adcp_version', { adcp_version: pin, ...(major !== undefined ? { adcp_major_version: major } : {}) });
+    throw unsupported(`adcp_version ${shown(pin)} is older than every release this agent serves (${served()})`, 'adcp_version', { adcp_version: pin, ...(major !== undefined ? { adcp_major_version: major } : {}) });
   }
   return { version, pinned: true };
 }

@@ -59,6 +59,37 @@ describe('AdCP 3.1 comply_test_controller, MCP and A2A', () => {
       expectValid31('comply_test_controller', body);
     }
   });
+  /**
+   * Issue 45, finding 8 (c): on the 3.0 wire (no pin, no `account`) the mode gate was skipped, so a
+   * caller whose every account is live could seed a buy, and it sat in its live get_media_buys.
+   * One rule on both wires: refused FORBIDDEN (3.0's ControllerError), nothing seeded.
+   */
+  it('on 3.0 too (no pin, no account), a caller whose every account is live is refused and seeds nothing its live reads show', async () => {
+    const key = (await issueApiKey(gw.app.store, { org: 'live-only-30', role: 'buyer' }, { now: new Date().toISOString() })).key;
+    await mcpCall(gw.url, key, 'sync_accounts', { accounts: [{ brand: { domain: 'live-only-30-buyer.com' }, operator: 'agency.com', billing: 'operator' }], idempotency_key: randomUUID() });
+    await gw.app.projections.waitFor(gw.app.store.appendedUpTo());
+    const attempts: [string, Json][] = [
+      ['list_scenarios', {}],
+      ['seed_media_buy', { media_buy_id: 'mb_fixture_live_probe', fixture: { status: 'active', total_budget: 5000 } }],
+      ['seed_product', { product_id: 'live_probe_product' }],
+    ];
+    for (const [binding, call] of [
+      ['MCP', (args: Json) => mcpCall(gw.url, key, 'comply_test_controller', args, { validate: false })],
+      ['A2A', (args: Json) => a2aCall(gw.url, key, 'comply_test_controller', args)],
+    ] as const) {
+      for (const [scenario, params] of attempts) {
+        const { isError, body } = await call({ scenario, params });
+        expect({ binding, scenario, isError, body }).toMatchObject({ binding, scenario, isError: true, body: { success: false, error: 'FORBIDDEN' } });
+        // 3.0's ControllerError: no 3.1 status on an unpinned call.
+        expect(body.status).toBeUndefined();
+      }
+    }
+    const buys = await mcpCall(gw.url, key, 'get_media_buys', {});
+    expect(buys.body.media_buys).toEqual([]);
+    const products = await mcpCall(gw.url, key, 'get_products', { buying_mode: 'brief', brief: 'live probe' });
+    expect(products.body.products.map((p: Json) => p.product_id)).not.toContain('live_probe_product');
+  });
+
   afterAll(async () => {
     await gw?.stop();
   });

@@ -434,7 +434,7 @@ describeWith('PostgreSQL', Boolean(PG_ADMIN_URL), 'malformed input never yields 
 
 /**
  * A REST answer below 500; an error is the spec's `{error:{code,message}}`, or, when the request
- * named an AdCP version (a string `adcp_version`, or `adcp_major_version: 3`: docs/rest.md) and
+ * named an AdCP version (any `adcp_version`, or `adcp_major_version: 3`: docs/rest.md) and
  * reached the task route, AdCP's `{adcp_error:{code,message}, errors:[…]}` (a body the HTTP layer
  * refuses first, e.g. one carrying NUL, gets the spec's shape whatever it names).
  */
@@ -445,7 +445,7 @@ function expectRestShape(name: string, r: { status: number; text: string; json: 
   if (r.status >= 400) {
     const req = (request !== null && typeof request === 'object' && !Array.isArray(request) ? request : {}) as Record<string, unknown>;
     const answer = r.json as { error?: { code?: unknown; message?: unknown }; adcp_error?: { code?: unknown; message?: unknown }; errors?: unknown };
-    const adcp = (typeof req.adcp_version === 'string' || req.adcp_major_version === 3) && answer.error === undefined;
+    const adcp = (req.adcp_version !== undefined || req.adcp_major_version === 3) && answer.error === undefined;
     if (adcp && !Array.isArray(answer.errors)) throw new Error(`error shape: ${JSON.stringify(where)}`);
     const err = adcp ? answer.adcp_error : answer.error;
     if (typeof err?.code !== 'string' || typeof err.message !== 'string' || !err.message) throw new Error(`error shape: ${JSON.stringify(where)}`);

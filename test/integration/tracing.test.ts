@@ -62,6 +62,9 @@ async function traceOneCreate(exporter: tracing.InMemorySpanExporter, gateways: 
   const ancestry = (s: tracing.ReadableSpan | undefined): string[] => (s ? [s.name, ...ancestry(s.parentSpanContext ? byId.get(s.parentSpanContext.spanId) : undefined)] : []);
   const post = spans.find((s) => s.name === 'webhook POST' && s.spanContext().traceId === traceId)!;
   expect(byId.get(post.parentSpanContext!.spanId)?.name).toBe('webhook attempt');
+  // Issue 45, finding 8 (a): the receiver's host, never its path (where receivers keep routing tokens).
+  expect(post.attributes).toMatchObject({ 'http.request.method': 'POST', 'server.address': '127.0.0.1', 'url.scheme': 'http' });
+  expect(JSON.stringify(post.attributes)).not.toContain('/hooks/');
   const dispatcher = spans.find((s) => s.name === 'consumer webhook-dispatcher' && s.spanContext().traceId === traceId)!;
   expect(ancestry(dispatcher)).toEqual(expect.arrayContaining(['eventstore.append', 'POST /mcp']));
   expect(ancestry(dispatcher).at(-1)).toBe('POST /mcp');
@@ -124,6 +127,93 @@ describe('tracing: an MCP create_media_buy followed to its webhook', () => {
       }
       // Two instances on PostgreSQL, six consumer groups joining on each: ~50 s alone on this machine.
     }, 180_000);
+  });
+
+  /** One create_media_buy over MCP sent with the caller's own `traceparent`; returns the request's server span. */
+  async function createWithTraceparent(gw: Gateway, traceparent: string, ref: string): Promise<tracing.ReadableSpan> {
+    const key = (await issueApiKey(gw.app.ports.store, { org: 'acme', role: 'buyer' }, { now: new Date().toISOString() })).key;
+    exporter.reset();
+    const res = await fetch(`${gw.url}/mcp`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json', authorization: `Bearer ${key}`, traceparent, tracestate: 'caller=secret-vendor-state' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'create_media_buy', arguments: {
+        account: SANDBOX,
+        brand: { domain: 'acme.example' },
+        packages: [{ product_id: 'news_display_run_of_site', pricing_option_id: 'cpm_usd_fixed', budget: 1000 }],
+        start_time: 'asap',
+        end_time: future(10),
+        idempotency_key: `tracing-caller-${ref}`.padEnd(24, '0'),
+      } } }),
+    });
+    expect(res.status).toBe(200);
+    expect(((await res.json()) as { result: { isError?: boolean } }).result.isError).toBeFalsy();
+    return (await eventually(() => exporter.getFinishedSpans().find((s) => s.kind === 1 /* SERVER */ && s.attributes['adcp.binding'] === 'mcp'), 10_000, 'the request span'))!;
+  }
+
+  /** Every `traceparent`/`tracestate` the log holds, as one string to search. */
+  const loggedTraceContext = async (gw: Gateway) => JSON.stringify((await gw.app.ports.store.readAll()).map((e) => [e.metadata?.traceparent, e.metadata?.tracestate]));
+
+  /**
+   * Issue 45, finding 8 (a): a caller's `traceparent` is not trusted by default. Flags 00 used to
+   * switch tracing off for the whole flow (the SDK's parent-based sampler follows the parent), and
+   * the caller's trace id (and tracestate) went into every event's metadata for good. Now the
+   * request starts a trace of its own, sampled by our sampler, and keeps the caller's span as a link.
+   */
+  it("an untrusted caller's traceparent neither silences tracing nor enters the log: a new trace, linked to the caller's span", async () => {
+    const gw = await startTestGateway();
+    try {
+      const callerTrace = randomBytes(16).toString('hex');
+      const callerSpan = randomBytes(8).toString('hex');
+      const request = await createWithTraceparent(gw, `00-${callerTrace}-${callerSpan}-00`, 'untrusted');
+      expect(request.spanContext().traceId).not.toBe(callerTrace);
+      expect(request.parentSpanContext).toBeUndefined();
+      expect(request.links.map((l) => [l.context.traceId, l.context.spanId])).toEqual([[callerTrace, callerSpan]]);
+      const logged = await loggedTraceContext(gw);
+      expect(logged).toContain(request.spanContext().traceId);
+      expect(logged).not.toContain(callerTrace);
+      expect(logged).not.toContain('secret-vendor-state');
+    } finally {
+      await gw.stop();
+    }
+  });
+
+  it('TRUST_TRACE_CONTEXT naming the caller continues its trace, into the log', async () => {
+    const gw = await startTestGateway({ TRUST_TRACE_CONTEXT: '127.0.0.1,::1' });
+    try {
+      const callerTrace = randomBytes(16).toString('hex');
+      const callerSpan = randomBytes(8).toString('hex');
+      const request = await createWithTraceparent(gw, `00-${callerTrace}-${callerSpan}-01`, 'trusted');
+      expect(request.spanContext().traceId).toBe(callerTrace);
+      expect(request.parentSpanContext?.spanId).toBe(callerSpan);
+      expect(await loggedTraceContext(gw)).toContain(callerTrace);
+    } finally {
+      await gw.stop();
+    }
+  });
+
+  /**
+   * Issue 45, finding 8 (a): request spans carried the raw path (`url.path`, and the name of a
+   * request no route matched), route tokens and ids included. Now the route's pattern only.
+   */
+  it("request spans name the route's pattern, never the raw path and the tokens it holds", async () => {
+    const gw = await startTestGateway();
+    try {
+      exporter.reset();
+      const token = `rt_${randomBytes(12).toString('hex')}`;
+      await fetch(`${gw.url}/webhooks/media_buy_delivery/agent-1/${token}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+      await fetch(`${gw.url}/no/such/route/${token}`);
+      const spans = await eventually(() => {
+        const server = exporter.getFinishedSpans().filter((s) => s.kind === 1 /* SERVER */);
+        return server.length >= 2 ? server : undefined;
+      }, 10_000, 'both request spans');
+      expect(spans!.map((s) => [s.name, s.attributes['http.route']])).toEqual([
+        ['POST /webhooks/:task_type/:agent_id/:route_token', '/webhooks/:task_type/:agent_id/:route_token'],
+        ['GET', undefined],
+      ]);
+      expect(JSON.stringify(spans!.map((s) => [s.name, s.attributes, s.events]))).not.toContain(token);
+    } finally {
+      await gw.stop();
+    }
   });
 
   it('log lines written inside a span carry its trace and span ids', async () => {

@@ -119,6 +119,36 @@ describe('AdCP version negotiation, MCP and A2A', () => {
       expect(body.adcp_error).toMatchObject({ code: 'INVALID_REQUEST', field: 'adcp_version', recovery: 'correctable' });
     });
 
+    /** Issue 45, finding 8 (b): a 5000-character pin came back 8 times over MCP (message and details, in adcp_error and errors[], in structuredContent and the text). */
+    it('a huge pin is echoed once per error, cut to 32 characters with an ellipsis; still valid error answers', async () => {
+      for (const [pin, code] of [
+        [`3.1-${'x'.repeat(5000)}`, 'VERSION_UNSUPPORTED'],
+        [`4.${'7'.repeat(5000)}`, 'VERSION_UNSUPPORTED'],
+        ['y'.repeat(5000), 'INVALID_REQUEST'],
+      ] as const) {
+        const { isError, body } = await callOf()('get_products', { ...brief, adcp_version: pin });
+        expect(isError).toBe(true);
+        expect(body.adcp_error).toMatchObject({ code, field: 'adcp_version', recovery: 'correctable' });
+        expect(body.adcp_error.message).toContain(`${JSON.stringify(pin).slice(0, 32)}…`);
+        const text = JSON.stringify(body);
+        // Once in adcp_error, once in its copy in errors[]: never more, never longer.
+        expect(text.split(pin.slice(0, 31)).length - 1).toBe(2);
+        expect(text).not.toContain(pin.slice(0, 32));
+        expect(body.adcp_error.details?.adcp_version).toBeUndefined();
+        for (const error of [body.adcp_error, ...body.errors]) {
+          expect(validateAdcp3('core/error.json', error)).toMatchObject({ valid: true });
+          expect(adcp31().validate('core/error.json', error)).toMatchObject({ valid: true });
+        }
+      }
+    });
+
+    it('a pin that is not a string (a number, null, an object) is an invalid request', async () => {
+      for (const pin of [3.1, null, { release: '3.1' }]) {
+        const { isError, body } = await callOf()('get_products', { ...brief, adcp_version: pin });
+        expect({ pin, isError, error: body.adcp_error }).toMatchObject({ pin, isError: true, error: { code: 'INVALID_REQUEST', field: 'adcp_version', recovery: 'correctable' } });
+      }
+    });
+
     it('an error answered in 3.1 names the release too', async () => {
       const { isError, body } = await callOf()('get_products', pinned31({ buying_mode: 'refine' }));
       expect(isError).toBe(true);
@@ -143,6 +173,38 @@ describe('AdCP version negotiation, MCP and A2A', () => {
         expect(error.isError).toBe(true);
         expect(error.body.adcp_version).toBeUndefined();
       }
+    });
+  });
+
+  /**
+   * Issue 45, finding 8 (b): REST took a pin that is not a string for no pin at all (a spec
+   * answer, 200) where MCP and A2A refuse it. One rule for every binding: AdCP's error shape,
+   * INVALID_REQUEST on adcp_version, 400; and a huge pin is echoed once per error, cut.
+   */
+  describe('over REST (POST /api/tasks/{task})', () => {
+    const rest = async (task: string, body: Json) => {
+      const res = await fetch(`${gw.url}/api/tasks/${task}`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${buyer}` }, body: JSON.stringify(body) });
+      return { status: res.status, text: await res.text() };
+    };
+
+    it('a pin that is not a string is refused as over MCP: INVALID_REQUEST on adcp_version, in adcp_error and errors[]', async () => {
+      for (const pin of [3.1, null, true, ['3.1'], { release: '3.1' }]) {
+        const { status, text } = await rest('get_products', { ...brief, adcp_version: pin, context: { n: 1 } });
+        const body = JSON.parse(text) as Json;
+        expect({ pin, status, error: body.adcp_error }).toMatchObject({ pin, status: 400, error: { code: 'INVALID_REQUEST', field: 'adcp_version', recovery: 'correctable' } });
+        expect(body.errors).toEqual([body.adcp_error]);
+        expect(body.context).toEqual({ n: 1 });
+        const overMcp = await mcp('get_products', { ...brief, adcp_version: pin });
+        expect(overMcp.body.adcp_error).toEqual(body.adcp_error);
+      }
+    });
+
+    it('a huge pin is echoed once per error, cut', async () => {
+      const pin = `3.1-${'x'.repeat(5000)}`;
+      const { status, text } = await rest('get_products', { ...brief, adcp_version: pin });
+      expect(status).toBe(400);
+      expect(text.split(pin.slice(0, 31)).length - 1).toBe(2);
+      expect(text.length).toBeLessThan(2000);
     });
   });
 });

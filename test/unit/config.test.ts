@@ -57,6 +57,14 @@ describe('config', () => {
     expect(outside).toMatchObject({ issuer: 'https://idp.example/tenant', audiences: ['https://a/api', 'https://a/mcp'], algorithms: ['RS256'], adminClaim: { claim: 'https://example.com/roles', value: 'admin' } });
   });
 
+  it('TRUST_TRACE_CONTEXT: nobody by default; true, or caller addresses/CIDRs; anything else stops the start', () => {
+    expect(loadConfig({}).trustTraceContext).toBe(false);
+    expect(loadConfig({ TRUST_TRACE_CONTEXT: 'true' }).trustTraceContext).toBe(true);
+    expect(loadConfig({ TRUST_TRACE_CONTEXT: '10.0.0.0/8,::1' }).trustTraceContext).toBe('10.0.0.0/8,::1');
+    expect(() => loadConfig({ TRUST_TRACE_CONTEXT: 'yes' })).toThrow(/TRUST_TRACE_CONTEXT/);
+    expect(() => loadConfig({ TRUST_TRACE_CONTEXT: '10.0.0.0/99' })).toThrow(/TRUST_TRACE_CONTEXT/);
+  });
+
   it('TRUST_PROXY: a hop count, addresses, or true — and only with PUBLIC_URL', () => {
     expect(loadConfig({}).trustProxy).toBe(false);
     expect(loadConfig({ TRUST_PROXY: '1', PUBLIC_URL: 'https://ads.example.com' }).trustProxy).toBe(1);

@@ -65,15 +65,15 @@ type Obj = Record<string, unknown>;
 
 /**
  * The account a controller request names, checked to be one of the caller's sandbox accounts.
- * `{sandbox: true}` alone (what 3.1's runner sends on every call) is the caller's assertion and
- * names none: the scenario's own entities are then checked to be sandbox ones, one by one.
+ * No account (a 3.0 call) and `{sandbox: true}` alone (what 3.1's runner sends on every call)
+ * name none: the caller's mode is checked then (refuseLiveCaller), the same rule on both wires,
+ * and the scenario's own entities are checked to be sandbox ones, one by one.
  */
 async function namedSandboxAccount(ctx: TaskContext, ref: unknown, release: ControllerRelease): Promise<ResolvedAccount | undefined> {
   if (release.sandboxAssertion && (!isObject(ref) || ref.sandbox !== true)) {
     throw new ControllerError('INVALID_PARAMS', 'account: {sandbox: true} is required: the controller acts only for sandbox accounts, and the request must say it means one');
   }
-  if (ref === undefined) return undefined;
-  if (isObject(ref) && ref.sandbox === true && ref.account_id === undefined && ref.brand === undefined && ref.operator === undefined) {
+  if (ref === undefined || (isObject(ref) && ref.sandbox === true && ref.account_id === undefined && ref.brand === undefined && ref.operator === undefined)) {
     await refuseLiveCaller(ctx);
     return undefined;
   }
@@ -89,10 +89,13 @@ async function namedSandboxAccount(ctx: TaskContext, ref: unknown, release: Cont
 }
 
 /**
- * `{sandbox: true}` alone names no account, but the caller still has a mode: one whose accounts
- * are all live (a live-mode principal, as the 3.1 mode-gate storyboard's test kit is) is refused
- * before any scenario runs. A caller with a sandbox account, or with none yet (a new buyer about
- * to seed one), goes on, and each entity a scenario touches is checked to be sandbox.
+ * A request that names no account (none on 3.0, `{sandbox: true}` alone on 3.1) still comes from a
+ * caller with a mode: one whose accounts are all live (a live-mode principal, as the 3.1 mode-gate
+ * storyboard's test kit is) is refused before any scenario runs, whichever release it speaks: a
+ * 3.0 call without `account` used to skip this, and a live-only buyer could seed buys that then
+ * sat in its live get_media_buys. A caller with a sandbox account, or with none yet (a new buyer
+ * about to seed one, as the storyboard runner's fresh buyers do), goes on, and each entity a
+ * scenario touches is checked to be sandbox.
  */
 async function refuseLiveCaller(ctx: TaskContext): Promise<void> {
   const org = ctx.principal.org;
