@@ -220,10 +220,22 @@ const MAPPERS: Readonly<Record<string, Mapper<never, never>>> = { ...mediaBuy, .
 /** The internal event types that can yield a public event. */
 export const PUBLISHED_INTERNAL_TYPES: ReadonlySet<string> = new Set(Object.keys(MAPPERS));
 
-/** The public event an internal one becomes, or undefined when it is not published. */
-export function toPublicEvent(e: StoredEvent): PublicEvent | undefined {
+/**
+ * The public event an internal one becomes, or undefined when it is not published, or when its
+ * data is not of the shape its type has (a log appended to past the gateway): then `unmappable`
+ * hears why, and the event is skipped, never thrown on (a throw stopped the relay and the tail
+ * at that event for good).
+ */
+export function toPublicEvent(e: StoredEvent, unmappable: (reason: string) => void = () => {}): PublicEvent | undefined {
   const map = Object.hasOwn(MAPPERS, e.type) ? MAPPERS[e.type] : undefined;
-  const mapped = map?.(e.data as never, e);
+  if (!map) return undefined;
+  let mapped: ReturnType<typeof map>;
+  try {
+    mapped = map(e.data as never, e);
+  } catch (err) {
+    unmappable(`position ${e.position}: ${e.type} cannot be mapped to its public event (${(err as Error).message}); skipped`);
+    return undefined;
+  }
   if (!mapped) return undefined;
   return { id: e.id, position: e.position, time: e.metadata.time, ...mapped } as PublicEvent;
 }

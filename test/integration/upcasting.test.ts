@@ -198,7 +198,7 @@ function upcastingSuite(engine: string, available: boolean, configs: () => Promi
     it('the public mapping publishes the old log as it publishes the current one', async () => {
       const [oldStore, curStore] = [await openEventStore(old), await openEventStore(current)];
       try {
-        const published = async (s: EventStore) => (await s.readAll()).map(toPublicEvent).filter((p) => p !== undefined);
+        const published = async (s: EventStore) => (await s.readAll()).map((e) => toPublicEvent(e)).filter((p) => p !== undefined);
         const want = await published(curStore);
         expect(want.map((p) => p.name)).toEqual(['webhook.delivery_attempted', 'webhook.delivery_attempted']);
         expect(await published(oldStore)).toEqual(want);
