@@ -149,6 +149,22 @@ describe('log import refuses a crafted log whole, naming its line (SQLite target
   });
 });
 
+describe('files that hold the log are its owner\'s only', () => {
+  it('log export --to and backup write 0600 files (they hold webhook secrets)', async () => {
+    const dir = tempDir('adcp-log-modes-');
+    const env = { DATA_DIR: dir };
+    const log = path.join(dir, 'good.ndjson');
+    writeLog(log, goodEvents());
+    await cli(['log', 'import', log, '--to', `sqlite:${path.join(dir, 'adcp.sqlite')}`]);
+    const exported = path.join(dir, 'export.ndjson');
+    await cli(['log', 'export', '--to', exported], env);
+    const backup = path.join(dir, 'backup.sqlite');
+    await cli(['backup', backup], env);
+    expect((fs.statSync(exported).mode & 0o777).toString(8)).toBe('600');
+    expect((fs.statSync(backup).mode & 0o777).toString(8)).toBe('600');
+  });
+});
+
 describeWith('PostgreSQL', !!PG_ADMIN_URL, 'log import and log copy into PostgreSQL refuse a crafted log whole', () => {
   const dir = tempDir('adcp-log-checks-pg-');
   let target: { url: string; drop: () => Promise<void> };
