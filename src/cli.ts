@@ -19,7 +19,10 @@ import { tailPublicEvents } from './public-events/tail';
 import { storeAttribution } from './public-events/mapping';
 import { loadTenantSecret, tenantKeyer } from './public-events/tenants';
 import { selectTypes } from './public-events/types';
-import { PROJECTIONS_STREAM, ProjectionRunner, rebuildBeside } from './projections/runner';
+import type { EventStore } from './eventstore/port';
+import { statementsFor, type Projection } from './projections/projection';
+import { PROJECTIONS_STREAM, ProjectionRunner, failureCheckpoint, rebuildBeside, type ProjectionFailure } from './projections/runner';
+import type { ReadModelStore } from './readmodel/port';
 import { shadowCheckpointName } from './projections/shadow';
 import { AppError } from './shared/errors';
 
@@ -89,6 +92,23 @@ async function serve(config: Config): Promise<void> {
   process.once('SIGTERM', shutdown);
 }
 
+/**
+ * The event a gateway's runner recorded as stopping this projection, while the projection is not
+ * past it; the error is the projection's code run on it again here.
+ */
+async function failureOf(store: EventStore, rm: ReadModelStore, p: Projection, at: number): Promise<ProjectionFailure | undefined> {
+  const position = (await rm.getCheckpoint(failureCheckpoint(p.name))).position;
+  if (position <= at) return undefined;
+  const [e] = await store.readAll({ fromPosition: position, limit: 1 });
+  if (!e || e.position !== position) return undefined;
+  try {
+    statementsFor(p, [e]);
+    return { position, type: e.type, error: 'applies here now (the gateway retries it when it restarts)' };
+  } catch (err) {
+    return { position, type: e.type, error: (err as Error).message };
+  }
+}
+
 async function projectionsCommand(config: Config, args: string[]): Promise<void> {
   const [sub, name] = args;
   if (sub === 'status') {
@@ -99,7 +119,8 @@ async function projectionsCommand(config: Config, args: string[]): Promise<void>
       const cp = await rm.getCheckpoint(p.name);
       // A stored version other than the code's: a server rebuilds it beside (its rows are stale).
       const shadow = cp.position > 0 && cp.version !== p.version ? { rebuilding: { version: p.version, position: (await rm.getCheckpoint(shadowCheckpointName(p))).position } } : {};
-      process.stdout.write(JSON.stringify({ name: p.name, position: cp.position, head, lag: head - cp.position, ...shadow }) + '\n');
+      const failed = await failureOf(store, rm, p, cp.position);
+      process.stdout.write(JSON.stringify({ name: p.name, position: cp.position, head, lag: head - cp.position, ...shadow, ...(failed ? { failed } : {}) }) + '\n');
     }
     await rm.close();
     await store.close();

@@ -116,9 +116,9 @@ export interface LiveEvents {
 
 /** Where each projection stands, for the health checks and the operator's view of the log. */
 export interface ProjectionHealth {
-  /** The position each projection has applied up to (what this instance has seen). */
-  status(): { name: string; position: number }[];
-  /** True when every projection has applied everything up to `head`. */
+  /** The position each projection has applied up to (what this instance has seen), and the event that stopped one. */
+  status(): { name: string; position: number; failed?: { position: number; type: string; error: string } }[];
+  /** True when every projection has applied everything up to `head` (those an event stopped aside). */
   caughtUpWith(head: number): boolean;
 }
 

@@ -8,17 +8,22 @@ export interface ProjectionLag {
   name: string;
   position: number;
   lag: number;
+  /** The event that stopped this projection (its code throws on it); the others go on. */
+  failed?: { position: number; type: string; error: string };
 }
 
 type Health = Pick<BindingPorts, 'store' | 'projectionHealth'>;
 
 const lagsAt = (ports: Pick<BindingPorts, 'projectionHealth'>, head: number): ProjectionLag[] => ports.projectionHealth.status().map((p) => ({ ...p, lag: Math.max(0, head - p.position) }));
 
-/** The log's head, each projection's lag behind it, and whether every projection has caught up with it. */
-export async function readiness(ports: Health): Promise<{ head: number; projections: ProjectionLag[]; ready: boolean }> {
+/**
+ * The log's head, each projection's lag behind it, whether every projection has caught up with it,
+ * and the projections an event stopped (not counted in `ready`: the gateway serves from the rest).
+ */
+export async function readiness(ports: Health): Promise<{ head: number; projections: ProjectionLag[]; ready: boolean; failed: string[] }> {
   const head = await ports.store.headPosition();
   const projections = lagsAt(ports, head);
-  return { head, projections, ready: ports.projectionHealth.caughtUpWith(head) };
+  return { head, projections, ready: ports.projectionHealth.caughtUpWith(head), failed: projections.filter((p) => p.failed).map((p) => p.name) };
 }
 
 /** The event log as the operator sees it: the store, its head, each projection's lag and the events counted by type. */

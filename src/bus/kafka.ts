@@ -121,7 +121,8 @@ export class KafkaBus implements Bus {
         // Past what the checkpoint says was published (it may have moved on under a lease overlap).
         const events = batch.filter((e) => e.position > from);
         if (events.length === 0) return;
-        const topicMessages = await relayMessages(events, { ...this.options, attribution });
+        // An event whose data its public mapping cannot read goes on the raw topic only, reported.
+        const topicMessages = await relayMessages(events, { ...this.options, attribution }, (reason) => this.options.onError?.(new Error(reason), 'kafka-relay'));
         await this.producer!.sendBatch({ acks: -1, topicMessages });
         const to = events[events.length - 1]!.position;
         // Another relay (the lease's previous or next holder) may have moved it meanwhile.
@@ -184,7 +185,7 @@ export type RelayTopics = Pick<KafkaBusOptions, 'topic' | 'feedTopic' | 'publicT
  * entries, the public events. Exported for the bench's floor row, which sends these same records
  * with kafkajs alone.
  */
-export async function relayMessages(events: readonly StoredEvent[], topics: RelayTopics): Promise<TopicMessages[]> {
+export async function relayMessages(events: readonly StoredEvent[], topics: RelayTopics, unmappable: (reason: string) => void = () => {}): Promise<TopicMessages[]> {
   const topicMessages: TopicMessages[] = [
     {
       topic: topics.topic,
@@ -193,7 +194,7 @@ export async function relayMessages(events: readonly StoredEvent[], topics: Rela
     },
   ];
   // Feed subscribers get the entries in the feed's own shape, keyed by entity (per-entity order).
-  const entries = topics.feedTopic ? events.filter((e) => e.type === 'FeedEntryRecorded') : [];
+  const entries = topics.feedTopic ? events.filter((e) => e.type === 'FeedEntryRecorded' && isFeedEntry(e, unmappable)) : [];
   if (entries.length > 0) {
     topicMessages.push({
       topic: topics.feedTopic!,
@@ -206,16 +207,24 @@ export async function relayMessages(events: readonly StoredEvent[], topics: Rela
   if (topics.publicTopicPrefix !== undefined) {
     // Never unattributed: every public event says whose it is.
     if (!topics.attribution) throw new Error('the public topics need the tenant keys (publicTenantKey)');
-    topicMessages.push(...(await publicMessages(events, topics.publicTopicPrefix, topics.attribution)));
+    topicMessages.push(...(await publicMessages(events, topics.publicTopicPrefix, topics.attribution, unmappable)));
   }
   return topicMessages;
 }
 
+/** A feed entry's data has the fields its message is keyed and labelled by; otherwise reported and left off the feed topic. */
+function isFeedEntry(e: StoredEvent, unmappable: (reason: string) => void): boolean {
+  const d = e.data as Record<string, unknown> | null;
+  if (typeof d === 'object' && d !== null && typeof d.entity_id === 'string' && typeof d.event_type === 'string' && typeof d.event_id === 'string') return true;
+  unmappable(`position ${e.position}: FeedEntryRecorded without entity_id, event_type and event_id; left off the feed topic`);
+  return false;
+}
+
 /** The batch's public events, grouped by topic (the log order kept within each). */
-async function publicMessages(events: readonly StoredEvent[], prefix: string, attribution: Attribution): Promise<TopicMessages[]> {
+async function publicMessages(events: readonly StoredEvent[], prefix: string, attribution: Attribution, unmappable: (reason: string) => void): Promise<TopicMessages[]> {
   const byTopic = new Map<string, Message[]>();
   for (const e of events) {
-    const pub = await toPublicEvent(e, attribution);
+    const pub = await toPublicEvent(e, attribution, unmappable);
     if (!pub) continue;
     const { topic, key, value, headers } = toCloudEventMessage(pub, prefix);
     let messages = byTopic.get(topic);

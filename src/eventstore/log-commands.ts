@@ -3,7 +3,7 @@ import { once } from 'node:events';
 import { parseArgs } from 'node:util';
 import type { Writable } from 'node:stream';
 import { LogMoveError, type LogSummary } from './log-file';
-import { copyLog, exportLog, importLogFile, type Progress } from './log-transfer';
+import { copyLog, exportLog, importLogFile, LogWriteError, type Progress } from './log-transfer';
 import type { EventStore } from './port';
 import type { ReadModelStore } from '../readmodel/port';
 import { recordSideEffectsDone } from '../readmodel/side-effects-watermark';
@@ -114,7 +114,8 @@ export async function logCommand(args: string[], configured: ConfiguredStore, op
     if (file) throw new LogUsageError(`log export writes to --to <file> (or - for stdout), not to a positional argument\n${LOG_USAGE}`);
     if (readModelsUrl) throw new LogUsageError('log export reads the log only; --read-models is for import and copy');
     const to = values.to ?? '-';
-    const out: Writable = to === '-' ? process.stdout : fs.createWriteStream(to, { flags: 'wx' });
+    // Owner-only (0600): a log holds webhook secrets, API-key hashes and OAuth grants.
+    const out: Writable = to === '-' ? process.stdout : fs.createWriteStream(to, { flags: 'wx', mode: 0o600 });
     if (to !== '-') await openedOrRefused(out, to);
     const progress = progressLine('exported');
     const summary = await withStores(open, [values.from ?? configured.url], ([store]) => exportLog(store!, writerTo(out, to === '-' ? 'stdout' : to), progress.update));
@@ -136,7 +137,7 @@ export async function logCommand(args: string[], configured: ConfiguredStore, op
     let done = 0;
     const summary = await withStores(open, [target], ([store]) =>
       withReadModels(openReadModels, async (readModels) => {
-        const imported = await importLogFile(file, store!, progress.update);
+        const imported = await sideEffectsDoneEvenIfCut(readModels, store!, () => importLogFile(file, store!, progress.update));
         done = await recordSideEffectsDone(readModels, await store!.headPosition());
         return imported;
       }),
@@ -156,7 +157,7 @@ export async function logCommand(args: string[], configured: ConfiguredStore, op
     let done = 0;
     const summary = await withStores(open, [values.from, to], ([source, target]) =>
       withReadModels(openReadModels, async (readModels) => {
-        const copied = await copyLog(source!, target!, progress.update);
+        const copied = await sideEffectsDoneEvenIfCut(readModels, target!, () => copyLog(source!, target!, progress.update));
         done = await recordSideEffectsDone(readModels, await target!.headPosition());
         return copied;
       }),
@@ -186,6 +187,24 @@ async function withReadModels<T>(openReadModels: () => Promise<ReadModelStore>, 
     return await fn(readModels);
   } finally {
     await readModels.close();
+  }
+}
+
+/**
+ * Runs a move; if writing fails part way (everything was checked first, so an engine or the
+ * connection failed), the events already in the target are recorded as done too (their side
+ * effects were made at the source), and the error says what is left: a target to drop and a move
+ * to run again into an empty one.
+ */
+async function sideEffectsDoneEvenIfCut<T>(readModels: ReadModelStore, target: EventStore, move: () => Promise<T>): Promise<T> {
+  try {
+    return await move();
+  } catch (err) {
+    if (!(err instanceof LogWriteError)) throw err;
+    const head = await target.headPosition().catch(() => 0);
+    const done = head > 0 ? await recordSideEffectsDone(readModels, head).catch(() => 0) : 0;
+    const mark = done > 0 ? `; side effects recorded as done up to position ${done}` : '';
+    throw new LogMoveError(`${err.message}. The target's log reaches position ${head}${mark}: drop it and run the move again into an empty store`);
   }
 }
 

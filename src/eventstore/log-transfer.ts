@@ -1,6 +1,5 @@
 import fs from 'node:fs';
-import readline from 'node:readline';
-import { eventLine, headerLine, LogFormatError, LogMoveError, LogTally, parseLogLine, trailerLine, type LogSummary } from './log-file';
+import { eventLine, headerLine, LogFormatError, LogMoveError, LogTally, MAX_EVENT_LINE_BYTES, parseLogLine, trailerLine, type LogSummary } from './log-file';
 import type { EventStore, StoredEvent } from './port';
 
 /** Events per read and per write: large enough to amortise round trips, small enough to stream. */
@@ -39,20 +38,68 @@ export async function* readLog(store: EventStore, options: { upTo?: number } = {
   }
 }
 
-/** The events of a log file, in pages, after its header and up to its trailer (returned separately). */
-export async function* readLogFile(file: string, onTrailer: (t: LogSummary) => void = () => {}): AsyncGenerator<StoredEvent[]> {
-  const lines = readline.createInterface({ input: fs.createReadStream(file, { encoding: 'utf8' }), crlfDelay: Infinity });
+/**
+ * A file's lines, numbered from 1, read a chunk at a time: a line longer than `maxBytes` is refused
+ * as soon as it passes that (its start dropped, never held whole), and bytes that are not UTF-8
+ * are refused too (a stream decoder would turn them into U+FFFD, changing the event unseen).
+ */
+export async function* fileLines(file: string, maxBytes = MAX_EVENT_LINE_BYTES): AsyncGenerator<{ text: string; lineNo: number }> {
+  const decoder = new TextDecoder('utf-8', { fatal: true });
+  const input = fs.createReadStream(file, { highWaterMark: 1 << 20 });
+  let parts: Buffer[] = [];
+  let held = 0;
+  let lineNo = 0;
+  const line = (last: Buffer): { text: string; lineNo: number } => {
+    let bytes = parts.length ? Buffer.concat([...parts, last]) : last;
+    parts = [];
+    held = 0;
+    lineNo++;
+    if (bytes.at(-1) === 0x0d) bytes = bytes.subarray(0, -1); // CRLF
+    try {
+      return { text: decoder.decode(bytes), lineNo };
+    } catch {
+      throw new LogFormatError(`line ${lineNo}: not UTF-8 text`);
+    }
+  };
+  try {
+    for await (const chunk of input as AsyncIterable<Buffer>) {
+      let start = 0;
+      for (let nl = chunk.indexOf(0x0a); nl !== -1; nl = chunk.indexOf(0x0a, start)) {
+        if (held + nl - start > maxBytes) throw tooLong(lineNo + 1, maxBytes);
+        yield line(chunk.subarray(start, nl));
+        start = nl + 1;
+      }
+      const rest = chunk.subarray(start);
+      held += rest.length;
+      if (held > maxBytes) throw tooLong(lineNo + 1, maxBytes);
+      if (rest.length) parts.push(rest);
+    }
+    if (held > 0) yield line(Buffer.alloc(0));
+  } finally {
+    input.destroy();
+  }
+}
+
+const tooLong = (lineNo: number, maxBytes: number) =>
+  new LogFormatError(`line ${lineNo}: longer than ${maxBytes} bytes, the most one event may take (refused without reading it whole)`);
+
+/**
+ * The events of a log file, in pages, after its header and up to its trailer (returned separately).
+ * With `tally`, every event is added to it as it is read, so an error names the event's line.
+ */
+export async function* readLogFile(file: string, onTrailer: (t: LogSummary) => void = () => {}, tally?: LogTally): AsyncGenerator<StoredEvent[]> {
   let lineNo = 0;
   let page: StoredEvent[] = [];
   let trailer: LogSummary | undefined;
-  for await (const text of lines) {
-    lineNo++;
+  for await (const { text, lineNo: n } of fileLines(file)) {
+    lineNo = n;
     if (trailer) {
       if (text.trim() === '') continue;
       throw new LogFormatError(`line ${lineNo}: nothing may follow the trailer`);
     }
     const line = parseLogLine(text, lineNo);
     if ('event' in line) {
+      tally?.add(line.event, `line ${lineNo}`);
       page.push(line.event);
       if (page.length >= PAGE) {
         yield page;
@@ -124,26 +171,60 @@ async function verify(target: EventStore, written: LogSummary): Promise<void> {
 }
 
 /**
- * `log import`: a log file into an empty store. The file is checked whole first (every line, its
- * versions, its trailer's counts and digest), so a damaged or cut-short file writes nothing; the
- * target is then read back and must give the same digest.
+ * Writing failed after the checks passed (the engine refused a batch, a connection dropped, a disk
+ * filled): `written` events are in the target, which is no longer empty.
+ */
+export class LogWriteError extends LogMoveError {
+  constructor(
+    message: string,
+    readonly written: number,
+  ) {
+    super(message);
+  }
+}
+
+/** writeLog, with a failure said in one line that tells how far it got. */
+async function writeChecked(target: EventStore, pages: AsyncIterable<StoredEvent[]>, onProgress: Progress, total: number): Promise<LogSummary> {
+  let done = 0;
+  try {
+    return await writeLog(target, pages, (n, t) => onProgress((done = n), t), total);
+  } catch (err) {
+    if (err instanceof LogMoveError) throw err;
+    throw new LogWriteError(`writing to the target failed after ${done} of ${total} events: ${(err as Error).message}`, done);
+  }
+}
+
+/**
+ * `log import`: a log file into an empty store. The file is checked whole first, in one streaming
+ * pass (every line, its versions, each event's content and id, its trailer's counts and digest),
+ * so a damaged, cut-short or crafted file writes nothing; the target is then read back and must
+ * give the same digest.
  */
 export async function importLogFile(file: string, target: EventStore, onProgress: Progress = () => {}): Promise<LogSummary> {
   let trailer: LogSummary | undefined;
-  const checked = await summarize(readLogFile(file, (t) => (trailer = t)));
+  const check = new LogTally({ checkContent: true });
+  for await (const _page of readLogFile(file, (t) => (trailer = t), check)) void _page;
+  const checked = check.summary();
   if (!same(checked, trailer!)) throw new LogFormatError(`the file holds ${describe(checked)} but its trailer says ${describe(trailer!)}`);
   await assertEmpty(target, 'the target store');
-  const written = await writeLog(target, readLogFile(file), onProgress, checked.events);
+  const written = await writeChecked(target, readLogFile(file), onProgress, checked.events);
   if (!same(written, checked)) throw new LogFormatError(`the file changed while it was imported (read ${describe(written)}, checked ${describe(checked)})`);
   await verify(target, written);
   return written;
 }
 
-/** `log copy`: one store's log into another, empty one, then read back and compared. */
+/**
+ * `log copy`: one store's log into another, empty one, then read back and compared. The source is
+ * read twice: checked whole first (as an imported file is: a store can hold an event appended
+ * past the gateway, and the target's engine may refuse what the source's took), then copied.
+ */
 export async function copyLog(source: EventStore, target: EventStore, onProgress: Progress = () => {}): Promise<LogSummary> {
   await assertEmpty(target, 'the target store');
   const head = await source.headPosition();
-  const written = await writeLog(target, readLog(source, { upTo: head }), onProgress, head);
+  const check = new LogTally({ checkContent: true });
+  for await (const page of readLog(source, { upTo: head })) for (const e of page) check.add(e, `the source's event at position ${e.position}`);
+  const written = await writeChecked(target, readLog(source, { upTo: head }), onProgress, head);
+  if (!same(written, check.summary())) throw new LogMoveError(`the source changed while it was copied (copied ${describe(written)}, checked ${describe(check.summary())})`);
   await verify(target, written);
   return written;
 }

@@ -18,13 +18,17 @@ export interface BackupSummary {
  * on meanwhile. (Copying in small steps, the API's default, starts over whenever another
  * connection writes between two steps, which under a steady write load may be forever.)
  * The copy is written beside the destination and renamed into place, so a failed backup leaves
- * no half file under the destination's name.
+ * no half file under the destination's name. It is readable by its owner only (0600), from the
+ * start: it holds webhook secrets and API-key hashes.
  */
 async function copyDatabase(source: Database.Database, destination: string): Promise<void> {
   const partial = `${destination}.partial-${process.pid}`;
   fs.rmSync(partial, { force: true });
   try {
+    // SQLite keeps the mode of a file that exists (an empty one is an empty database).
+    fs.closeSync(fs.openSync(partial, 'wx', 0o600));
     await source.backup(partial, { progress: () => 0x7fffffff });
+    fs.chmodSync(partial, 0o600);
     fs.renameSync(partial, destination);
   } finally {
     fs.rmSync(partial, { force: true });

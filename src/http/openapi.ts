@@ -63,7 +63,7 @@ export function buildOpenApi(): Record<string, unknown> {
       ...paths,
       ...registryPaths,
       '/healthz': { get: { summary: 'Liveness', responses: { 200: { description: 'Up' } } } },
-      '/readyz': { get: { summary: 'Readiness: every projection caught up', responses: { 200: { description: 'Ready' }, 503: { description: 'Catching up' } } } },
+      '/readyz': { get: { summary: 'Readiness: every projection caught up (one stopped by an event it cannot apply is named in `failed`, status `degraded`)', responses: { 200: { description: 'Ready' }, 503: { description: 'Catching up' } } } },
       '/metrics': { get: { summary: 'Prometheus metrics', responses: { 200: { description: 'Text exposition format' } } } },
       '/.well-known/oauth-protected-resource/api': { get: { summary: 'RFC 9728 protected-resource metadata for the registry API', responses: { 200: { description: '{resource, authorization_servers, bearer_methods_supported, scopes_supported}' } } } },
       '/.well-known/oauth-authorization-server': { get: { summary: 'RFC 8414 authorization-server metadata (embedded server; 404 when OAUTH_ISSUER is set)', responses: { 200: { description: 'Metadata' }, 404: { description: 'An outside issuer is configured' } } } },

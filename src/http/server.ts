@@ -140,8 +140,11 @@ export async function buildServer(app: App): Promise<FastifyInstance> {
   fastify.get('/healthz', async () => ({ status: 'ok' }));
 
   fastify.get('/readyz', async (_req, reply) => {
-    const { head, projections, ready } = await readiness(app.ports);
-    return reply.status(ready ? 200 : 503).send({ status: ready ? 'ready' : 'catching_up', head, projections });
+    const { head, projections, ready, failed } = await readiness(app.ports);
+    // A projection stopped by an event it cannot apply is named, not waited for: every instance
+    // reads the same log, so a 503 for it would take the whole service out for one read model.
+    const status = !ready ? 'catching_up' : failed.length > 0 ? 'degraded' : 'ready';
+    return reply.status(ready ? 200 : 503).send({ status, head, projections, ...(failed.length > 0 ? { failed } : {}) });
   });
 
   fastify.get('/metrics', async (_req, reply) => {

@@ -11,7 +11,22 @@ export const PROJECTIONS_STREAM = 'projections';
 export interface ProjectionStatus {
   name: string;
   position: number;
+  /** Set when an event stopped this projection (see ProjectionRunner.isolate). */
+  failed?: ProjectionFailure;
 }
+
+/** The event a projection's code could not apply: the projection stops there, the others go on. */
+export interface ProjectionFailure {
+  position: number;
+  type: string;
+  error: string;
+}
+
+/**
+ * The checkpoint row that records, for `projections status` in another process, where a
+ * projection was stopped: its position is the event's. Stale once the projection is past it.
+ */
+export const failureCheckpoint = (projection: string): string => `failed:${projection}`;
 
 interface Logger {
   warn(obj: object, msg: string): void;
@@ -75,6 +90,12 @@ export class ProjectionRunner {
   private shadows = new Map<string, { plan: ShadowPlan; frozenAt: number }>();
   /** The applier's background build of the shadows (one reader for all of them). */
   private building?: Promise<void>;
+  /**
+   * Projections stopped by an event their code throws on (data of a shape it does not expect, in
+   * a log appended to past the gateway): each stays where it was, skipped by batches, waits and
+   * readiness, until the runner restarts (and tries it again); every other projection goes on.
+   */
+  private failed = new Map<string, ProjectionFailure>();
 
   constructor(
     private store: EventStore,
@@ -140,8 +161,50 @@ export class ProjectionRunner {
     }
   }
 
+  /** Projections applied from the log now: neither rebuilt beside nor stopped by an event. */
   private liveProjections(): Projection[] {
-    return this.projections.filter((p) => !this.shadows.has(p.name));
+    return this.projections.filter((p) => !this.shadows.has(p.name) && !this.failed.has(p.name));
+  }
+
+  /**
+   * A projection's statements for a batch, or undefined when its code throws on an event in it:
+   * then that projection is stopped at the first event it throws on (logged, named in status()
+   * and, through a checkpoint row, in `projections status`), and the batch goes on for the rest.
+   * Without this one malformed event stopped every read model (API keys included) for good.
+   */
+  private statementsOrIsolate(p: Projection, events: readonly StoredEvent[]): Sql[] | undefined {
+    try {
+      return statementsFor(p, events);
+    } catch (err) {
+      this.isolate(p, events, err);
+      return undefined;
+    }
+  }
+
+  private isolate(p: Projection, events: readonly StoredEvent[], batchError: unknown): void {
+    let culprit = events[0]!;
+    let error = batchError;
+    for (const e of events) {
+      try {
+        statementsFor(p, [e]);
+      } catch (err) {
+        culprit = e;
+        error = err;
+        break;
+      }
+    }
+    const failure: ProjectionFailure = { position: culprit.position, type: culprit.type, error: error instanceof Error ? error.message : String(error) };
+    this.failed.set(p.name, failure);
+    this.log?.error({ projection: p.name, ...failure }, 'projection stopped: its code cannot apply this event; the other projections go on (fix the event or the code, then restart)');
+    if (this.mode === 'applier') void this.recordFailure(p.name, failure.position).catch((err: unknown) => this.log?.warn({ err }, 'could not record the projection failure'));
+    this.releaseWaiters(); // readiness and waits no longer count it
+  }
+
+  private async recordFailure(name: string, position: number): Promise<void> {
+    const row = failureCheckpoint(name);
+    if ((await this.readModels.getCheckpoint(row)).position === position) return;
+    await this.readModels.reset(row, []);
+    await this.readModels.applyBatch(row, 0, position, []);
   }
 
   private async follow(): Promise<void> {
@@ -156,6 +219,7 @@ export class ProjectionRunner {
       this.notifiedUpTo = Math.max(this.notifiedUpTo, stored);
     }
     this.cursors = cursors;
+    this.failed = new Map(); // tried again from their checkpoints
     // With every projection rebuilding, the log is still followed: for announcements, and for a
     // follower to notice the switch.
     const from = cursors.size > 0 ? Math.min(...[...cursors.values()].map((c) => c.seen)) : this.notifiedUpTo;
@@ -284,7 +348,8 @@ export class ProjectionRunner {
     for (const p of live) {
       const c = this.cursors.get(p.name)!;
       if (c.seen >= to) continue;
-      const statements = statementsFor(p, events.filter((e) => e.position > c.seen && handlesEvent(p, e.type)));
+      const statements = this.statementsOrIsolate(p, events.filter((e) => e.position > c.seen && handlesEvent(p, e.type)));
+      if (!statements) continue;
       const lazy = statements.length === 0 && to - c.persisted < 1000 && now - c.persistedAt < 1000;
       if (!lazy) moves.push({ name: p.name, from: c.persisted, to, statements, version: p.version });
     }
@@ -297,6 +362,7 @@ export class ProjectionRunner {
     if (writes.length > 0) for (const listener of this.writtenListeners) listener(events);
     if (events.some((e) => e.type === 'ProjectionsRebuilt' && e.position > this.notifiedUpTo)) for (const listener of this.resyncListeners) listener();
     for (const p of live) {
+      if (this.failed.has(p.name)) continue;
       const c = this.cursors.get(p.name)!;
       if (this.mode === 'follower' || moves.some((m) => m.name === p.name)) {
         c.persisted = Math.max(c.persisted, to);
@@ -468,7 +534,10 @@ export class ProjectionRunner {
    * being rebuilt beside, where its live (old) rows stopped.
    */
   status(): ProjectionStatus[] {
-    return this.projections.map((p) => ({ name: p.name, position: this.cursors.get(p.name)?.seen ?? this.shadows.get(p.name)?.frozenAt ?? 0 }));
+    return this.projections.map((p) => {
+      const failed = this.failed.get(p.name);
+      return { name: p.name, position: this.cursors.get(p.name)?.seen ?? this.shadows.get(p.name)?.frozenAt ?? 0, ...(failed ? { failed } : {}) };
+    });
   }
 
   /** Projections being rebuilt beside their live tables (their reads are stale until the switch). */
@@ -476,7 +545,10 @@ export class ProjectionRunner {
     return [...this.shadows.keys()];
   }
 
-  /** True when every live projection has applied everything up to `head` (see waitFor). */
+  /**
+   * True when every live projection has applied everything up to `head` (see waitFor); one stopped
+   * by an event does not count (status() names it): the gateway serves from the others.
+   */
   caughtUpWith(head: number): boolean {
     return this.liveProjections().every((p) => (this.cursors.get(p.name)?.seen ?? 0) >= head);
   }

@@ -324,11 +324,20 @@ export interface AttributedEvent {
 /**
  * The public event an internal one becomes and whose it is, or undefined when it is not published.
  * An event whose owner cannot be found (a stream without its creation, which the log never holds)
- * is not published: it would be attributed to nobody.
+ * is not published: it would be attributed to nobody. Nor is one whose data is not of the shape
+ * its type has (a log appended to past the gateway): then `unmappable` hears why, and the event
+ * is skipped, never thrown on (a throw stopped the relay and the tail at that event for good).
  */
-export async function attributePublicEvent(e: StoredEvent, by: Attribution): Promise<AttributedEvent | undefined> {
+export async function attributePublicEvent(e: StoredEvent, by: Attribution, unmappable: (reason: string) => void = () => {}): Promise<AttributedEvent | undefined> {
   const map = Object.hasOwn(MAPPERS, e.type) ? MAPPERS[e.type] : undefined;
-  const mapped = map?.(e.data as never, e);
+  if (!map) return undefined;
+  let mapped: ReturnType<typeof map>;
+  try {
+    mapped = map(e.data as never, e);
+  } catch (err) {
+    unmappable(`position ${e.position}: ${e.type} cannot be mapped to its public event (${(err as Error).message}); skipped`);
+    return undefined;
+  }
   if (!mapped) return undefined;
   const owner = mapped.owner === SHARED_TENANT ? undefined : 'org' in mapped.owner ? mapped.owner.org : await by.streamOwner(mapped.owner.stream);
   if (mapped.owner !== SHARED_TENANT && owner === undefined) return undefined;
@@ -338,9 +347,9 @@ export async function attributePublicEvent(e: StoredEvent, by: Attribution): Pro
   return { event, owner };
 }
 
-/** The public event an internal one becomes, or undefined when it is not published. */
-export async function toPublicEvent(e: StoredEvent, by: Attribution): Promise<PublicEvent | undefined> {
-  return (await attributePublicEvent(e, by))?.event;
+/** The public event an internal one becomes, or undefined when it is not published (attributePublicEvent). */
+export async function toPublicEvent(e: StoredEvent, by: Attribution, unmappable?: (reason: string) => void): Promise<PublicEvent | undefined> {
+  return (await attributePublicEvent(e, by, unmappable))?.event;
 }
 
 /** A stream's owner: the `owner` its first event names (a buy's, a task's, a webhook's creation). */

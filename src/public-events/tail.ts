@@ -44,7 +44,10 @@ export async function tailPublicEvents(
   const counts = { printed: 0, invalid: 0 };
   const handle = async (events: readonly StoredEvent[]) => {
     for (const e of events) {
-      const pub = await toPublicEvent(e, attribution);
+      const pub = await toPublicEvent(e, attribution, (reason) => {
+        counts.invalid++;
+        problem(reason);
+      });
       if (!pub || !names.has(pub.name)) continue;
       const checked = PUBLIC_EVENT_TYPES[pub.name].data.safeParse(pub.data);
       if (!checked.success) {

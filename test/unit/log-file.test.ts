@@ -1,4 +1,8 @@
-import { LogFormatError, LogTally, eventLine, parseLogLine } from '../../src/eventstore/log-file';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { LogFormatError, LogTally, eventLine, eventProblem, parseLogLine } from '../../src/eventstore/log-file';
+import { fileLines } from '../../src/eventstore/log-transfer';
 import type { StoredEvent } from '../../src/eventstore/port';
 
 const ev = (over: Partial<StoredEvent> = {}): StoredEvent => ({
@@ -62,5 +66,62 @@ describe('the log file format and its digest', () => {
       expect(() => parseLogLine(JSON.stringify({ ...good, [field]: value }), 9)).toThrow(new RegExp(`^line 9: ${says.source}`));
     }
     expect(() => parseLogLine('{"end":{"events":"2"}}', 5)).toThrow(/line 5: a trailer must be/);
+  });
+});
+
+describe('what a moved log may hold (log import / log copy check each event first)', () => {
+  const known = (over: Partial<StoredEvent> = {}) => ev({ type: 'ClockAdvanced', data: { seconds: 60 }, ...over });
+
+  it('an event the gateway writes passes', () => {
+    expect(eventProblem(known())).toBeUndefined();
+  });
+
+  it.each([
+    ['an unknown type', { type: 'Happened' }, /type "Happened" is not an event type this gateway writes/],
+    ['data null', { data: null }, /data of ClockAdvanced must be a JSON object, not null/],
+    ['data a string', { data: 'x' }, /must be a JSON object, not string/],
+    ['a NUL deep in data', { data: { a: [{ b: ['ok', 'x\u0000'] }] } }, /data holds a NUL character/],
+    ['a lone low surrogate', { data: { a: '\udc00' } }, /data holds an unpaired surrogate/],
+    ['a high surrogate at the end', { data: { a: 'x\ud83d' } }, /data holds an unpaired surrogate/],
+    ['a NUL in a key of the metadata', { metadata: { time: 't', ['a\u0000']: 1 } }, /metadata key holds a NUL/],
+    ['a position of 2^52', { position: 2 ** 52 }, /position 4503599627370496 is not a positive integer below 2\^52/],
+  ] as [string, Partial<StoredEvent>, RegExp][])('refuses %s', (_name, over, says) => {
+    expect(eventProblem(known(over))).toMatch(says);
+  });
+
+  it('a paired surrogate (an emoji) is text', () => {
+    expect(eventProblem(known({ data: { a: '\ud83d\ude00 ok' } }))).toBeUndefined();
+  });
+
+  it('data nested deeper than the call stack goes is walked without overflowing it', () => {
+    let deep: unknown = 'x\u0000';
+    for (let i = 0; i < 200_000; i++) deep = [deep];
+    expect(eventProblem(known({ data: { deep } }))).toMatch(/NUL/);
+  });
+
+  it('a tally checking content refuses an id used before, in any case, naming where', () => {
+    const t = new LogTally({ checkContent: true });
+    t.add(known(), 'line 2');
+    expect(() => t.add(known({ id: '01900000-0000-7000-8000-000000000001'.toUpperCase(), streamVersion: 2, position: 2 }), 'line 3')).toThrow(/^line 3: id .* is used by an earlier event \(ids are compared without case\)$/);
+  });
+});
+
+describe('reading a log file a line at a time', () => {
+  it('refuses a line over the cap as soon as it passes it, naming the line, and reads CRLF lines', async () => {
+    const file = path.join(os.tmpdir(), `log-lines-${process.pid}.ndjson`);
+    fs.writeFileSync(file, `a\r\nbb\n${'x'.repeat(300)}\nnever read\n`);
+    try {
+      const seen: string[] = [];
+      await expect(
+        (async () => {
+          for await (const { text } of fileLines(file, 100)) seen.push(text);
+        })(),
+      ).rejects.toThrow(/^line 3: longer than 100 bytes/);
+      expect(seen).toEqual(['a', 'bb']);
+      fs.writeFileSync(file, Buffer.from([0x7b, 0xff, 0x7d, 0x0a]));
+      await expect((async () => { for await (const _ of fileLines(file)) void _; })()).rejects.toThrow(/^line 1: not UTF-8 text$/);
+    } finally {
+      fs.rmSync(file, { force: true });
+    }
   });
 });
