@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import { ApolloServer, HeaderMap } from '@apollo/server';
 import { ApolloServerPluginCacheControlDisabled, ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
+import { LRUCache } from 'lru-cache';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyRequest } from 'fastify';
 import { GraphQLError } from 'graphql';
 import type { App } from '../services';
@@ -46,6 +47,18 @@ import { registerRequestTracing } from './request-tracing';
  * every request. (The bench's Apollo floor row runs with the same list.)
  */
 export const apolloPlugins = () => [ApolloServerPluginCacheControlDisabled(), ApolloServerPluginLandingPageDisabled()];
+
+/** How long an answer of /readyz and /metrics is reused (Prometheus scrapes every 15 s or so; probes every few). */
+const SYSTEM_READS_TTL_MS = 1000;
+
+/**
+ * `compute`, run at most once per `ttlMs`: callers within `ttlMs` of a result get that result, and
+ * callers arriving while it runs share the one run (lru-cache's fetch). A failure is not kept.
+ */
+function computedAtMostEvery<V extends {}>(ttlMs: number, compute: () => Promise<V>): () => Promise<V> {
+  const cache = new LRUCache<'current', V>({ max: 1, ttl: ttlMs, fetchMethod: () => compute() });
+  return async () => (await cache.fetch('current'))!;
+}
 
 /** Without the resource limits, the longest a request may take to arrive (headers and body). */
 const SLOW_REQUEST_MS = 60_000;
@@ -139,15 +152,22 @@ export async function buildServer(app: App): Promise<FastifyInstance> {
 
   fastify.get('/healthz', async () => ({ status: 'ok' }));
 
+  // Anonymous and unthrottled (probes and scrapers must never be refused by a budget a client
+  // could spend), so each answer is computed at most once a second, whoever asks how often:
+  // readiness reads the log's head, the metrics a query per lagging projection, the webhook
+  // queue's depth and the Kafka groups' offsets.
+  const currentReadiness = computedAtMostEvery(SYSTEM_READS_TTL_MS, () => readiness(app.ports));
+  const currentMetrics = computedAtMostEvery(SYSTEM_READS_TTL_MS, async () => {
+    for (const p of (await readiness(app.ports)).projections) app.metrics.projectionLag.set({ projection: p.name }, p.lag);
+    return app.metrics.registry.metrics();
+  });
+
   fastify.get('/readyz', async (_req, reply) => {
-    const { head, projections, ready } = await readiness(app.ports);
+    const { head, projections, ready } = await currentReadiness();
     return reply.status(ready ? 200 : 503).send({ status: ready ? 'ready' : 'catching_up', head, projections });
   });
 
-  fastify.get('/metrics', async (_req, reply) => {
-    for (const p of (await readiness(app.ports)).projections) app.metrics.projectionLag.set({ projection: p.name }, p.lag);
-    return reply.type(app.metrics.registry.contentType).send(await app.metrics.registry.metrics());
-  });
+  fastify.get('/metrics', async (_req, reply) => reply.type(app.metrics.registry.contentType).send(await currentMetrics()));
 
   // No drain plugin: fastify.close() already waits for in-flight requests (GraphQL operations
   // included) and closes idle keep-alive sockets; the integration's plugin calls fastify.close()
