@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID, timingSafeEqual } from 'node:crypto';
 import http from 'node:http';
 import { ApolloServer, HeaderMap } from '@apollo/server';
 import { ApolloServerPluginCacheControlDisabled, ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
@@ -58,6 +58,19 @@ const SYSTEM_READS_TTL_MS = 1000;
 function computedAtMostEvery<V extends {}>(ttlMs: number, compute: () => Promise<V>): () => Promise<V> {
   const cache = new LRUCache<'current', V>({ max: 1, ttl: ttlMs, fetchMethod: () => compute() });
   return async () => (await cache.fetch('current'))!;
+}
+
+/**
+ * Whether an Authorization header may read /metrics: any when no METRICS_TOKEN is set (the
+ * contract: `GET /metrics`), else only `Bearer <token>` (compared by digest, in constant time).
+ */
+function metricsTokenCheck(token: string | undefined): (authorization: string | undefined) => boolean {
+  if (token === undefined) return () => true;
+  const expected = createHash('sha256').update(token).digest();
+  return (authorization) => {
+    const presented = /^Bearer\s+(\S+)$/i.exec(authorization ?? '')?.[1];
+    return presented !== undefined && timingSafeEqual(createHash('sha256').update(presented).digest(), expected);
+  };
 }
 
 /** Without the resource limits, the longest a request may take to arrive (headers and body). */
@@ -167,7 +180,13 @@ export async function buildServer(app: App): Promise<FastifyInstance> {
     return reply.status(ready ? 200 : 503).send({ status: ready ? 'ready' : 'catching_up', head, projections });
   });
 
-  fastify.get('/metrics', async (_req, reply) => reply.type(app.metrics.registry.contentType).send(await currentMetrics()));
+  const scraperAllowed = metricsTokenCheck(app.config.metricsToken);
+  fastify.get('/metrics', async (req, reply) => {
+    if (!scraperAllowed(req.headers.authorization)) {
+      return errorSenderFor(req.url)(reply, new AppError('UNAUTHENTICATED', app.config.metricsToken && req.headers.authorization ? 'the metrics token does not match' : 'the metrics need a bearer token (METRICS_TOKEN)'));
+    }
+    return reply.type(app.metrics.registry.contentType).send(await currentMetrics());
+  });
 
   // No drain plugin: fastify.close() already waits for in-flight requests (GraphQL operations
   // included) and closes idle keep-alive sockets; the integration's plugin calls fastify.close()
