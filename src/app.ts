@@ -246,6 +246,7 @@ export async function startApp(
   await webhooks.start();
   registerPipelineMetrics(metrics.registry, { store, readModels, projections, bus });
   const receiver = await WebhookReceiver.open(store, readModels, { overrides: config.originOverrides, noncesPerKey: config.webhookNoncesPerKey, maxPerScopePerDay: config.webhookAcceptedPerDay });
+  metrics.bounded('webhook_cpu_lane', () => ({ entries: receiver.laneWaiting }));
   const brandCrawler = new BrandCrawler(store, config.originOverrides, log);
   metrics.bounded('brand_crawl_queue', () => ({ entries: brandCrawler.waiting }));
   const rateLimiter = await openRateLimiter(readModels, config.redis, (err) => log.warn({ err }, 'redis error (rate limits)'));

@@ -100,6 +100,7 @@ const envSchema = z.object({
   REDIS_URL: z.string().regex(/^rediss?:\/\//, { message: 'must be a redis:// or rediss:// URL' }).optional(),
   REDIS_KEY_PREFIX: z.string().min(1).default('adcp-gateway:'),
   BRAND_RESOLVE_RATE_LIMIT: z.coerce.number().int().min(1).max(1_000_000).default(20),
+  METRICS_TOKEN: z.string().regex(/^[\x21-\x7e]{32,}$/, { message: 'must be at least 32 visible ASCII characters (a bearer token)' }).optional(),
   RESOURCE_LIMITS: z.enum(['on', 'off']).default('on'),
   REQUESTS_PER_MINUTE: perRole('anonymous=300,buyer=3000,seller=3000,admin=6000'),
   GRAPHQL_MAX_COST: z.coerce.number().int().min(10).max(1_000_000).default(1000),
@@ -216,6 +217,8 @@ export interface Config {
   redis?: { url: string; keyPrefix: string };
   /** Bulk brand resolutions per client address per minute (spec §8: 20). */
   brandResolveRateLimit: number;
+  /** When set, /metrics answers only requests bearing this token (`Authorization: Bearer …`); unset, it is open. */
+  metricsToken?: string;
   /** What one client may ask of this gateway (docs/limits.md); undefined: RESOURCE_LIMITS=off. */
   limits?: ResourceLimits;
   /** Test seam: live fetches (brand.json, JWKS, adagents.json) for these domains go to these origins. */
@@ -355,6 +358,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     trustProxy: e.TRUST_PROXY === 'true' ? true : e.TRUST_PROXY === 'false' ? false : /^\d+$/.test(e.TRUST_PROXY) ? Number(e.TRUST_PROXY) : e.TRUST_PROXY,
     ...(e.REDIS_URL ? { redis: { url: e.REDIS_URL, keyPrefix: e.REDIS_KEY_PREFIX } } : {}),
     brandResolveRateLimit: e.BRAND_RESOLVE_RATE_LIMIT,
+    ...(e.METRICS_TOKEN ? { metricsToken: e.METRICS_TOKEN } : {}),
     ...(e.RESOURCE_LIMITS === 'on'
       ? {
           limits: {

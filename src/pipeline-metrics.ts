@@ -7,7 +7,7 @@ import type { ReadModelStore } from './readmodel/port';
 
 /**
  * The gauges an operator alerts on that are read when /metrics is scraped (nothing is polled in
- * between): how far each projection and consumer group is behind the log, in events and in seconds,
+ * between; a scrape is reused for a second): how far each projection and consumer group is behind the log, in events and in seconds,
  * and the webhook queue. The counters (appends, webhook attempts) and the event-loop figures live
  * with the rest in app.ts's createMetrics. Names: docs/operations.md#metrics; the dashboard in
  * deploy/grafana-dashboard.json charts exactly these.
@@ -50,7 +50,7 @@ export function registerPipelineMetrics(registry: Registry, sources: { store: Ev
    * Both consumer gauges of one scrape from one look (the Kafka admin round trip is not free):
    * prom-client collects every metric of a scrape at once, in the same turn of the loop, so the
    * second gauge joins the look the first began. Once it is answered the next scrape looks again
-   * (a memo by time would show a scrape right after another the lag as it was before).
+   * (the route reuses a whole scrape for a second, so a flood of them looks once: http/server.ts).
    */
   const currentLags = () => {
     if (!inFlight) {

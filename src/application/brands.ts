@@ -9,7 +9,7 @@ import { FairQueue } from './fair-queue';
 
 /** Who asked for crawls: whose share of the queue they take, and how long each may run. */
 export interface CrawlRequester {
-  /** `key:<key id>` for a caller with a valid credential, else `ip:<client address>`. */
+  /** `key:<key id>` for a caller with a valid credential, else `ip:<client address>` (its budget key: an IPv6 address's /64). */
   id: string;
   /** Anonymous work runs under a short deadline: a domain that never answers frees its slot soon. */
   anonymous: boolean;

@@ -6,6 +6,7 @@ import { sendRegistryError } from './errors';
 import { resolveBrands } from '../application/brand-reads';
 import type { App } from '../services';
 import { normalizeDomain } from '../domain/brands/resolve';
+import { addressBudgetKey } from '../limits/address-key';
 
 /** The spec's limit on domains per request (§8). */
 export const MAX_BULK_DOMAINS = 100;
@@ -40,7 +41,7 @@ export async function registerBrandRoutes(fastify: FastifyInstance, app: App): P
       return reply.status(500).send({ error: 'internal error' });
     });
     scope.post('/api/brands/resolve/bulk', async (req, reply) => {
-      const retryAfter = await app.rateLimiter.hit(`brands-bulk:${req.ip}`, app.config.brandResolveRateLimit, 60);
+      const retryAfter = await app.rateLimiter.hit(`brands-bulk:${addressBudgetKey(req.ip)}`, app.config.brandResolveRateLimit, 60);
       if (retryAfter !== undefined) return reply.status(429).header('retry-after', String(retryAfter)).send({ error: 'Too many requests', retry_after: retryAfter });
       const body = req.body as Record<string, unknown> | undefined;
       if (!body || body.__wrongType) return reply.status(400).send({ error: 'Content-Type must be application/json' });
@@ -72,9 +73,9 @@ export async function registerBrandRoutes(fastify: FastifyInstance, app: App): P
 /**
  * Whose share of the crawl queue a request's crawls take: a caller presenting a valid credential
  * its key's (so clients behind one address with their own keys do not share), anyone else its
- * address's. The route is public: a credential that does not verify only makes the caller anonymous.
+ * address's (an IPv6 address: its /64). The route is public: a credential that does not verify only makes the caller anonymous.
  */
 async function crawlRequester(req: FastifyRequest, app: App): Promise<CrawlRequester> {
   const principal = req.headers.authorization === undefined ? null : await authenticate(req, app).catch(() => null);
-  return principal ? { id: `key:${principal.keyId}`, anonymous: false } : { id: `ip:${req.ip}`, anonymous: true };
+  return principal ? { id: `key:${principal.keyId}`, anonymous: false } : { id: `ip:${addressBudgetKey(req.ip)}`, anonymous: true };
 }

@@ -18,6 +18,7 @@ import { authenticate, principalOf } from './auth';
 import { bearerChallenge } from './errors';
 import { clientAddressOf } from './client-address';
 import { budgetOwner } from '../limits/client-budgets';
+import { addressBudgetKey } from '../limits/address-key';
 import { publicOrigin, requestOrigin } from './well-known';
 import type { LoopStalls } from './loop-stalls';
 
@@ -117,7 +118,7 @@ export function registerGraphqlLive(fastify: FastifyInstance, app: App, schema: 
           ctx.extra.socket.close(4429, rate.message);
           return false;
         }
-        const caller = principal ? `key:${principal.keyId}` : `ip:${address}`;
+        const caller = principal ? `key:${principal.keyId}` : `ip:${addressBudgetKey(address)}`;
         const open = socketsPerCaller.get(caller) ?? 0;
         if (open >= MAX_SOCKETS_PER_CALLER) {
           ctx.extra.socket.close(4429, `at most ${MAX_SOCKETS_PER_CALLER} open subscription sockets per caller`);

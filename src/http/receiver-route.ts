@@ -5,6 +5,8 @@ import { rateLimitHeaderValues } from '../limits/rate-limit-headers';
 import { rateLimited } from './request-limits';
 import type { BudgetVerdict, SharedBudgets } from '../limits/shared-budgets';
 import { publicOrigin } from './well-known';
+import { abandonment, claimAnswer } from './work-caps';
+import { addressBudgetKey } from '../limits/address-key';
 
 /** Webhook bodies above this are refused (413) before any verification work (spec §8). */
 const RECEIVER_BODY_LIMIT = 1024 * 1024;
@@ -33,6 +35,10 @@ export async function registerReceiverRoutes(fastify: FastifyInstance, app: App)
         body: req.body,
         agentId: req.params.agent_id,
         routeToken: req.params.route_token,
+        // A webhook whose request was answered meanwhile (its time ran out) or whose sender left
+        // is not worked on further, and never stored.
+        signal: abandonment(reply),
+        claim: () => claimAnswer(req, reply),
       });
       return reply.status(answer.status).headers(answer.headers ?? {}).send(answer.body);
     });
@@ -52,7 +58,8 @@ function senderRate(budgets: SharedBudgets, perMinute: number) {
     let bucket = buckets.get(req.ip);
     if (bucket === undefined) {
       if (buckets.size >= 10_000) buckets.clear();
-      buckets.set(req.ip, (bucket = `webhooks:ip:${req.ip}`));
+      // An IPv6 sender counted by its /64 (address-key.ts).
+      buckets.set(req.ip, (bucket = `webhooks:ip:${addressBudgetKey(req.ip)}`));
     }
     const decide = (verdict: BudgetVerdict) => {
       const [policy, state] = rateLimitHeaderValues('webhooks', verdict);

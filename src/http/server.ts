@@ -1,7 +1,8 @@
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID, timingSafeEqual } from 'node:crypto';
 import http from 'node:http';
 import { ApolloServer, HeaderMap } from '@apollo/server';
 import { ApolloServerPluginCacheControlDisabled, ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
+import { LRUCache } from 'lru-cache';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyRequest } from 'fastify';
 import { GraphQLError } from 'graphql';
 import type { App } from '../services';
@@ -46,6 +47,31 @@ import { registerRequestTracing } from './request-tracing';
  * every request. (The bench's Apollo floor row runs with the same list.)
  */
 export const apolloPlugins = () => [ApolloServerPluginCacheControlDisabled(), ApolloServerPluginLandingPageDisabled()];
+
+/** How long an answer of /readyz and /metrics is reused (Prometheus scrapes every 15 s or so; probes every few). */
+const SYSTEM_READS_TTL_MS = 1000;
+
+/**
+ * `compute`, run at most once per `ttlMs`: callers within `ttlMs` of a result get that result, and
+ * callers arriving while it runs share the one run (lru-cache's fetch). A failure is not kept.
+ */
+function computedAtMostEvery<V extends {}>(ttlMs: number, compute: () => Promise<V>): () => Promise<V> {
+  const cache = new LRUCache<'current', V>({ max: 1, ttl: ttlMs, fetchMethod: () => compute() });
+  return async () => (await cache.fetch('current'))!;
+}
+
+/**
+ * Whether an Authorization header may read /metrics: any when no METRICS_TOKEN is set (the
+ * contract: `GET /metrics`), else only `Bearer <token>` (compared by digest, in constant time).
+ */
+function metricsTokenCheck(token: string | undefined): (authorization: string | undefined) => boolean {
+  if (token === undefined) return () => true;
+  const expected = createHash('sha256').update(token).digest();
+  return (authorization) => {
+    const presented = /^Bearer\s+(\S+)$/i.exec(authorization ?? '')?.[1];
+    return presented !== undefined && timingSafeEqual(createHash('sha256').update(presented).digest(), expected);
+  };
+}
 
 /** Without the resource limits, the longest a request may take to arrive (headers and body). */
 const SLOW_REQUEST_MS = 60_000;
@@ -139,17 +165,30 @@ export async function buildServer(app: App): Promise<FastifyInstance> {
 
   fastify.get('/healthz', async () => ({ status: 'ok' }));
 
+  // Anonymous and unthrottled (probes and scrapers must never be refused by a budget a client
+  // could spend), so each answer is computed at most once a second, whoever asks how often:
+  // readiness reads the log's head, the metrics a query per lagging projection, the webhook
+  // queue's depth and the Kafka groups' offsets.
+  const currentReadiness = computedAtMostEvery(SYSTEM_READS_TTL_MS, () => readiness(app.ports));
+  const currentMetrics = computedAtMostEvery(SYSTEM_READS_TTL_MS, async () => {
+    for (const p of (await readiness(app.ports)).projections) app.metrics.projectionLag.set({ projection: p.name }, p.lag);
+    return app.metrics.registry.metrics();
+  });
+
   fastify.get('/readyz', async (_req, reply) => {
-    const { head, projections, ready, failed } = await readiness(app.ports);
+    const { head, projections, ready, failed } = await currentReadiness();
     // A projection stopped by an event it cannot apply is named, not waited for: every instance
     // reads the same log, so a 503 for it would take the whole service out for one read model.
     const status = !ready ? 'catching_up' : failed.length > 0 ? 'degraded' : 'ready';
     return reply.status(ready ? 200 : 503).send({ status, head, projections, ...(failed.length > 0 ? { failed } : {}) });
   });
 
-  fastify.get('/metrics', async (_req, reply) => {
-    for (const p of (await readiness(app.ports)).projections) app.metrics.projectionLag.set({ projection: p.name }, p.lag);
-    return reply.type(app.metrics.registry.contentType).send(await app.metrics.registry.metrics());
+  const scraperAllowed = metricsTokenCheck(app.config.metricsToken);
+  fastify.get('/metrics', async (req, reply) => {
+    if (!scraperAllowed(req.headers.authorization)) {
+      return errorSenderFor(req.url)(reply, new AppError('UNAUTHENTICATED', app.config.metricsToken && req.headers.authorization ? 'the metrics token does not match' : 'the metrics need a bearer token (METRICS_TOKEN)'));
+    }
+    return reply.type(app.metrics.registry.contentType).send(await currentMetrics());
   });
 
   // No drain plugin: fastify.close() already waits for in-flight requests (GraphQL operations

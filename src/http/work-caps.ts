@@ -14,6 +14,33 @@ interface Timed {
   at: number;
   prev: Timed | undefined;
   next: Timed | undefined;
+  list: TimedRequests;
+}
+
+/**
+ * Every request gets the same time budget, so arrival order is deadline order: a list that
+ * requests join at the tail and leave from anywhere (each knows its link) keeps them sorted
+ * without a map or a heap, and the sweep stops at the first request still within its time.
+ */
+class TimedRequests {
+  oldest: Timed | undefined;
+  newest: Timed | undefined;
+
+  join(req: FastifyRequest, reply: FastifyReply, at: number): void {
+    const t: Timed = { req, reply, at, prev: this.newest, next: undefined, list: this };
+    if (this.newest) this.newest.next = t;
+    else this.oldest = t;
+    this.newest = t;
+    req.timed = t;
+  }
+
+  leave(t: Timed): void {
+    if (t.prev) t.prev.next = t.next;
+    else this.oldest = t.next;
+    if (t.next) t.next.prev = t.prev;
+    else this.newest = t.prev;
+    t.req.timed = null;
+  }
 }
 
 declare module 'fastify' {
@@ -21,6 +48,32 @@ declare module 'fastify' {
     /** This request's place among the unanswered ones (work caps), while it is timed. */
     timed: Timed | null;
   }
+}
+
+/**
+ * A signal that aborts once nobody waits for the route's answer any more: the request was
+ * answered by something else (its time ran out: 503) or its connection closed. Work a route
+ * queues for later checks it, so the work of an abandoned request is never done.
+ */
+export function abandonment(reply: FastifyReply): AbortSignal {
+  const controller = new AbortController();
+  const res = reply.raw;
+  // 'close' also follows the route's own answer, when aborting no longer matters.
+  if (reply.sent || res.writableEnded || res.destroyed) controller.abort();
+  else res.once('close', () => controller.abort());
+  return controller.signal;
+}
+
+/**
+ * For work that cannot be taken back once begun (a webhook being stored): the request leaves the
+ * time budget, so from now on only its route answers it, with the work's outcome (a 503 sent
+ * meanwhile would tell the client it was refused while its work was done). False when it is too
+ * late: the request was answered already, or its connection is gone.
+ */
+export function claimAnswer(req: FastifyRequest, reply: FastifyReply): boolean {
+  if (reply.sent || reply.raw.headersSent || reply.raw.destroyed) return false;
+  if (req.timed) req.timed.list.leave(req.timed);
+  return true;
 }
 
 /**
@@ -34,22 +87,11 @@ declare module 'fastify' {
  *   (RESPONSE_TOO_LARGE, 422), so one request cannot make the gateway stream gigabytes.
  */
 export function registerWorkCaps(fastify: FastifyInstance, limits: Pick<ResourceLimits, 'requestTimeBudgetMs' | 'maxResponseBytes'>): void {
-  // Every request gets the same time budget, so arrival order is deadline order: a list that
-  // requests join at the tail and leave from anywhere (each knows its link) keeps them sorted
-  // without a map or a heap, and the sweep stops at the first request still within its time.
-  let oldest: Timed | undefined;
-  let newest: Timed | undefined;
-  const leave = (t: Timed) => {
-    if (t.prev) t.prev.next = t.next;
-    else oldest = t.next;
-    if (t.next) t.next.prev = t.prev;
-    else newest = t.prev;
-    t.req.timed = null;
-  };
+  const timed = new TimedRequests();
   const sweep = setInterval(() => {
     const now = Date.now();
-    for (let t = oldest; t && t.at <= now; t = t.next) {
-      leave(t);
+    for (let t = timed.oldest; t && t.at <= now; t = t.next) {
+      timed.leave(t);
       const { req, reply } = t;
       // Answered without onSend (a hijacked reply, a socket gone): nothing left to time.
       if (reply.sent || reply.raw.headersSent) continue;
@@ -64,11 +106,7 @@ export function registerWorkCaps(fastify: FastifyInstance, limits: Pick<Resource
 
   fastify.decorateRequest('timed', null);
   fastify.addHook('onRequest', (req, reply, done) => {
-    const t: Timed = { req, reply, at: Date.now() + limits.requestTimeBudgetMs, prev: newest, next: undefined };
-    if (newest) newest.next = t;
-    else oldest = t;
-    newest = t;
-    req.timed = t;
+    timed.join(req, reply, Date.now() + limits.requestTimeBudgetMs);
     done();
   });
   fastify.addHook('onClose', (_instance, done) => {
@@ -79,7 +117,7 @@ export function registerWorkCaps(fastify: FastifyInstance, limits: Pick<Resource
   fastify.addHook('onSend', (req, reply, payload, done) => {
     // Answered: out of the sweep's way now, so a finished request and its reply are not kept
     // alive until their deadline.
-    if (req.timed) leave(req.timed);
+    if (req.timed) timed.leave(req.timed);
     // What the request cost the gateway, for clients pacing themselves and for the limits' tests.
     reply.header('server-timing', `app;dur=${Math.round(reply.elapsedTime * 10) / 10}`);
     // A string's UTF-8 size is at most 3 bytes per UTF-16 unit: most answers need no count at all.

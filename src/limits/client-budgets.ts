@@ -1,6 +1,7 @@
 import type { Principal } from '../application/api-keys';
 import type { LimitedRole } from '../config';
 import type { BudgetVerdict, SharedBudgets } from './shared-budgets';
+import { addressBudgetKey } from './address-key';
 
 /** Who a limit counts against, and the names of their buckets in the shared budgets. */
 export interface BudgetOwner {
@@ -29,10 +30,15 @@ function cachedOwner(cache: Map<string, BudgetOwner>, key: string, id: string, r
   return owner;
 }
 
-/** Who a limit counts against: the key (its role's limit), or the client address when anonymous. */
+/**
+ * Who a limit counts against: the key (its role's limit), or, when anonymous, the client address
+ * (its budget key: an IPv6 address's /64, see address-key.ts).
+ */
 export function budgetOwner(principal: Principal | null, ip: string): BudgetOwner {
   // A key's role never changes; its id is a UUID, never an address.
-  return principal ? cachedOwner(keyOwners, principal.keyId, `key:${principal.keyId}`, principal.role) : cachedOwner(addressOwners, ip, `ip:${ip}`, 'anonymous');
+  if (principal) return cachedOwner(keyOwners, principal.keyId, `key:${principal.keyId}`, principal.role);
+  const address = addressBudgetKey(ip);
+  return cachedOwner(addressOwners, address, `ip:${address}`, 'anonymous');
 }
 
 /**

@@ -3,10 +3,22 @@ export const nextTurn = (): Promise<void> => new Promise((resolve) => setImmedia
 
 /** One request's way through a CpuLane. */
 export interface LaneTicket {
-  /** Resolves when the next step may run: in a turn of its own, the first once the lane is this request's. */
+  /**
+   * Resolves when the next step may run: in a turn of its own, the first once the lane is this
+   * request's. Rejects with a LaneRefusal when the lane's waiting list is full (at once, the first
+   * step only) or when the request was abandoned (its signal aborted) before the step could run.
+   */
   step(): Promise<void>;
   /** Hands the lane on (a no-op when no step was taken); call it once, when the steps are done. */
   done(): void;
+}
+
+/** Why a ticket's step will not run: the lane's waiting list is full, or its request was abandoned. */
+export class LaneRefusal extends Error {
+  constructor(readonly reason: 'full' | 'abandoned') {
+    super(reason === 'full' ? 'the lane has as many requests waiting as it may hold' : 'the request was abandoned before its turn');
+    this.name = 'LaneRefusal';
+  }
 }
 
 /**
@@ -17,14 +29,27 @@ export interface LaneTicket {
  * waits for one step at most, however many large bodies arrive at once, and steps take at most
  * half of the loop's time, whatever their senders keep sending. A request holds the lane only
  * between its first step and its last, never across a wait on the network.
+ *
+ * At most `maxWaiting` requests wait for it: one more is refused at once (its sender is told to
+ * come back) rather than queued for longer than its answer is worth. A request whose signal aborts
+ * (it was answered already: its time ran out, its client went away) leaves the waiting list, and
+ * its next step never runs: the work of a request nobody waits for is not done.
  */
 export class CpuLane {
   private busy = false;
-  private readonly waiting: (() => void)[] = [];
+  /** Requests waiting for the lane, each resumed when the lane is its. */
+  private readonly waiting: { resume: () => void }[] = [];
   /** When (performance.now()) the lane may run its next step. */
   private restUntil = 0;
 
-  ticket(): LaneTicket {
+  constructor(private readonly maxWaiting = Infinity) {}
+
+  /** Requests waiting for their first step (not the one holding the lane). */
+  get waitingCount(): number {
+    return this.waiting.length;
+  }
+
+  ticket(signal?: AbortSignal): LaneTicket {
     let holding = false;
     let began = 0;
     const worked = () => {
@@ -33,12 +58,17 @@ export class CpuLane {
     };
     return {
       step: async () => {
+        if (signal?.aborted) throw new LaneRefusal('abandoned');
         if (holding) {
           worked();
           await this.turn();
+          // Abandoned during the rest: the lane goes to the next request at done().
+          if (signal?.aborted) throw new LaneRefusal('abandoned');
         } else {
-          await this.enter();
+          await this.enter(signal);
           holding = true;
+          // Abandoned after the lane became its (during the turn before its first step).
+          if (signal?.aborted) throw new LaneRefusal('abandoned');
         }
         began = performance.now();
       },
@@ -63,17 +93,38 @@ export class CpuLane {
     if (rest >= 1) await new Promise((resolve) => setTimeout(resolve, rest));
   }
 
-  private enter(): Promise<void> {
+  private enter(signal: AbortSignal | undefined): Promise<void> {
     if (!this.busy) {
       this.busy = true;
       return this.turn();
     }
-    return new Promise((resolve) => this.waiting.push(resolve));
+    if (this.waiting.length >= this.maxWaiting) return Promise.reject(new LaneRefusal('full'));
+    return new Promise((resolve, reject) => {
+      const waiter: { resume: () => void } = { resume: () => resolve() };
+      this.waiting.push(waiter);
+      if (!signal) return;
+      const abandon = () => {
+        const at = this.waiting.indexOf(waiter);
+        if (at < 0) return; // already the lane's: its step sees the signal
+        this.waiting.splice(at, 1);
+        reject(new LaneRefusal('abandoned'));
+      };
+      signal.addEventListener('abort', abandon, { once: true });
+      waiter.resume = () => {
+        signal.removeEventListener('abort', abandon);
+        resolve();
+      };
+    });
   }
 
   private leave(): void {
     const next = this.waiting.shift();
-    if (next) void this.turn().then(next);
-    else this.busy = false;
+    if (!next) {
+      this.busy = false;
+      return;
+    }
+    // The lane is next's from here; should it be abandoned during the turn, its step refuses and
+    // its done() hands the lane on.
+    void this.turn().then(next.resume);
   }
 }

@@ -88,7 +88,11 @@ describe('/metrics: what an operator alerts on', () => {
     await gw.app.projections.stop();
     const minuteAgo = new Date(Date.now() - 60_000).toISOString();
     for (let i = 0; i < 3; i++) await gw.app.store.append(`metrics-lag-${i}`, [{ type: 'ProbeRecorded', data: {}, metadata: { time: minuteAgo } }]);
-    const text = await scrape();
+    // A scrape is reused for up to a second: the one after the appends shows them.
+    const text = (await eventually(async () => {
+      const t = await scrape();
+      return (sample(t, 'adcp_consumer_lag_events', { consumer: 'webhook-dispatcher' }) ?? 0) >= 3 ? t : undefined;
+    }, 5_000, 'the lag in /metrics'))!;
     expect(sample(text, 'adcp_consumer_lag_events', { consumer: 'webhook-dispatcher' })).toBeGreaterThanOrEqual(3);
     expect(sample(text, 'adcp_consumer_lag_seconds', { consumer: 'webhook-dispatcher' })).toBeGreaterThanOrEqual(59);
     expect(sample(text, 'adcp_projection_lag_seconds', { projection: 'webhooks' })).toBeGreaterThanOrEqual(59);
@@ -114,5 +118,81 @@ describe('/metrics: what an operator alerts on', () => {
         'nodejs_eventloop_lag_p99_seconds',
       ].sort(),
     );
+  });
+});
+
+/**
+ * Issue 45 (LOW): /readyz and /metrics are anonymous and unthrottled, and each answer reads the
+ * log's head, a row per lagging projection, the webhook queue and the consumer groups' offsets.
+ * Concurrent hits share one computation, and an answer is reused for a second, so a flood of
+ * them costs what one scrape does.
+ */
+describe('/readyz and /metrics: many hits cost one computation', () => {
+  let gw: Awaited<ReturnType<typeof startTestGateway>>;
+  beforeAll(async () => {
+    gw = await startTestGateway();
+  });
+  afterAll(async () => {
+    await gw?.stop();
+  });
+
+  it('50 concurrent /readyz and 50 /metrics read the store about as often as one of each', async () => {
+    // The projections stopped behind a grown log: every scrape has a lag to read per projection.
+    await gw.app.projections.stop();
+    await gw.app.store.append('metrics-flood', [{ type: 'ProbeRecorded', data: {}, metadata: { time: new Date().toISOString() } }]);
+    // Every read /readyz and /metrics make of the log and the read models, counted as they pass.
+    let reads = 0;
+    const store = gw.app.store as unknown as Record<string, (...args: unknown[]) => unknown>;
+    const readModels = gw.app.readModels as unknown as Record<string, (...args: unknown[]) => unknown>;
+    for (const [target, method] of [[store, 'headPosition'], [store, 'readAll'], [readModels, 'query']] as const) {
+      const original = target[method]!.bind(target);
+      target[method] = (...args: unknown[]) => {
+        reads++;
+        return original(...args);
+      };
+    }
+    const hit = (path: string) => fetch(`${gw.url}${path}`).then(async (r) => ({ status: r.status, text: await r.text() }));
+    const pause = () => new Promise((r) => setTimeout(r, 1_100)); // past the second an answer is reused
+
+    await pause();
+    reads = 0;
+    const one = [await hit('/readyz'), await hit('/metrics')];
+    const single = reads;
+    expect(one.map((r) => r.status)).toEqual([503, 200]);
+    expect(single).toBeGreaterThan(0);
+
+    await pause();
+    reads = 0;
+    const began = performance.now();
+    const flood = await Promise.all(Array.from({ length: 100 }, (_, i) => hit(i % 2 ? '/metrics' : '/readyz')));
+    // An answer is computed at most once a second: the flood may span more than one on a loaded machine.
+    const seconds = Math.ceil((performance.now() - began) / 1000);
+    expect(flood.filter((r, i) => r.status !== (i % 2 ? 200 : 503))).toEqual([]);
+    expect(sample(flood[1]!.text, 'adcp_projection_lag_events', { projection: 'webhooks' })).toBeGreaterThanOrEqual(1);
+    // One computation of each per second the flood spanned (and one more if it straddled a second's end), not fifty.
+    process.stdout.write(`/readyz + /metrics store reads: one of each ${single}, 50 of each concurrently ${reads} (over ${seconds} s)\n`);
+    expect(reads).toBeLessThanOrEqual((seconds + 1) * single);
+  });
+});
+
+describe('/metrics behind METRICS_TOKEN', () => {
+  it('with METRICS_TOKEN set, /metrics answers 401 without the token or with another, and the metrics with it; /readyz stays open', async () => {
+    const token = 'metrics-token-0b7c4f1e9a2d4c6b8e3f5a7d9c1b2e4f';
+    const gw = await startTestGateway({ METRICS_TOKEN: token });
+    try {
+      const scrape = (authorization?: string) => fetch(`${gw.url}/metrics`, { headers: authorization ? { authorization } : {} });
+      const none = await scrape();
+      expect(none.status).toBe(401);
+      expect(none.headers.get('www-authenticate')).toBe('Bearer');
+      expect(await none.json()).toEqual({ error: { code: 'UNAUTHENTICATED', message: 'the metrics need a bearer token (METRICS_TOKEN)' } });
+      expect((await scrape(`Bearer ${token}x`)).status).toBe(401);
+      expect((await scrape(`Basic ${token}`)).status).toBe(401);
+      const ok = await scrape(`Bearer ${token}`);
+      expect(ok.status).toBe(200);
+      expect(sample(await ok.text(), 'adcp_appends_total', { outcome: 'ok' })).toBeGreaterThanOrEqual(0);
+      expect((await fetch(`${gw.url}/readyz`)).status).toBe(200);
+    } finally {
+      await gw.stop();
+    }
   });
 });

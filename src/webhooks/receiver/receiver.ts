@@ -11,7 +11,7 @@ import { decodeUtf8, parseStorableJson, UnstorableJsonError } from '../../shared
 import { checkLegacyHmac, weakLegacySecret } from '../../signing/legacy-hmac';
 import { parseStrictJson } from '../../signing/strict-json';
 import { lowerHeaders, spendWebhookNonce, verifyWebhook, WebhookVerificationError, type VerifiedWebhook, type VerifierOptions, type WebhookErrorCode } from '../../signing/webhook-verifier';
-import { CpuLane, type LaneTicket } from '../../shared/cpu-lane';
+import { CpuLane, LaneRefusal, type LaneTicket } from '../../shared/cpu-lane';
 import { detectFormat, envelopeError, type EnvelopeFormat } from '../../domain/receiver/envelope';
 import { DailyCap } from './daily-cap';
 import { endpointScope, signingKeyScope } from './dedup-scope';
@@ -24,6 +24,8 @@ export interface ReceiverOptions {
   maxPerScopePerDay?: number;
   /** Live nonces one sender key may hold at one endpoint (default: AdCP's recommended 100,000). */
   noncesPerKey?: number;
+  /** Large bodies that may wait for the CPU lane at once; one more is answered 503 at once. */
+  laneWaiting?: number;
 }
 
 export interface InboundWebhook {
@@ -34,6 +36,14 @@ export interface InboundWebhook {
   body: Buffer;
   agentId: string;
   routeToken: string;
+  /** Aborts when the request no longer waits for this answer (answered already, or its client gone): no more work is done for it. */
+  signal?: AbortSignal;
+  /**
+   * Called once the webhook is accepted, just before it is stored: false when its request may no
+   * longer be answered with the outcome (then nothing is stored); true makes the answer the store's
+   * outcome, whatever else would answer the request meanwhile (a webhook refused is never stored).
+   */
+  claim?: () => boolean;
 }
 
 export interface ReceiverAnswer {
@@ -46,6 +56,19 @@ const sha256 = (s: string | Buffer) => createHash('sha256').update(s).digest();
 
 /** Bodies above this take the CPU lane for their JSON checks (~1 ms of them per 100 KB). */
 const LARGE_BODY_BYTES = 64 * 1024;
+
+/**
+ * Large bodies that may wait for the lane at once. A 1 MB body holds it for ~20-40 ms of steps and
+ * rests, so the last of 32 waits a second or two, well within the time one request may take; past
+ * that a sender is told to come back rather than queued for longer than its answer is worth.
+ */
+const LANE_WAITING = 32;
+
+/** Seconds a sender refused for a full lane is asked to wait: the lane drains in about that. */
+const LANE_FULL_RETRY_SECONDS = 2;
+
+/** The answer to a request abandoned before it was stored: nobody reads it (its request was answered, or its client left). */
+const ABANDONED: ReceiverAnswer = { status: 503, body: { error: { code: 'UNAVAILABLE', message: 'the request was answered before the webhook could be handled' } } };
 
 /** A webhook past verification and its envelope checks, before dedup. */
 interface Admitted {
@@ -80,7 +103,7 @@ const unauthorized = (code: WebhookErrorCode | 'webhook_signature_invalid', mess
  */
 export class WebhookReceiver {
   private endpoints = new LRUCache<string, EndpointEvent['data']>({ max: 10_000, ttl: 60_000 });
-  private readonly lane = new CpuLane();
+  private readonly lane: CpuLane;
   private readonly keys: JwksResolver;
 
   private constructor(
@@ -91,6 +114,12 @@ export class WebhookReceiver {
     private readonly options: ReceiverOptions,
   ) {
     this.keys = new JwksResolver(options.overrides);
+    this.lane = new CpuLane(options.laneWaiting ?? LANE_WAITING);
+  }
+
+  /** Large bodies waiting for the CPU lane now (for /metrics). */
+  get laneWaiting(): number {
+    return this.lane.waitingCount;
   }
 
   static async open(store: EventStore, readModels: ReadModelStore, options: ReceiverOptions): Promise<WebhookReceiver> {
@@ -158,10 +187,18 @@ export class WebhookReceiver {
     // to a kid any sender may publish.
     const replay = { replay: this.replay, replayScope: `webhook:${endpoint.endpoint_id}:` };
     // A large body's JSON checks take milliseconds: they queue in the lane, a step per turn.
-    const lane = req.body.length > LARGE_BODY_BYTES ? this.lane.ticket() : undefined;
+    const lane = req.body.length > LARGE_BODY_BYTES ? this.lane.ticket(req.signal) : undefined;
     let admitted: ReceiverAnswer | Admitted;
     try {
       admitted = await this.admit(req, endpoint, replay, lane);
+    } catch (err) {
+      if (!(err instanceof LaneRefusal)) throw err;
+      if (err.reason === 'abandoned') return ABANDONED;
+      return {
+        status: 503,
+        body: { error: { code: 'UNAVAILABLE', message: `the receiver has as many large webhooks waiting as it takes at once; try again in ${LANE_FULL_RETRY_SECONDS} s` } },
+        headers: { 'retry-after': String(LANE_FULL_RETRY_SECONDS) },
+      };
     } finally {
       lane?.done();
     }
@@ -186,6 +223,9 @@ export class WebhookReceiver {
     }
     let first = false;
     try {
+      // From here the webhook is stored: only if its request still waits for the outcome, and then
+      // nothing else may answer it (a sender told 503 must not find its webhook taken).
+      if (req.signal?.aborted || (req.claim && !req.claim())) return ABANDONED;
       if (verified) {
         try {
           await spendWebhookNonce(verified, replay);
@@ -242,6 +282,7 @@ export class WebhookReceiver {
         scope = await signingKeyScope(key!);
       } catch (err) {
         if (err instanceof WebhookVerificationError) return unauthorized(err.code, err.message);
+        if (err instanceof LaneRefusal) throw err; // refused its turn in the lane: receive() answers
         return { status: 503, body: { error: { code: 'KEYS_UNAVAILABLE', message: `the sender's keys could not be fetched: ${(err as Error).message}` } }, headers: { 'retry-after': '30' } };
       }
     } else {

@@ -1,4 +1,4 @@
-import { CpuLane } from '../../../src/shared/cpu-lane';
+import { CpuLane, LaneRefusal } from '../../../src/shared/cpu-lane';
 
 /** Holds the CPU for `ms`, as a large body's JSON checks do. */
 function busy(ms: number): void {
@@ -46,5 +46,70 @@ describe('CpuLane', () => {
     const next = lane.ticket();
     await next.step();
     next.done();
+  });
+
+  it('refuses a request at once when its waiting list is full, while the holder still holds the lane', async () => {
+    const lane = new CpuLane(2);
+    const settled: string[] = [];
+    const request = async (who: string) => {
+      const ticket = lane.ticket();
+      try {
+        for (let i = 0; i < 3; i++) {
+          await ticket.step();
+          busy(2);
+        }
+        settled.push(`${who} ran`);
+      } catch (err) {
+        settled.push(`${who} ${err instanceof LaneRefusal ? err.reason : String(err)}`);
+      } finally {
+        ticket.done();
+      }
+    };
+    await Promise.all(['a', 'b', 'c', 'd', 'e'].map(request));
+    // a holds the lane, b and c wait (the cap), d and e are refused before a has finished.
+    expect(settled).toEqual(['d full', 'e full', 'a ran', 'b ran', 'c ran']);
+    expect(lane.waitingCount).toBe(0);
+  });
+
+  it('a request abandoned while it waits leaves the waiting list and never runs a step; one abandoned while it holds the lane runs no further step and hands the lane on', async () => {
+    const lane = new CpuLane(10);
+    const steps: string[] = [];
+    const request = async (who: string, signal: AbortSignal, onStep?: (i: number) => void) => {
+      const ticket = lane.ticket(signal);
+      try {
+        for (let i = 0; i < 3; i++) {
+          await ticket.step();
+          steps.push(`${who}${i}`);
+          onStep?.(i);
+          busy(2);
+        }
+        return 'ran';
+      } catch (err) {
+        return err instanceof LaneRefusal ? err.reason : String(err);
+      } finally {
+        ticket.done();
+      }
+    };
+    const holder = new AbortController();
+    const waiting = new AbortController();
+    const outcomes = Promise.all([
+      // The holder is abandoned after its first step (its request answered meanwhile), and the
+      // second request while it waits: neither's work goes on.
+      request('a', holder.signal, (i) => {
+        if (i === 0) {
+          holder.abort();
+          waiting.abort();
+        }
+      }),
+      request('b', waiting.signal),
+      request('c', new AbortController().signal),
+    ]);
+    expect(lane.waitingCount).toBe(2); // b and c, behind a
+    expect(await outcomes).toEqual(['abandoned', 'abandoned', 'ran']);
+    expect(steps).toEqual(['a0', 'c0', 'c1', 'c2']);
+    // A ticket whose request was abandoned before it asked runs nothing either.
+    const gone = new AbortController();
+    gone.abort();
+    await expect(lane.ticket(gone.signal).step()).rejects.toThrow(LaneRefusal);
   });
 });
