@@ -49,7 +49,7 @@ describe('version negotiation: the spec\'s table', () => {
     ['pin 2.5', { adcp_version: '2.5' }, { field: 'adcp_version', details: { adcp_version: '2.5', ...SUPPORTED } }],
     ['major only, 4', { adcp_major_version: 4 }, { field: 'adcp_major_version', details: { adcp_major_version: 4, ...SUPPORTED } }],
     ['major only, 2', { adcp_major_version: 2 }, { field: 'adcp_major_version', details: { adcp_major_version: 2, ...SUPPORTED } }],
-    ['major only, "3" (a string is not the integer)', { adcp_major_version: '3' }, { field: 'adcp_major_version', details: { adcp_major_version: '3', ...SUPPORTED } }],
+    ['major only, "3" (a string is not the integer, nor echoed as one)', { adcp_major_version: '3' }, { field: 'adcp_major_version', details: { ...SUPPORTED } }],
     // Fields that disagree at the major: malformed, VERSION_UNSUPPORTED.
     ['pin 3.1 with major 4', { adcp_version: '3.1', adcp_major_version: 4 }, { field: 'adcp_major_version', details: { adcp_version: '3.1', adcp_major_version: 4, ...SUPPORTED } }],
     ['pin 4.0 with major 3', { adcp_version: '4.0', adcp_major_version: 3 }, { field: 'adcp_major_version', details: { adcp_version: '4.0', adcp_major_version: 3, ...SUPPORTED } }],
