@@ -40,6 +40,26 @@ interface Read {
  * parser) has a schema that validates it, one entity's events arrive in log order, and nothing
  * credential-bearing is there.
  */
+
+/** A gateway relaying to public topics under `prefix` (manual approval, a quick sandbox approval, loopback webhooks). */
+function startPublicTopicsGateway(prefix: string, extra: Record<string, string> = {}) {
+  return startTestGateway({
+    KAFKA_BROKERS: KAFKA_BROKERS!,
+    KAFKA_TOPIC: `${prefix}raw`,
+    KAFKA_FEED_TOPIC: `${prefix}feed`,
+    KAFKA_PUBLIC_TOPIC_PREFIX: prefix,
+    APPROVAL_POLICY: 'manual',
+    SANDBOX_APPROVAL_DELAY_MS: '300',
+    ALLOW_PRIVATE_WEBHOOK_URLS: '1',
+    ...extra,
+  });
+}
+
+/** A Kafka consumer of its own group for the topics under `prefix`. */
+function subscriber(prefix: string) {
+  return new Kafka({ clientId: `${prefix}it`, brokers: KAFKA_BROKERS!.split(','), logLevel: logLevel.NOTHING }).consumer({ groupId: `${prefix}subscriber` });
+}
+
 describeWith('Kafka', Boolean(KAFKA_BROKERS), 'public events on Kafka (CloudEvents, AsyncAPI)', () => {
   it('a whole flow reaches subscribers as valid, ordered, credential-free CloudEvents', async () => {
     const prefix = `pe-${randomBytes(4).toString('hex')}.`;
@@ -49,17 +69,8 @@ describeWith('Kafka', Boolean(KAFKA_BROKERS), 'public events on Kafka (CloudEven
     const origins = await startOrigins({
       'pub-events.example': { [WK]: { body: { authorized_agents: [agent], properties: [{ property_id: 'home', publisher_domain: 'pub-events.example', tags: ['all'] }] } } },
     });
-    const gw = await startTestGateway({
-      KAFKA_BROKERS: KAFKA_BROKERS!,
-      KAFKA_TOPIC: `${prefix}raw`,
-      KAFKA_FEED_TOPIC: `${prefix}feed`,
-      KAFKA_PUBLIC_TOPIC_PREFIX: prefix,
-      APPROVAL_POLICY: 'manual',
-      SANDBOX_APPROVAL_DELAY_MS: '300',
-      ALLOW_PRIVATE_WEBHOOK_URLS: '1',
-      REGISTRY_ORIGIN_OVERRIDES: origins.overrides,
-    });
-    const consumer = new Kafka({ clientId: 'public-events-it', brokers: KAFKA_BROKERS!.split(','), logLevel: logLevel.NOTHING }).consumer({ groupId: `${prefix}subscriber` });
+    const gw = await startPublicTopicsGateway(prefix, { REGISTRY_ORIGIN_OVERRIDES: origins.overrides });
+    const consumer = subscriber(prefix);
     const read: Read[] = [];
     try {
       const now = { now: new Date().toISOString() };
@@ -194,16 +205,8 @@ describeWith('Kafka', Boolean(KAFKA_BROKERS), 'public events on Kafka (CloudEven
     const closedPort = await freePort();
     const callback = `http://127.0.0.1:${closedPort}/hooks/${orgs.a}`;
     const rawError = `disk I/O error at /var/lib/adcp/${randomBytes(6).toString('hex')}.sqlite`;
-    const gw = await startTestGateway({
-      KAFKA_BROKERS: KAFKA_BROKERS!,
-      KAFKA_TOPIC: `${prefix}raw`,
-      KAFKA_FEED_TOPIC: `${prefix}feed`,
-      KAFKA_PUBLIC_TOPIC_PREFIX: prefix,
-      APPROVAL_POLICY: 'manual',
-      SANDBOX_APPROVAL_DELAY_MS: '300',
-      ALLOW_PRIVATE_WEBHOOK_URLS: '1',
-    });
-    const consumer = new Kafka({ clientId: 'public-tenants-it', brokers: KAFKA_BROKERS!.split(','), logLevel: logLevel.NOTHING }).consumer({ groupId: `${prefix}subscriber` });
+    const gw = await startPublicTopicsGateway(prefix);
+    const consumer = subscriber(prefix);
     const read: Read[] = [];
     try {
       const now = { now: new Date().toISOString() };
