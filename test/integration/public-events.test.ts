@@ -5,7 +5,7 @@ import { Parser } from '@asyncapi/parser';
 import Ajv from 'ajv';
 import addFormats from 'ajv-formats';
 import { Kafka as CeKafka } from 'cloudevents';
-import { Kafka, logLevel } from 'kafkajs';
+import { Kafka, logLevel, type Consumer } from 'kafkajs';
 import { issueApiKey } from '../../src/application/api-keys';
 import { ROOT, graphql, startTestGateway } from '../support/gateway';
 import { ownerScopedId } from '../../src/shared/ids';
@@ -58,6 +58,17 @@ function startPublicTopicsGateway(prefix: string, extra: Record<string, string> 
 /** A Kafka consumer of its own group for the topics under `prefix`. */
 function subscriber(prefix: string) {
   return new Kafka({ clientId: `${prefix}it`, brokers: KAFKA_BROKERS!.split(','), logLevel: logLevel.NOTHING }).consumer({ groupId: `${prefix}subscriber` });
+}
+
+/** Reads every public topic under `prefix` from the beginning into `read`. */
+async function readPublicTopics(consumer: Consumer, prefix: string, read: Read[]): Promise<void> {
+  await consumer.subscribe({ topics: ['media_buy', 'task', 'creative', 'webhook', 'registry'].map((d) => `${prefix}${d}`), fromBeginning: true });
+  await consumer.run({
+    eachMessage: async ({ topic, partition, message }) => {
+      const headers = Object.fromEntries(Object.entries(message.headers ?? {}).map(([k, v]) => [k, String(v)]));
+      read.push({ topic, partition, key: message.key!.toString(), headers, value: message.value!.toString('utf8') });
+    },
+  });
 }
 
 describeWith('Kafka', Boolean(KAFKA_BROKERS), 'public events on Kafka (CloudEvents, AsyncAPI)', () => {
@@ -125,13 +136,7 @@ describeWith('Kafka', Boolean(KAFKA_BROKERS), 'public events on Kafka (CloudEven
 
       // An outside subscriber reads the public topics from the beginning.
       await consumer.connect();
-      await consumer.subscribe({ topics: ['media_buy', 'task', 'creative', 'webhook', 'registry'].map((d) => `${prefix}${d}`), fromBeginning: true });
-      await consumer.run({
-        eachMessage: async ({ topic, partition, message }) => {
-          const headers = Object.fromEntries(Object.entries(message.headers ?? {}).map(([k, v]) => [k, String(v)]));
-          read.push({ topic, partition, key: message.key!.toString(), headers, value: message.value!.toString('utf8') });
-        },
-      });
+      await readPublicTopics(consumer, prefix, read);
       // A buyer's subjects are `<tenant>/<id>`; the registry's the entity alone.
       const idOf = (m: Read) => (m.headers.ce_tenant === 'shared' ? m.key : m.key.slice(m.key.indexOf('/') + 1));
       const typesOf = (subject?: string) => read.filter((m) => !subject || idOf(m) === subject).map((m) => m.headers.ce_type);
@@ -267,13 +272,7 @@ describeWith('Kafka', Boolean(KAFKA_BROKERS), 'public events on Kafka (CloudEven
       expect(await failedCreate.text()).not.toContain(rawError);
 
       await consumer.connect();
-      await consumer.subscribe({ topics: ['media_buy', 'task', 'creative', 'webhook', 'registry'].map((d) => `${prefix}${d}`), fromBeginning: true });
-      await consumer.run({
-        eachMessage: async ({ topic, partition, message }) => {
-          const headers = Object.fromEntries(Object.entries(message.headers ?? {}).map(([k, v]) => [k, String(v)]));
-          read.push({ topic, partition, key: message.key!.toString(), headers, value: message.value!.toString('utf8') });
-        },
-      });
+      await readPublicTopics(consumer, prefix, read);
       const data = (m: Read) => JSON.parse(m.value) as Json;
       const of = (type: string, check: (d: Json) => boolean) => read.filter((m) => m.headers.ce_type === type && check(data(m)));
       // Counted, not told apart by tenant: the wait must not depend on what is checked below.
