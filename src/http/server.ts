@@ -170,8 +170,9 @@ export async function buildServer(app: App): Promise<FastifyInstance> {
   // readiness reads the log's head, the metrics a query per lagging projection, the webhook
   // queue's depth and the Kafka groups' offsets.
   const currentReadiness = computedAtMostEvery(SYSTEM_READS_TTL_MS, () => readiness(app.ports));
+  // The metrics' lag gauges read the readiness answer /readyz gives: one computation a second for both.
   const currentMetrics = computedAtMostEvery(SYSTEM_READS_TTL_MS, async () => {
-    for (const p of (await readiness(app.ports)).projections) app.metrics.projectionLag.set({ projection: p.name }, p.lag);
+    for (const p of (await currentReadiness()).projections) app.metrics.projectionLag.set({ projection: p.name }, p.lag);
     return app.metrics.registry.metrics();
   });
 
